@@ -1,0 +1,93 @@
+#pragma once
+// The compute layer. Model code calls a Backend and never knows where its memory lives: on the CPU backend
+// buffers are host memory, on a CUDA backend they will be device memory. Host data enters and leaves only
+// through copy_from_host / copy_to_host.
+//
+// All matrices are row-major. Every operation is synchronous from the caller's point of view on the CPU
+// backend; a CUDA backend may queue work on its stream, and copy_to_host synchronises.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace pstrain::compute {
+
+enum class Activation { kRelu, kTanh, kSigmoid };
+
+Activation parse_activation(const std::string& name);  // throws pstrain::Error(kUsage)
+std::string to_string(Activation activation);
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // Memory (floats and int32 labels), owned through Buffer below.
+  virtual void* allocate_bytes(std::size_t bytes) = 0;
+  virtual void release_bytes(void* pointer) noexcept = 0;
+  virtual void copy_from_host(void* destination, const void* host_source, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* host_destination, const void* source, std::size_t bytes) = 0;
+  virtual void fill(float* data, std::size_t count, float value) = 0;
+
+  // c = alpha * op(a) * op(b) + beta * c; op(a) is m x k, op(b) is k x n, c is m x n.
+  virtual void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+                    const float* b, float beta, float* c) = 0;
+  // y[r, :] += bias for every row r of a rows x cols matrix.
+  virtual void add_row_bias(float* y, const float* bias, int rows, int cols) = 0;
+  // out[c] = beta * out[c] + sum_r x[r, c]  (bias gradients).
+  virtual void sum_rows(const float* x, float* out, int rows, int cols, float beta) = 0;
+
+  virtual void activation_forward(Activation activation, const float* x, float* y, std::size_t count) = 0;
+  // dx = dy * f'(x), written in terms of the forward output y.
+  virtual void activation_backward(Activation activation, const float* y, const float* dy, float* dx,
+                                   std::size_t count) = 0;
+
+  // Softmax cross-entropy over rows x classes logits with int32 labels.
+  // Returns the SUM of per-sample losses and the number of rows whose arg-max equals the label.
+  // If dlogits is not null it receives d(mean loss)/d(logits), i.e. (softmax - onehot) / rows.
+  struct LossResult {
+    double loss_sum = 0;
+    std::size_t correct = 0;
+  };
+  virtual LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits,
+                                           int rows, int classes) = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+// RAII owner of backend memory.
+template <typename T>
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Backend& backend, std::size_t count)
+      : backend_(&backend), data_(static_cast<T*>(backend.allocate_bytes(count * sizeof(T)))), count_(count) {}
+  ~Buffer() { reset(); }
+  Buffer(Buffer&& other) noexcept { swap(other); }
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) { reset(); swap(other); }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  T* data() const { return data_; }
+  std::size_t size() const { return count_; }
+
+ private:
+  void reset() noexcept {
+    if (data_ != nullptr) backend_->release_bytes(data_);
+    data_ = nullptr;
+    count_ = 0;
+  }
+  void swap(Buffer& other) noexcept {
+    std::swap(backend_, other.backend_);
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+  }
+  Backend* backend_ = nullptr;
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+}  // namespace pstrain::compute

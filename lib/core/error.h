@@ -1,0 +1,46 @@
+#pragma once
+// Two kinds of failure, written down once:
+//  - pstrain::Error: something the user can cause or fix (bad flag, missing or corrupt file, unwritable
+//    folder, diverged training). Carries an exit code and a message that names the problem.
+//  - PSTRAIN_ASSERT: a broken invariant inside pstrain; prints both sides and the location.
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace pstrain {
+
+// Documented process exit codes (README "Exit codes").
+enum class ExitCode : int {
+  kOk = 0,
+  kInternal = 1,   // a bug: broken invariant or unexpected library failure
+  kUsage = 2,      // bad flag, value, or rank layout
+  kInputData = 3,  // missing, corrupt or inconsistent input data or checkpoint
+  kOutput = 4,     // output folder not writable, disk full
+  kDiverged = 5,   // NaN or Inf loss during training
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ExitCode code() const noexcept { return code_; }
+
+ private:
+  ExitCode code_;
+};
+
+// Concatenates anything streamable: cat("batch size ", n, " must be > 0").
+template <typename... Parts>
+std::string cat(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
+
+[[noreturn]] void fail_invariant(const char* expression, const std::string& detail, const char* file, int line);
+
+}  // namespace pstrain
+
+#define PSTRAIN_ASSERT(condition, ...)                                                         \
+  do {                                                                                         \
+    if (!(condition)) ::pstrain::fail_invariant(#condition, ::pstrain::cat(__VA_ARGS__), __FILE__, __LINE__); \
+  } while (0)

@@ -1,0 +1,65 @@
+#pragma once
+// A model is a stack of layers over a compute Backend. All its parameters live in ONE flat float buffer
+// (backend memory), concatenated in the order of parameters(); gradients mirror that layout. The parameter
+// service shards this flat vector, so the layout is part of the contract: parameter i occupies
+// [parameters()[i].offset, + size).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compute/backend.h"
+
+namespace pstrain::nn {
+
+struct ParameterInfo {
+  std::string name;                 // "fc1.weight", "fc1.bias", ... (dataset names in checkpoints)
+  std::vector<std::size_t> shape;   // weight: {out, in} (as PyTorch); bias: {out}
+  std::size_t offset = 0;           // into the flat vector
+  std::size_t size = 0;             // product of shape
+};
+
+struct BatchResult {
+  double loss_sum = 0;      // sum of per-sample losses
+  std::size_t correct = 0;  // samples whose arg-max is the label
+  std::size_t count = 0;    // samples in the batch
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  virtual const std::vector<ParameterInfo>& parameters() const = 0;
+  virtual std::size_t parameter_count() const = 0;  // length of the flat vector
+  virtual std::size_t input_size() const = 0;
+  virtual std::size_t num_classes() const = 0;
+
+  // Deterministic from the seed, identical on every rank and platform (no std:: distributions).
+  virtual void initialize(std::uint64_t seed) = 0;
+  virtual void get_parameters(std::span<float> host_out) const = 0;
+  virtual void set_parameters(std::span<const float> host_in) = 0;
+  virtual void get_gradients(std::span<float> host_out) const = 0;
+
+  // Forward and backward on `count` samples (features host row-major count x input_size()).
+  // Afterwards the gradient buffer holds d(mean loss over the batch)/d(parameters).
+  virtual BatchResult train_batch(std::span<const float> features, std::span<const std::int32_t> labels,
+                                  std::size_t count) = 0;
+  // Forward only.
+  virtual BatchResult evaluate_batch(std::span<const float> features, std::span<const std::int32_t> labels,
+                                     std::size_t count) = 0;
+};
+
+struct MlpSpec {
+  std::size_t input_size = 0;
+  std::vector<std::size_t> hidden;  // {256, 128}
+  std::size_t num_classes = 0;
+  compute::Activation activation = compute::Activation::kRelu;
+  std::size_t max_batch = 256;      // workspace is sized for this many samples; larger batches throw
+};
+
+// Layers named fc1..fcN; the last one has no activation and feeds softmax cross-entropy.
+std::unique_ptr<Model> make_mlp(compute::Backend& backend, const MlpSpec& spec);
+
+}  // namespace pstrain::nn
