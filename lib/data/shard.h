@@ -44,4 +44,12 @@ Samples read_shard(const std::filesystem::path& path);
 std::vector<std::filesystem::path> list_train_shards(const std::filesystem::path& folder);
 std::filesystem::path test_shard_path(const std::filesystem::path& folder);
 
+// Added for pstrain-data: file names inside a data folder, and removal of train shards left over from an
+// earlier conversion with a larger split count (so that list_train_shards sees one consistent set).
+inline constexpr const char* kTestShardFileName = "test.h5";
+std::string train_shard_file_name(std::size_t index);  // "train-00007.h5"
+// Removes train-NNNNN.h5 files with index >= first_index; returns what it removed. Throws Error(kOutput).
+std::vector<std::filesystem::path> remove_train_shards_from(const std::filesystem::path& folder,
+                                                            std::size_t first_index);
+
 }  // namespace pstrain::data

@@ -1,0 +1,203 @@
+// pstrain-data: reads a dataset as distributed (gzip'd IDX files for MNIST and Fashion-MNIST), validates all
+// of it, and writes OUTPUT/train-00000.h5 ... train-(N-1).h5 plus OUTPUT/test.h5 (format in data/shard.h).
+#include <boost/program_options.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "data/idx.h"
+#include "data/shard.h"
+#include "data/split.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+using pstrain::cat;
+using pstrain::Error;
+using pstrain::ExitCode;
+
+namespace {
+
+struct Options {
+  std::string dataset;
+  fs::path input;
+  fs::path output;
+  std::size_t split_count = 0;
+  std::optional<std::size_t> limit;
+  std::optional<std::size_t> test_limit;
+};
+
+const char* const kUsage =
+    "usage: pstrain-data DATASET --input DIR --output DIR --split-count N [--limit N] [--test-limit N]\n"
+    "\n"
+    "Converts a downloaded dataset into HDF5 shards for pstrain: OUTPUT/train-00000.h5 ... and OUTPUT/test.h5.\n"
+    "All input is read and validated before anything is written.\n"
+    "\n"
+    "DATASET:\n"
+    "  fashion-mnist, mnist   INPUT holds train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,\n"
+    "                         t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz (or the unpacked files)\n";
+
+// std::size_t options are parsed as strings: Boost would accept "-1" and wrap it to a huge count.
+std::size_t parse_count(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  unsigned long long value = 0;
+  try {
+    if (text.empty() || text[0] < '0' || text[0] > '9') throw std::invalid_argument(text);
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value == 0) {
+    throw Error(ExitCode::kUsage, cat("--", flag, " must be a whole number > 0, got '", text, "'"));
+  }
+  return static_cast<std::size_t>(value);
+}
+
+// Returns nullopt when --help or --version was handled.
+std::optional<Options> parse_options(int argc, char** argv) {
+  po::options_description flags("options");
+  flags.add_options()
+      ("help,h", "print this help and exit")
+      ("version", "print the version and exit")
+      ("input", po::value<std::string>()->value_name("DIR"), "folder with the downloaded dataset files")
+      ("output", po::value<std::string>()->value_name("DIR"), "folder for the shards (created if missing)")
+      ("split-count", po::value<std::string>()->value_name("N"), "number of train shards")
+      ("limit", po::value<std::string>()->value_name("N"), "keep only the first N training samples")
+      ("test-limit", po::value<std::string>()->value_name("N"), "keep only the first N test samples");
+  po::options_description hidden;
+  hidden.add_options()("dataset", po::value<std::string>());
+  po::options_description all;
+  all.add(flags).add(hidden);
+  po::positional_options_description positional;
+  positional.add("dataset", 1);
+
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    throw Error(ExitCode::kUsage, cat(error.what(), " (see pstrain-data --help)"));
+  }
+  if (values.count("help")) {
+    std::cout << kUsage << '\n' << flags;
+    return std::nullopt;
+  }
+  if (values.count("version")) {
+    std::cout << "pstrain-data " << PSTRAIN_VERSION << '\n';
+    return std::nullopt;
+  }
+
+  Options options;
+  if (!values.count("dataset")) throw Error(ExitCode::kUsage, "missing DATASET (see pstrain-data --help)");
+  options.dataset = values["dataset"].as<std::string>();
+  if (options.dataset != "fashion-mnist" && options.dataset != "mnist") {
+    throw Error(ExitCode::kUsage, cat("unknown dataset '", options.dataset, "' (known: fashion-mnist, mnist)"));
+  }
+  for (const char* required : {"input", "output", "split-count"}) {
+    if (!values.count(required)) {
+      throw Error(ExitCode::kUsage, cat("missing --", required, " (see pstrain-data --help)"));
+    }
+  }
+  options.input = values["input"].as<std::string>();
+  options.output = values["output"].as<std::string>();
+  options.split_count = parse_count("split-count", values["split-count"].as<std::string>());
+  if (values.count("limit")) options.limit = parse_count("limit", values["limit"].as<std::string>());
+  if (values.count("test-limit")) {
+    options.test_limit = parse_count("test-limit", values["test-limit"].as<std::string>());
+  }
+  return options;
+}
+
+// Applies --limit / --test-limit, naming the flag when it asks for more samples than there are.
+pstrain::data::Samples limit_samples(pstrain::data::Samples samples, const std::optional<std::size_t>& limit,
+                                     const char* flag, const char* which) {
+  if (!limit) return samples;
+  if (*limit > samples.meta.sample_count) {
+    throw Error(ExitCode::kUsage, cat("--", flag, " ", *limit, " exceeds the ", samples.meta.sample_count, " ", which,
+                                      " samples in the input"));
+  }
+  return pstrain::data::take_first(samples, *limit);
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::string text;
+  for (std::size_t i = 0; i < shape.size(); ++i) text += cat(i ? "x" : "", shape[i]);
+  return text;
+}
+
+// INPUT/NAME.gz as downloaded, or INPUT/NAME when it was unpacked (and the .gz is gone); the reader takes both.
+fs::path input_file(const fs::path& folder, const std::string& name) {
+  const fs::path packed = folder / (name + ".gz");
+  std::error_code ec;
+  if (!fs::exists(packed, ec) && fs::exists(folder / name, ec)) return folder / name;
+  return packed;
+}
+
+void convert(const Options& options) {
+  using namespace pstrain::data;
+  constexpr std::uint32_t kClasses = 10;  // MNIST and Fashion-MNIST
+
+  // Everything is read and validated first, so corrupt input leaves the output folder untouched.
+  std::error_code ec;
+  if (!fs::is_directory(options.input, ec)) {
+    throw Error(ExitCode::kInputData, cat("input folder ", options.input.string(), " does not exist"));
+  }
+  const fs::path& in = options.input;
+  Samples train = read_idx_pair(input_file(in, "train-images-idx3-ubyte"), input_file(in, "train-labels-idx1-ubyte"),
+                                options.dataset, kClasses);
+  Samples test = read_idx_pair(input_file(in, "t10k-images-idx3-ubyte"), input_file(in, "t10k-labels-idx1-ubyte"),
+                               options.dataset, kClasses);
+  if (train.meta.sample_shape != test.meta.sample_shape) {
+    throw Error(ExitCode::kInputData, cat(options.input.string(), ": training images are ",
+                                          shape_text(train.meta.sample_shape), " but test images are ",
+                                          shape_text(test.meta.sample_shape)));
+  }
+  train = limit_samples(std::move(train), options.limit, "limit", "training");
+  test = limit_samples(std::move(test), options.test_limit, "test-limit", "test");
+  if (options.split_count > train.meta.sample_count) {
+    throw Error(ExitCode::kUsage, cat("--split-count ", options.split_count, " exceeds the ", train.meta.sample_count,
+                                      " training samples: every shard needs at least one"));
+  }
+  const std::vector<Samples> shards = split_samples(train, options.split_count);
+
+  fs::create_directories(options.output, ec);
+  if (ec || !fs::is_directory(options.output)) {
+    throw Error(ExitCode::kOutput, cat("cannot create output folder ", options.output.string(),
+                                       ec ? ": " + ec.message() : std::string()));
+  }
+  for (std::size_t i = 0; i < shards.size(); ++i) write_shard(options.output / train_shard_file_name(i), shards[i]);
+  write_shard(options.output / kTestShardFileName, test);
+  // Shards beyond the new count come from an earlier conversion; the trainer would take them as part of this one.
+  for (const fs::path& stale : remove_train_shards_from(options.output, shards.size())) {
+    pstrain::log_info("removed stale shard ", stale.string(), " from an earlier conversion");
+  }
+
+  const std::size_t smallest = shards.back().meta.sample_count, largest = shards.front().meta.sample_count;
+  pstrain::log_info("wrote ", shards.size(), " train shards of ",
+                    smallest == largest ? cat(largest) : cat(smallest, "-", largest), " samples (",
+                    train.meta.sample_count, " in all) and ", kTestShardFileName, " with ", test.meta.sample_count,
+                    " samples; ", options.dataset, ", ", shape_text(train.meta.sample_shape), ", ", kClasses,
+                    " classes; in ", options.output.string());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  pstrain::Logger::instance().set_identity("pstrain-data");
+  try {
+    const std::optional<Options> options = parse_options(argc, argv);
+    if (options) convert(*options);
+    return 0;
+  } catch (const Error& error) {
+    std::cerr << "pstrain-data: error: " << error.what() << std::endl;
+    return static_cast<int>(error.code());
+  } catch (const std::exception& error) {
+    std::cerr << "pstrain-data: error: internal error: " << error.what() << std::endl;
+    return static_cast<int>(ExitCode::kInternal);
+  }
+}

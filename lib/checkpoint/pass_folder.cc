@@ -1,0 +1,126 @@
+#include "checkpoint/pass_folder.h"
+
+#include <unistd.h>
+
+#include <H5Cpp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <regex>
+
+#include "core/error.h"
+#include "core/files.h"
+
+namespace pstrain::checkpoint {
+
+namespace fs = std::filesystem;
+
+std::string pass_folder_name(int pass) {
+  char name[32];
+  std::snprintf(name, sizeof name, "pass-%05d", pass);
+  return name;
+}
+
+namespace {
+
+void write_parameters_file(const fs::path& path, const std::vector<nn::ParameterInfo>& parameters,
+                           std::span<const float> flat) {
+  try {
+    H5::Exception::dontPrint();
+    H5::H5File file(path.string(), H5F_ACC_TRUNC);
+    for (const nn::ParameterInfo& parameter : parameters) {
+      std::vector<hsize_t> dims(parameter.shape.begin(), parameter.shape.end());
+      H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
+      H5::DataSet dataset = file.createDataSet(parameter.name, H5::PredType::NATIVE_FLOAT, space);
+      dataset.write(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
+    }
+  } catch (const H5::Exception& error) {
+    throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", error.getDetailMsg()));
+  }
+  fsync_path(path);
+}
+
+}  // namespace
+
+void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<nn::ParameterInfo>& parameters,
+                       std::span<const float> flat) {
+  const fs::path final_dir = output_dir / pass_folder_name(pass);
+  if (fs::exists(final_dir)) {
+    throw Error(ExitCode::kOutput, cat(final_dir.string(), " already exists; pstrain never replaces a pass folder"));
+  }
+  const fs::path temporary = output_dir / cat(".", pass_folder_name(pass), ".tmp-", ::getpid());
+  std::error_code error;
+  fs::remove_all(temporary, error);
+  fs::create_directories(temporary, error);
+  if (error) throw Error(ExitCode::kOutput, cat("cannot create ", temporary.string(), ": ", error.message()));
+  try {
+    write_parameters_file(temporary / "parameters.h5", parameters, flat);
+    write_file_atomically(temporary / "done", cat("pass ", pass, "\n"));
+    fs::rename(temporary, final_dir);
+    fsync_path(output_dir);
+  } catch (const fs::filesystem_error& failure) {
+    fs::remove_all(temporary, error);
+    throw Error(ExitCode::kOutput, cat("cannot publish ", final_dir.string(), ": ", failure.what()));
+  } catch (...) {
+    fs::remove_all(temporary, error);
+    throw;
+  }
+}
+
+std::vector<float> read_pass_parameters(const fs::path& pass_dir, const std::vector<nn::ParameterInfo>& parameters,
+                                        std::size_t flat_size) {
+  if (!fs::is_directory(pass_dir)) {
+    throw Error(ExitCode::kInputData, cat("--init-from ", pass_dir.string(), ": no such pass folder"));
+  }
+  if (!fs::exists(pass_dir / "done")) {
+    throw Error(ExitCode::kInputData, cat(pass_dir.string(), " is incomplete (no done file)"));
+  }
+  const fs::path path = pass_dir / "parameters.h5";
+  std::vector<float> flat(flat_size, 0.0f);
+  std::string current = "file";
+  try {
+    H5::Exception::dontPrint();
+    H5::H5File file(path.string(), H5F_ACC_RDONLY);
+    for (const nn::ParameterInfo& parameter : parameters) {
+      current = parameter.name;
+      if (!file.nameExists(parameter.name)) {
+        throw Error(ExitCode::kInputData, cat(path.string(), " has no parameter '", parameter.name,
+                                              "' (saved from a different model?)"));
+      }
+      H5::DataSet dataset = file.openDataSet(parameter.name);
+      if (dataset.getTypeClass() != H5T_FLOAT) {
+        throw Error(ExitCode::kInputData, cat(path.string(), ": '", parameter.name, "' is not a float dataset"));
+      }
+      H5::DataSpace space = dataset.getSpace();
+      std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
+      space.getSimpleExtentDims(dims.data());
+      if (!std::equal(dims.begin(), dims.end(), parameter.shape.begin(), parameter.shape.end())) {
+        std::string saved;
+        for (const hsize_t d : dims) saved += cat(saved.empty() ? "" : "x", d);
+        std::string wanted;
+        for (const std::size_t d : parameter.shape) wanted += cat(wanted.empty() ? "" : "x", d);
+        throw Error(ExitCode::kInputData, cat(path.string(), ": '", parameter.name, "' has shape ", saved,
+                                              " but the model needs ", wanted));
+      }
+      dataset.read(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
+    }
+  } catch (const H5::Exception& error) {
+    throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), " (", current, "): ", error.getDetailMsg()));
+  }
+  return flat;
+}
+
+std::vector<fs::path> list_pass_folders(const fs::path& output_dir) {
+  std::vector<fs::path> folders;
+  if (!fs::is_directory(output_dir)) return folders;
+  static const std::regex pattern("pass-[0-9]{5}");
+  for (const auto& entry : fs::directory_iterator(output_dir)) {
+    if (entry.is_directory() && std::regex_match(entry.path().filename().string(), pattern)) {
+      folders.push_back(entry.path());
+    }
+  }
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+}  // namespace pstrain::checkpoint

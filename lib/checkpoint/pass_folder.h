@@ -1,0 +1,29 @@
+#pragma once
+// Per-pass parameter folders, as in PaddlePaddle's cluster jobs: OUTPUT/pass-NNNNN/parameters.h5 with one
+// dataset per parameter, named after its layer ("fc1.weight", shape as the model declares it), and a `done`
+// file. The folder is assembled under a temporary name and renamed into place, so a pass-NNNNN folder that
+// exists is always complete; `done` is written last inside it for readers that only look for the marker.
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nn/model.h"
+
+namespace pstrain::checkpoint {
+
+std::string pass_folder_name(int pass);  // "pass-00003"
+
+// Throws Error(kOutput) when it cannot be written; an existing folder of that name is never replaced.
+void write_pass_folder(const std::filesystem::path& output_dir, int pass,
+                       const std::vector<nn::ParameterInfo>& parameters, std::span<const float> flat);
+
+// Reads parameters.h5 of a complete pass folder into the flat layout; every parameter must be present with
+// the declared shape. Throws Error(kInputData) naming the folder and the mismatch.
+std::vector<float> read_pass_parameters(const std::filesystem::path& pass_dir,
+                                        const std::vector<nn::ParameterInfo>& parameters, std::size_t flat_size);
+
+// Names of pass-NNNNN folders (complete or not) in `output_dir`.
+std::vector<std::filesystem::path> list_pass_folders(const std::filesystem::path& output_dir);
+
+}  // namespace pstrain::checkpoint

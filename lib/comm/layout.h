@@ -1,0 +1,30 @@
+#pragma once
+// Rank -> role. Ranks [0, P) are parameter-server shards, ranks [P, N) are trainers; one rank trains alone.
+#include <string>
+
+namespace pstrain::comm {
+
+enum class Role { kLocal, kServer, kTrainer };
+
+struct WorldLayout {
+  int world_rank = 0;
+  int world_size = 1;
+  int pservers = 0;
+  int trainers = 1;
+  Role role = Role::kLocal;
+  int shard_index = -1;    // servers: 0..P-1
+  int trainer_index = -1;  // trainers and local: 0..T-1
+
+  bool is_server() const { return role == Role::kServer; }
+  bool is_trainer() const { return role != Role::kServer; }
+  // The trainer that evaluates, prints the per-pass line and writes pass folders.
+  bool is_lead_trainer() const { return is_trainer() && trainer_index == 0; }
+  int trainer_rank(int trainer) const { return pservers + trainer; }
+  std::string describe() const;  // "rank 2 trainer 1", "rank 0 server 0", "local"
+};
+
+// requested_pservers < 0 means "default": half the ranks rounded down, at least 1 with 2 or more ranks.
+// Throws pstrain::Error(kUsage) for an impossible layout (P >= ranks, P == 0 with several ranks).
+WorldLayout make_layout(int world_rank, int world_size, int requested_pservers);
+
+}  // namespace pstrain::comm

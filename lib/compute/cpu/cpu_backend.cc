@@ -1,0 +1,152 @@
+#include "compute/cpu/cpu_backend.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace pstrain::compute {
+
+void* CpuBackend::allocate_bytes(std::size_t bytes) {
+  // aligned_alloc wants a multiple of the alignment; a zero-byte request still gets a real (unique) pointer
+  // so that Buffer's "null means empty" rule holds only for default-constructed buffers.
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  void* pointer = std::aligned_alloc(kAlignment, rounded);
+  if (pointer == nullptr) throw Error(ExitCode::kInternal, cat("out of host memory allocating ", bytes, " bytes"));
+  return pointer;
+}
+
+void CpuBackend::release_bytes(void* pointer) noexcept { std::free(pointer); }
+
+void CpuBackend::copy_from_host(void* destination, const void* host_source, std::size_t bytes) {
+  if (bytes > 0) std::memcpy(destination, host_source, bytes);  // memcpy with null pointers is undefined
+}
+
+void CpuBackend::copy_to_host(void* host_destination, const void* source, std::size_t bytes) {
+  if (bytes > 0) std::memcpy(host_destination, source, bytes);
+}
+
+void CpuBackend::fill(float* data, std::size_t count, float value) { std::fill_n(data, count, value); }
+
+void CpuBackend::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+                      const float* b, float beta, float* c) {
+  PSTRAIN_ASSERT(m >= 0 && n >= 0 && k >= 0, "gemm sizes m=", m, " n=", n, " k=", k);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    // BLAS rejects a leading dimension of 0, but the product of empty matrices is well defined: c = beta * c,
+    // where beta == 0 means "overwrite" (c may hold garbage, even NaN).
+    const std::size_t count = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
+    if (beta == 0.0f) {
+      std::fill_n(c, count, 0.0f);
+    } else {
+      for (std::size_t i = 0; i < count; ++i) c[i] *= beta;
+    }
+    return;
+  }
+  // Row-major leading dimensions are the stored (not the transposed) row lengths.
+  const int lda = transpose_a ? m : k;
+  const int ldb = transpose_b ? k : n;
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n,
+              k, alpha, a, lda, b, ldb, beta, c, n);
+}
+
+void CpuBackend::add_row_bias(float* y, const float* bias, int rows, int cols) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = y + static_cast<std::size_t>(r) * cols;
+    for (int c = 0; c < cols; ++c) row[c] += bias[c];
+  }
+}
+
+void CpuBackend::sum_rows(const float* x, float* out, int rows, int cols, float beta) {
+  // beta == 0 overwrites (out may be uninitialised), as in BLAS.
+  if (beta == 0.0f) {
+    std::fill_n(out, cols, 0.0f);
+  } else if (beta != 1.0f) {
+    for (int c = 0; c < cols; ++c) out[c] *= beta;
+  }
+  // Row by row so the inner loop runs over contiguous memory and vectorises.
+  for (int r = 0; r < rows; ++r) {
+    const float* row = x + static_cast<std::size_t>(r) * cols;
+    for (int c = 0; c < cols; ++c) out[c] += row[c];
+  }
+}
+
+void CpuBackend::activation_forward(Activation activation, const float* x, float* y, std::size_t count) {
+  switch (activation) {
+    case Activation::kRelu:
+      // Written so that NaN passes through (as in PyTorch): a diverged layer must not be silently zeroed.
+      for (std::size_t i = 0; i < count; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+      return;
+    case Activation::kTanh:
+      for (std::size_t i = 0; i < count; ++i) y[i] = std::tanh(x[i]);
+      return;
+    case Activation::kSigmoid:
+      // exp(-x) overflows to +inf for very negative x, which correctly gives 0.
+      for (std::size_t i = 0; i < count; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+      return;
+  }
+  PSTRAIN_ASSERT(false, "unknown activation ", static_cast<int>(activation));
+}
+
+void CpuBackend::activation_backward(Activation activation, const float* y, const float* dy, float* dx,
+                                     std::size_t count) {
+  switch (activation) {
+    case Activation::kRelu:
+      for (std::size_t i = 0; i < count; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+      return;
+    case Activation::kTanh:
+      for (std::size_t i = 0; i < count; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+      return;
+    case Activation::kSigmoid:
+      for (std::size_t i = 0; i < count; ++i) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+      return;
+  }
+  PSTRAIN_ASSERT(false, "unknown activation ", static_cast<int>(activation));
+}
+
+Backend::LossResult CpuBackend::softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits,
+                                                      int rows, int classes) {
+  PSTRAIN_ASSERT(rows >= 0 && classes > 0, "softmax_cross_entropy rows=", rows, " classes=", classes);
+  LossResult result;
+  const float inverse_rows = rows > 0 ? 1.0f / static_cast<float>(rows) : 0.0f;
+  for (int r = 0; r < rows; ++r) {
+    const float* row = logits + static_cast<std::size_t>(r) * classes;
+    const std::int32_t label = labels[r];
+    if (label < 0 || label >= classes) {
+      throw Error(ExitCode::kInputData, cat("label ", label, " is outside [0, ", classes, ")"));
+    }
+
+    // Shifting by the row maximum keeps every exp() in (0, 1], so large logits cannot overflow;
+    // loss = logsumexp(row) - row[label] = log(sum exp(row - max)) + max - row[label].
+    int arg_max = 0;
+    for (int c = 1; c < classes; ++c) {
+      if (row[c] > row[arg_max]) arg_max = c;
+    }
+    const float max = row[arg_max];
+    double exp_sum = 0;
+    for (int c = 0; c < classes; ++c) {
+      const float shifted_exp = std::exp(row[c] - max);
+      exp_sum += shifted_exp;
+      if (dlogits != nullptr) dlogits[static_cast<std::size_t>(r) * classes + c] = shifted_exp;
+    }
+    result.loss_sum += std::log(exp_sum) + (static_cast<double>(max) - static_cast<double>(row[label]));
+    if (arg_max == label) ++result.correct;
+
+    if (dlogits != nullptr) {
+      // (softmax - onehot) / rows: the gradient of the MEAN loss.
+      float* gradient = dlogits + static_cast<std::size_t>(r) * classes;
+      const float scale = static_cast<float>(1.0 / exp_sum) * inverse_rows;
+      for (int c = 0; c < classes; ++c) gradient[c] *= scale;
+      gradient[label] -= inverse_rows;
+    }
+  }
+  return result;
+}
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace pstrain::compute

@@ -1,0 +1,42 @@
+#pragma once
+// The CPU backend: buffers are ordinary host memory, matrix products go to OpenBLAS (single-precision,
+// row-major), everything else is a plain loop the compiler can vectorise. The OpenBLAS thread count is the
+// caller's business (OPENBLAS_NUM_THREADS); this backend never changes it.
+//
+// Element-wise operations read and write one element at a time, so they may be called in place (x == y).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "compute/backend.h"
+
+namespace pstrain::compute {
+
+class CpuBackend final : public Backend {
+ public:
+  // Buffers start on a cache-line boundary so vector loads never straddle two lines at the start of a row
+  // block, and so OpenBLAS's packing routines see aligned input.
+  static constexpr std::size_t kAlignment = 64;
+
+  std::string name() const override { return "cpu"; }
+
+  void* allocate_bytes(std::size_t bytes) override;
+  void release_bytes(void* pointer) noexcept override;
+  void copy_from_host(void* destination, const void* host_source, std::size_t bytes) override;
+  void copy_to_host(void* host_destination, const void* source, std::size_t bytes) override;
+  void fill(float* data, std::size_t count, float value) override;
+
+  void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a, const float* b,
+            float beta, float* c) override;
+  void add_row_bias(float* y, const float* bias, int rows, int cols) override;
+  void sum_rows(const float* x, float* out, int rows, int cols, float beta) override;
+
+  void activation_forward(Activation activation, const float* x, float* y, std::size_t count) override;
+  void activation_backward(Activation activation, const float* y, const float* dy, float* dx,
+                           std::size_t count) override;
+
+  LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits, int rows,
+                                   int classes) override;
+};
+
+}  // namespace pstrain::compute

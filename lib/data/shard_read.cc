@@ -1,0 +1,224 @@
+// Reading shards back. HDF5 parsers have a history of memory-safety bugs on malformed files, so every
+// shape and type is checked before any data is read into a buffer sized from the file's own claims.
+#include <cmath>
+#include <optional>
+
+#include "core/error.h"
+#include "data/hdf5_util.h"
+#include "data/shard.h"
+
+namespace pstrain::data {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxSampleRank = 8;
+constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 40;  // far beyond any shard, far below overflow
+
+[[noreturn]] void bad(const fs::path& path, const std::string& problem) {
+  throw Error(ExitCode::kInputData, cat(path.string(), ": ", problem));
+}
+
+std::string type_name(const H5::DataType& type) {
+  switch (type.getClass()) {
+    case H5T_INTEGER: return cat(type.getSize() * 8, "-bit integer");
+    case H5T_FLOAT: return cat(type.getSize() * 8, "-bit float");
+    case H5T_STRING: return "string";
+    default: return "a non-numeric type";
+  }
+}
+
+H5::Attribute open_attribute(const H5::H5File& file, const fs::path& path, const char* name) {
+  if (!file.attrExists(name)) bad(path, cat("missing attribute '", name, "' (not a pstrain shard?)"));
+  return file.openAttribute(name);
+}
+
+// Number of elements of a scalar or 1-D attribute; anything of higher rank is rejected.
+hssize_t attribute_length(const H5::Attribute& attribute, const fs::path& path, const char* name) {
+  const H5::DataSpace space = attribute.getSpace();
+  if (space.getSimpleExtentType() == H5S_SCALAR) return 1;
+  if (space.getSimpleExtentType() != H5S_SIMPLE || space.getSimpleExtentNdims() != 1) {
+    bad(path, cat("attribute '", name, "' must be a scalar or a 1-D array"));
+  }
+  return space.getSimpleExtentNpoints();
+}
+
+std::string read_string(const H5::H5File& file, const fs::path& path, const char* name) {
+  const H5::Attribute attribute = open_attribute(file, path, name);
+  if (attribute.getTypeClass() != H5T_STRING) {
+    bad(path, cat("attribute '", name, "' is ", type_name(attribute.getDataType()), ", expected a string"));
+  }
+  if (attribute_length(attribute, path, name) != 1) bad(path, cat("attribute '", name, "' must hold one string"));
+  std::string value;
+  attribute.read(attribute.getStrType(), value);  // handles both fixed-length and variable-length strings
+  return value;
+}
+
+// Unsigned integers of exactly the written width: a different type means someone else's file.
+void check_unsigned(const H5::Attribute& attribute, const fs::path& path, const char* name, std::size_t bytes) {
+  const bool ok = attribute.getTypeClass() == H5T_INTEGER && attribute.getIntType().getSign() == H5T_SGN_NONE &&
+                  attribute.getIntType().getSize() == bytes;
+  if (!ok) {
+    bad(path, cat("attribute '", name, "' is ", type_name(attribute.getDataType()), ", expected unsigned ",
+                  bytes * 8, "-bit integer"));
+  }
+}
+
+template <typename T>
+T read_unsigned(const H5::H5File& file, const fs::path& path, const char* name, const H5::PredType& memory_type) {
+  const H5::Attribute attribute = open_attribute(file, path, name);
+  check_unsigned(attribute, path, name, sizeof(T));
+  if (attribute_length(attribute, path, name) != 1) bad(path, cat("attribute '", name, "' must be a single value"));
+  T value{};
+  attribute.read(memory_type, &value);
+  return value;
+}
+
+std::vector<std::uint64_t> read_shape(const H5::H5File& file, const fs::path& path) {
+  const char* name = hdf5::kAttrSampleShape;
+  const H5::Attribute attribute = open_attribute(file, path, name);
+  check_unsigned(attribute, path, name, 8);
+  const hssize_t length = attribute_length(attribute, path, name);
+  if (length < 1 || static_cast<std::size_t>(length) > kMaxSampleRank) {
+    bad(path, cat("attribute '", name, "' has ", length, " dimensions, expected 1 to ", kMaxSampleRank));
+  }
+  std::vector<std::uint64_t> shape(static_cast<std::size_t>(length));
+  attribute.read(H5::PredType::NATIVE_UINT64, shape.data());
+  std::uint64_t size = 1;
+  for (const std::uint64_t dim : shape) {
+    if (dim == 0 || size > kMaxElements / dim) bad(path, cat("attribute '", name, "' holds an impossible shape"));
+    size *= dim;
+  }
+  return shape;
+}
+
+// Opens a dataset after checking that the name exists and really is a dataset (not a group or a link).
+H5::DataSet open_dataset(const H5::H5File& file, const fs::path& path, const char* name) {
+  if (H5Lexists(file.getId(), name, H5P_DEFAULT) <= 0 || file.childObjType(name) != H5O_TYPE_DATASET) {
+    bad(path, cat("missing dataset '/", name, "'"));
+  }
+  return file.openDataSet(name);
+}
+
+// Checks rank and dimensions; also that an uncompressed dataset really has storage for all of its elements,
+// so that a file claiming millions of samples without the bytes for them fails here, not in a read.
+void check_extent(const H5::DataSet& dataset, const fs::path& path, const char* name,
+                  const std::vector<hsize_t>& expected) {
+  const H5::DataSpace space = dataset.getSpace();
+  const int rank = space.getSimpleExtentNdims();
+  if (rank != static_cast<int>(expected.size())) {
+    bad(path, cat("dataset '/", name, "' has ", rank, " dimensions, expected ", expected.size()));
+  }
+  std::vector<hsize_t> dims(expected.size());
+  space.getSimpleExtentDims(dims.data());
+  if (dims != expected) {
+    std::string got, want;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      got += cat(i ? ", " : "", dims[i]);
+      want += cat(i ? ", " : "", expected[i]);
+    }
+    bad(path, cat("dataset '/", name, "' has shape [", got, "] but the attributes say [", want, "]"));
+  }
+  const std::uint64_t bytes =
+      static_cast<std::uint64_t>(space.getSimpleExtentNpoints()) * dataset.getDataType().getSize();
+  if (dataset.getCreatePlist().getNfilters() == 0 && dataset.getStorageSize() != bytes) {
+    bad(path, cat("dataset '/", name, "' stores ", dataset.getStorageSize(), " bytes, expected ", bytes,
+                  " (incomplete or damaged file)"));
+  }
+}
+
+struct OpenShard {
+  H5::H5File file;
+  ShardMeta meta;
+  H5::DataSet features;
+  H5::DataSet labels;
+};
+
+// Opens the file and checks attributes and dataset shapes and types against each other.
+OpenShard open_shard(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) bad(path, "file does not exist");
+  if (!fs::is_regular_file(path, ec)) bad(path, "not a regular file");
+  if (!H5::H5File::isHdf5(path.string())) bad(path, "not an HDF5 file (no HDF5 signature)");
+
+  OpenShard shard;
+  shard.file.openFile(path.string(), H5F_ACC_RDONLY);
+  const std::uint32_t version =
+      read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrFormatVersion, H5::PredType::NATIVE_UINT32);
+  if (version != hdf5::kFormatVersion) {
+    bad(path, cat("unsupported format_version ", version, " (this pstrain reads version ", hdf5::kFormatVersion,
+                  "; convert the data again with this pstrain-data)"));
+  }
+  ShardMeta& meta = shard.meta;
+  meta.dataset = read_string(shard.file, path, hdf5::kAttrDataset);
+  meta.source = read_string(shard.file, path, hdf5::kAttrSource);
+  meta.sample_shape = read_shape(shard.file, path);
+  meta.num_classes = read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrNumClasses, H5::PredType::NATIVE_UINT32);
+  meta.sample_count =
+      read_unsigned<std::uint64_t>(shard.file, path, hdf5::kAttrSampleCount, H5::PredType::NATIVE_UINT64);
+  if (meta.num_classes == 0) bad(path, "attribute 'num_classes' is 0");
+  if (meta.sample_count > kMaxElements / meta.sample_size()) bad(path, "attribute 'sample_count' is impossibly large");
+
+  shard.features = open_dataset(shard.file, path, hdf5::kFeatures);
+  const H5::DataType feature_type = shard.features.getDataType();
+  if (feature_type.getClass() != H5T_FLOAT || feature_type.getSize() != 4) {
+    bad(path, cat("dataset '/features' is ", type_name(feature_type), ", expected 32-bit float"));
+  }
+  check_extent(shard.features, path, hdf5::kFeatures, {meta.sample_count, meta.sample_size()});
+
+  shard.labels = open_dataset(shard.file, path, hdf5::kLabels);
+  const H5::DataType label_type = shard.labels.getDataType();
+  if (label_type.getClass() != H5T_INTEGER || label_type.getSize() != 4 ||
+      shard.labels.getIntType().getSign() != H5T_SGN_2) {
+    bad(path, cat("dataset '/labels' is ", type_name(label_type), ", expected signed 32-bit integer"));
+  }
+  check_extent(shard.labels, path, hdf5::kLabels, {meta.sample_count});
+  return shard;
+}
+
+// Runs `body` under the HDF5 lock and turns HDF5's exceptions into Error(kInputData) naming the file.
+template <typename Body>
+auto with_hdf5(const fs::path& path, Body body) {
+  auto lock = hdf5::lock();
+  try {
+    return body();
+  } catch (const H5::Exception& error) {
+    throw Error(ExitCode::kInputData, cat(path.string(), ": cannot read shard: ", hdf5::describe(error)));
+  }
+}
+
+}  // namespace
+
+ShardMeta read_shard_meta(const fs::path& path) {
+  return with_hdf5(path, [&] { return open_shard(path).meta; });
+}
+
+Samples read_shard(const fs::path& path) {
+  return with_hdf5(path, [&] {
+    OpenShard shard = open_shard(path);
+    Samples samples;
+    samples.meta = shard.meta;
+    samples.features.resize(shard.meta.sample_count * shard.meta.sample_size());
+    samples.labels.resize(shard.meta.sample_count);
+    if (shard.meta.sample_count > 0) {
+      shard.features.read(samples.features.data(), H5::PredType::NATIVE_FLOAT);
+      shard.labels.read(samples.labels.data(), H5::PredType::NATIVE_INT32);
+    }
+    for (std::size_t i = 0; i < samples.labels.size(); ++i) {
+      const std::int32_t label = samples.labels[i];
+      if (label < 0 || static_cast<std::uint32_t>(label) >= shard.meta.num_classes) {
+        bad(path, cat("label ", label, " of sample ", i, " is out of range [0, ", shard.meta.num_classes, ")"));
+      }
+    }
+    for (std::size_t i = 0; i < samples.features.size(); ++i) {
+      if (!std::isfinite(samples.features[i])) {
+        bad(path, cat("feature ", i % shard.meta.sample_size(), " of sample ", i / shard.meta.sample_size(),
+                      " is not finite (", samples.features[i], ")"));
+      }
+    }
+    return samples;
+  });
+}
+
+}  // namespace pstrain::data

@@ -1,0 +1,59 @@
+// adam: g' = g + wd*w;  m = b1*m + (1-b1)g';  v = b2*v + (1-b2)g'^2;
+//       w -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)      (t = step count, from 1)
+#include <cmath>
+
+#include "optim/optimizer_base.h"
+
+namespace pstrain::optim {
+namespace {
+
+class Adam final : public OptimizerBase {
+ public:
+  Adam(const OptimizerConfig& config, std::size_t size)
+      : OptimizerBase(size),
+        learning_rate_(config.learning_rate),
+        beta1_(config.beta1),
+        beta2_(config.beta2),
+        epsilon_(config.epsilon),
+        weight_decay_(config.weight_decay),
+        m_(size, 0.0f),
+        v_(size, 0.0f) {}
+
+  std::string name() const override { return "adam"; }
+
+  void step(std::span<float> parameters, std::span<const float> gradients) override {
+    const std::uint64_t t = begin_step(parameters, gradients);
+    // The bias corrections are per-step scalars; computing them in double keeps 1 - b^t accurate when b^t is
+    // close to 1 (early steps with b2 = 0.999).
+    const auto t_as_double = static_cast<double>(t);
+    const auto inverse_correction1 = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta1_), t_as_double)));
+    const auto inverse_correction2 = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta2_), t_as_double)));
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      const float gradient = gradients[i] + weight_decay_ * parameters[i];
+      m_[i] = beta1_ * m_[i] + (1.0f - beta1_) * gradient;
+      v_[i] = beta2_ * v_[i] + (1.0f - beta2_) * gradient * gradient;
+      const float m_hat = m_[i] * inverse_correction1;
+      const float v_hat = v_[i] * inverse_correction2;
+      parameters[i] -= learning_rate_ * m_hat / (std::sqrt(v_hat) + epsilon_);
+    }
+  }
+
+  std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"m", &m_}, {"v", &v_}}; }
+
+ private:
+  float learning_rate_;
+  float beta1_;
+  float beta2_;
+  float epsilon_;
+  float weight_decay_;
+  std::vector<float> m_;
+  std::vector<float> v_;
+};
+
+}  // namespace
+
+std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size) {
+  return std::make_unique<Adam>(config, size);
+}
+
+}  // namespace pstrain::optim

@@ -1,0 +1,34 @@
+#pragma once
+// Internal to pstrain_optim: bookkeeping shared by every optimizer, and one constructor per kind for the
+// factory. Configurations reaching these constructors are already validated.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "optim/optimizer.h"
+
+namespace pstrain::optim {
+
+class OptimizerBase : public Optimizer {
+ public:
+  explicit OptimizerBase(std::size_t size) : size_(size) {}
+  std::uint64_t steps_taken() const override { return steps_; }
+  void set_steps_taken(std::uint64_t steps) override { steps_ = steps; }
+
+ protected:
+  // Checks that both spans match the size this optimizer was built for and counts the step; returns the new
+  // step count (1 on the first call), which Adam's bias correction needs.
+  std::uint64_t begin_step(std::span<const float> parameters, std::span<const float> gradients);
+  std::size_t size() const { return size_; }
+
+ private:
+  std::size_t size_;
+  std::uint64_t steps_ = 0;
+};
+
+std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size);
+std::unique_ptr<Optimizer> make_momentum(const OptimizerConfig& config, std::size_t size);
+std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size);
+
+}  // namespace pstrain::optim

@@ -1,0 +1,35 @@
+// sgd: g' = g + wd*w;  w -= lr * g'
+#include "optim/optimizer_base.h"
+
+namespace pstrain::optim {
+namespace {
+
+class Sgd final : public OptimizerBase {
+ public:
+  Sgd(const OptimizerConfig& config, std::size_t size)
+      : OptimizerBase(size), learning_rate_(config.learning_rate), weight_decay_(config.weight_decay) {}
+
+  std::string name() const override { return "sgd"; }
+
+  void step(std::span<float> parameters, std::span<const float> gradients) override {
+    begin_step(parameters, gradients);
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+      const float gradient = gradients[i] + weight_decay_ * parameters[i];
+      parameters[i] -= learning_rate_ * gradient;
+    }
+  }
+
+  std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {}; }  // stateless
+
+ private:
+  float learning_rate_;
+  float weight_decay_;
+};
+
+}  // namespace
+
+std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size) {
+  return std::make_unique<Sgd>(config, size);
+}
+
+}  // namespace pstrain::optim

@@ -1,0 +1,91 @@
+#include "ps/client.h"
+
+#include <limits>
+
+#include "comm/mpi_check.h"
+#include "core/error.h"
+
+namespace pstrain::ps {
+
+using comm::WindowLock;
+
+PsClient::PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout)
+    : windows_(windows), plan_(plan), layout_(layout), versions_(plan.shards(), 0) {
+  PSTRAIN_ASSERT(plan.total_size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                 "model too large for int displacements: ", plan.total_size());
+  for (int shard = 0; shard < plan.shards(); ++shard) {
+    std::vector<int> lengths;
+    std::vector<int> displacements;
+    for (const Segment& segment : plan.segments(shard)) {
+      lengths.push_back(static_cast<int>(segment.length));
+      displacements.push_back(static_cast<int>(segment.global_offset));
+    }
+    shard_types_.push_back(comm::Datatype::indexed_floats(lengths, displacements));
+  }
+}
+
+void PsClient::push(std::span<const float> gradient, float count) {
+  PSTRAIN_ASSERT(gradient.size() == plan_.total_size(), gradient.size(), " vs ", plan_.total_size());
+  const MPI_Win window = windows_.grads.handle();
+  // One epoch over all shards so the puts to different shards overlap; unlock_all completes them everywhere.
+  MPI_CHECK(MPI_Win_lock_all(0, window));
+  for (int shard = 0; shard < plan_.shards(); ++shard) {
+    const std::size_t slice = plan_.shard_size(shard);
+    const auto slot = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(slice));
+    MPI_CHECK(MPI_Put(gradient.data(), 1, shard_types_[shard].handle(), shard, slot, static_cast<int>(slice),
+                      MPI_FLOAT, window));
+    MPI_CHECK(MPI_Put(&count, 1, MPI_FLOAT, shard, slot + static_cast<MPI_Aint>(slice), 1, MPI_FLOAT, window));
+  }
+  MPI_CHECK(MPI_Win_unlock_all(window));
+}
+
+void PsClient::pull(std::span<float> parameters) {
+  PSTRAIN_ASSERT(parameters.size() == plan_.total_size(), parameters.size(), " vs ", plan_.total_size());
+  const MPI_Win window = windows_.params.handle();
+  std::vector<float> headers(kParamsHeader * plan_.shards());
+  // A shared lock on every shard in one epoch (MPI_Win_lock_all): a server updating its slice holds an exclusive
+  // lock, so each slice arrives whole and matches the version read with it. (Separate MPI_Win_lock calls held on
+  // several targets at once hang under osc/pt2pt in Open MPI 4.1; lock_all does not.)
+  MPI_CHECK(MPI_Win_lock_all(0, window));
+  for (int shard = 0; shard < plan_.shards(); ++shard) {
+    MPI_CHECK(MPI_Get(headers.data() + kParamsHeader * shard, kParamsHeader, MPI_FLOAT, shard, 0, kParamsHeader,
+                      MPI_FLOAT, window));
+    MPI_CHECK(MPI_Get(parameters.data(), 1, shard_types_[shard].handle(), shard, kParamsHeader,
+                      static_cast<int>(plan_.shard_size(shard)), MPI_FLOAT, window));
+  }
+  MPI_CHECK(MPI_Win_unlock_all(window));
+  for (int shard = 0; shard < plan_.shards(); ++shard) {
+    versions_[shard] = read_version(headers.data() + kParamsHeader * shard);
+  }
+}
+
+ShardControl PsClient::read_control(int shard) {
+  std::int64_t fields[2] = {0, 0};
+  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Get(fields, 2, MPI_INT64_T, shard,
+                    static_cast<MPI_Aint>(control_index(layout_.trainer_index, kAppliedSeq)), 2, MPI_INT64_T,
+                    windows_.control.handle()));
+  lock.unlock();
+  return {fields[0], fields[1]};
+}
+
+void PsClient::announce_push(int shard, std::int64_t sequence, std::int64_t base_version) {
+  const std::int64_t fields[2] = {sequence, base_version};
+  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Put(fields, 2, MPI_INT64_T, shard,
+                    static_cast<MPI_Aint>(control_index(layout_.trainer_index, kPushedSeq)), 2, MPI_INT64_T,
+                    windows_.control.handle()));
+  lock.unlock();
+}
+
+void PsClient::announce_done() {
+  const std::int64_t one = 1;
+  for (int shard = 0; shard < plan_.shards(); ++shard) {
+    WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
+    MPI_CHECK(MPI_Accumulate(&one, 1, MPI_INT64_T, shard, kDoneIndex, 1, MPI_INT64_T, MPI_SUM,
+                             windows_.control.handle()));
+    lock.unlock();
+  }
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,48 @@
+#pragma once
+// Trainer side of the parameter service: one-sided push and pull of the whole flat vector against every shard.
+// One indexed datatype per shard gathers that shard's blocks straight out of the flat vector, so each shard costs
+// one MPI_Put (push) or one MPI_Get (pull) and no packing copy.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "comm/datatype.h"
+#include "comm/layout.h"
+#include "ps/shard_plan.h"
+#include "ps/windows.h"
+
+namespace pstrain::ps {
+
+struct ShardControl {
+  std::int64_t applied_seq = 0;
+  std::int64_t staleness = 0;
+};
+
+class PsClient {
+ public:
+  PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout);
+
+  // Puts `gradient` (full flat vector) and `count` into this trainer's slot on every shard; returns when the
+  // data is complete at every target.
+  void push(std::span<const float> gradient, float count);
+  // Gets every shard's slice into `parameters` (full flat vector) and records each shard's version.
+  void pull(std::span<float> parameters);
+  // Version of shard s's parameters as of the last pull.
+  std::int64_t version(int shard) const { return versions_.at(shard); }
+
+  // Async bookkeeping on shard s's control window.
+  ShardControl read_control(int shard);
+  void announce_push(int shard, std::int64_t sequence, std::int64_t base_version);
+  void announce_done();
+
+  int shards() const { return plan_.shards(); }
+
+ private:
+  PsWindows& windows_;
+  const ShardPlan& plan_;
+  comm::WorldLayout layout_;
+  std::vector<comm::Datatype> shard_types_;
+  std::vector<std::int64_t> versions_;
+};
+
+}  // namespace pstrain::ps

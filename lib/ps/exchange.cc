@@ -1,0 +1,157 @@
+#include "ps/exchange.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "comm/mpi_check.h"
+#include "core/error.h"
+
+namespace pstrain::ps {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class LocalExchange final : public ParameterExchange {
+ public:
+  LocalExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial)
+      : optimizer_(std::move(optimizer)), initial_(initial.begin(), initial.end()) {}
+  void start(std::span<float> parameters) override { std::ranges::copy(initial_, parameters.begin()); }
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
+    if (count > 0) optimizer_->step(parameters, gradient);
+  }
+  void finish_pass(std::span<float>) override {}
+  void finish() override {}
+
+ private:
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::vector<float> initial_;
+};
+
+class SyncExchange final : public ParameterExchange {
+ public:
+  explicit SyncExchange(PsClient& client) : client_(client) {}
+  void start(std::span<float> parameters) override { client_.pull(parameters); }
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
+    auto start = Clock::now();
+    client_.push(gradient, static_cast<float>(count));
+    timers_.push_seconds += seconds_since(start);
+    start = Clock::now();
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // all slots written
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // servers updated
+    timers_.sync_seconds += seconds_since(start);
+    start = Clock::now();
+    client_.pull(parameters);
+    timers_.pull_seconds += seconds_since(start);
+    staleness_.record(0);
+  }
+  void finish_pass(std::span<float>) override {}  // every trainer already holds the same parameters
+  void finish() override {}
+
+ private:
+  PsClient& client_;
+};
+
+class AsyncExchange final : public ParameterExchange {
+ public:
+  AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval)
+      : client_(client),
+        trainers_(trainers),
+        poll_interval_(poll_interval),
+        pushed_(client.shards(), 0),
+        observed_(client.shards(), 0) {}
+
+  void start(std::span<float> parameters) override { client_.pull(parameters); }
+
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
+    // Like PaddlePaddle's async trainer: send the gradient, wait for the shards to apply it (never for the other
+    // trainers), then fetch whatever the parameters are now. Waiting for our own update keeps the staleness to
+    // the other trainers' pushes and frees the slot for the next step.
+    auto start = Clock::now();
+    client_.push(gradient, static_cast<float>(count));
+    for (int shard = 0; shard < client_.shards(); ++shard) {
+      client_.announce_push(shard, ++pushed_[shard], client_.version(shard));
+    }
+    wait_until_applied();
+    timers_.push_seconds += seconds_since(start);
+    start = Clock::now();
+    client_.pull(parameters);
+    timers_.pull_seconds += seconds_since(start);
+  }
+
+  void finish_pass(std::span<float> parameters) override {
+    const auto start = Clock::now();
+    wait_until_applied();
+    MPI_CHECK(MPI_Barrier(trainers_));  // every trainer's last push of the pass is applied
+    client_.pull(parameters);
+    MPI_CHECK(MPI_Barrier(trainers_));  // nobody pushes again before everyone pulled the same state
+    timers_.sync_seconds += seconds_since(start);
+  }
+
+  void finish() override {
+    wait_until_applied();
+    client_.announce_done();
+  }
+
+ private:
+  void wait_until_applied() {
+    for (int shard = 0; shard < client_.shards(); ++shard) {
+      while (observed_[shard] < pushed_[shard]) {
+        const ShardControl control = client_.read_control(shard);
+        if (control.applied_seq > observed_[shard]) {
+          observed_[shard] = control.applied_seq;
+          staleness_.record(control.staleness);
+        } else {
+          // Back off: a tight loop of shared locks would keep the server from taking its exclusive one.
+          std::this_thread::sleep_for(poll_interval_);
+        }
+      }
+    }
+  }
+
+  PsClient& client_;
+  MPI_Comm trainers_;
+  std::chrono::microseconds poll_interval_;
+  std::vector<std::int64_t> pushed_;
+  std::vector<std::int64_t> observed_;
+};
+
+}  // namespace
+
+void StalenessStats::record(std::int64_t staleness) {
+  ++histogram[static_cast<std::size_t>(std::clamp<std::int64_t>(staleness, 0, kBuckets - 1))];
+  ++count;
+  sum += staleness;
+  max = std::max(max, staleness);
+}
+
+std::int64_t StalenessStats::percentile(double fraction) const {
+  if (count == 0) return 0;
+  const auto rank = static_cast<std::int64_t>(fraction * static_cast<double>(count - 1));
+  std::int64_t seen = 0;
+  for (std::size_t bucket = 0; bucket < kBuckets; ++bucket) {
+    seen += histogram[bucket];
+    if (seen > rank) return static_cast<std::int64_t>(bucket);
+  }
+  return kBuckets - 1;
+}
+
+std::unique_ptr<ParameterExchange> make_local_exchange(std::unique_ptr<optim::Optimizer> optimizer,
+                                                       std::span<const float> initial) {
+  return std::make_unique<LocalExchange>(std::move(optimizer), initial);
+}
+std::unique_ptr<ParameterExchange> make_sync_exchange(PsClient& client) {
+  return std::make_unique<SyncExchange>(client);
+}
+std::unique_ptr<ParameterExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
+                                                       std::chrono::microseconds poll_interval) {
+  return std::make_unique<AsyncExchange>(client, trainers, poll_interval);
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,67 @@
+#pragma once
+// Policies, not branches: how a trainer turns its gradient into the next parameters. Local (one rank, its own
+// optimizer), sync and async are three small objects behind one interface; the training loop never asks which
+// one it has.
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "comm/layout.h"
+#include "optim/optimizer.h"
+#include "ps/client.h"
+
+namespace pstrain::ps {
+
+// Staleness of applied gradients: how many updates the shard had applied between the version a gradient was
+// computed on and the moment it was applied.
+struct StalenessStats {
+  static constexpr std::size_t kBuckets = 64;  // the last bucket holds everything >= 63
+  std::array<std::int64_t, kBuckets> histogram{};
+  std::int64_t count = 0;
+  std::int64_t sum = 0;
+  std::int64_t max = 0;
+  void record(std::int64_t staleness);
+  double mean() const { return count ? static_cast<double>(sum) / static_cast<double>(count) : 0.0; }
+  std::int64_t percentile(double fraction) const;
+};
+
+struct ExchangeTimers {
+  double push_seconds = 0;  // putting gradients (and, async, waiting for the slot to be free)
+  double sync_seconds = 0;  // barriers: waiting for the other trainers and the servers' update
+  double pull_seconds = 0;  // getting parameters
+};
+
+class ParameterExchange {
+ public:
+  virtual ~ParameterExchange() = default;
+  // Fills `parameters` with the starting parameters (after the job's start barrier).
+  virtual void start(std::span<float> parameters) = 0;
+  // `gradient` is d(mean loss)/d(parameters) over `count` samples; on return `parameters` holds what to compute
+  // the next step on. count may be 0 (a trainer with no samples left in a sync step still takes part).
+  virtual void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters) = 0;
+  // Collective over the trainers: afterwards every trainer holds the same parameters, including every update of
+  // the pass.
+  virtual void finish_pass(std::span<float> parameters) = 0;
+  // Training is over (servers may stop).
+  virtual void finish() = 0;
+
+  ExchangeTimers& timers() { return timers_; }
+  StalenessStats& staleness() { return staleness_; }
+
+ protected:
+  ExchangeTimers timers_;
+  StalenessStats staleness_;
+};
+
+std::unique_ptr<ParameterExchange> make_local_exchange(std::unique_ptr<optim::Optimizer> optimizer,
+                                                       std::span<const float> initial);
+std::unique_ptr<ParameterExchange> make_sync_exchange(PsClient& client);
+// `trainers` is the communicator of all trainers (for the end-of-pass agreement); `poll_interval` is the pause
+// between two looks at a shard's control words while waiting for an update to be applied.
+std::unique_ptr<ParameterExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
+                                                       std::chrono::microseconds poll_interval);
+
+}  // namespace pstrain::ps

@@ -1,0 +1,114 @@
+#include "ps/server.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "comm/mpi_check.h"
+#include "core/error.h"
+
+namespace pstrain::ps {
+
+using comm::WindowLock;
+using Clock = std::chrono::steady_clock;
+
+ShardServer::ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout,
+                         std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial)
+    : windows_(windows),
+      layout_(layout),
+      slice_size_(plan.shard_size(layout.shard_index)),
+      optimizer_(std::move(optimizer)),
+      summed_(slice_size_) {
+  const int self = layout_.world_rank;
+  {
+    WindowLock lock(windows_.params.handle(), self, WindowLock::Mode::kExclusive);
+    auto memory = windows_.params.local();
+    write_version(memory.data(), 0);
+    plan.gather(layout_.shard_index, initial, memory.subspan(kParamsHeader));
+  }
+  {
+    WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kExclusive);
+    std::ranges::fill(windows_.grads.local(), 0.0f);
+  }
+  WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
+  std::ranges::fill(windows_.control.local(), 0);
+}
+
+void ShardServer::apply(std::span<const float> gradient) {
+  WindowLock lock(windows_.params.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
+  auto memory = windows_.params.local();
+  optimizer_->step(memory.subspan(kParamsHeader, slice_size_), gradient);
+  write_version(memory.data(), ++version_);
+  ++stats_.updates;
+}
+
+void ShardServer::serve_sync(std::int64_t steps) {
+  const int self = layout_.world_rank;
+  const std::size_t stride = slot_stride(slice_size_);
+  for (std::int64_t step = 0; step < steps; ++step) {
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // every trainer's slot is complete
+    const auto start = Clock::now();
+    {
+      WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kShared);
+      const auto slots = windows_.grads.local();
+      // Weighted by sample count and summed in trainer order: the same bits on every run.
+      std::ranges::fill(summed_, 0.0f);
+      float total = 0;
+      for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
+        const float* slot = slots.data() + trainer * stride;
+        const float count = slot[slice_size_];
+        total += count;
+        if (count == 0) continue;
+        for (std::size_t i = 0; i < slice_size_; ++i) summed_[i] += count * slot[i];
+      }
+      PSTRAIN_ASSERT(total > 0, "no samples in sync step ", step);
+      const float scale = 1.0f / total;
+      for (float& value : summed_) value *= scale;
+    }
+    apply(summed_);
+    stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // parameters of this step are published
+  }
+}
+
+void ShardServer::serve_async(std::chrono::microseconds poll_interval) {
+  const int self = layout_.world_rank;
+  const std::size_t stride = slot_stride(slice_size_);
+  std::vector<std::int64_t> control(control_size(layout_.trainers));
+  std::vector<std::int64_t> applied(layout_.trainers, 0);
+  for (;;) {
+    {
+      WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
+      std::ranges::copy(windows_.control.local(), control.begin());
+    }
+    bool applied_any = false;
+    std::vector<std::int64_t> staleness(layout_.trainers, 0);
+    for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
+      const std::int64_t pushed = control[control_index(trainer, kPushedSeq)];
+      if (pushed <= applied[trainer]) continue;
+      const auto start = Clock::now();
+      staleness[trainer] = version_ - control[control_index(trainer, kBaseVersion)];
+      {
+        WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kShared);
+        const float* slot = windows_.grads.local().data() + trainer * stride;
+        if (slot[slice_size_] > 0) apply({slot, slice_size_});
+      }
+      applied[trainer] = pushed;
+      applied_any = true;
+      stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    if (applied_any) {
+      WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
+      auto memory = windows_.control.local();
+      for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
+        if (memory[control_index(trainer, kAppliedSeq)] == applied[trainer]) continue;
+        memory[control_index(trainer, kStaleness)] = staleness[trainer];
+        memory[control_index(trainer, kAppliedSeq)] = applied[trainer];
+      }
+      continue;  // more may have arrived while we applied
+    }
+    if (control[kDoneIndex] == layout_.trainers) return;  // done is announced after the last push was applied
+    std::this_thread::sleep_for(poll_interval);
+  }
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,64 @@
+#pragma once
+// The memory each server shard exposes, and the one-sided protocol over it.
+//
+// Server shard s (world rank s) exposes three windows; trainers expose nothing (zero-size windows):
+//   params  float  [2 + L]        words 0-1 hold the int64 version (updates applied so far) so that a trainer
+//                                 reads parameters and their version in one shared-lock epoch; then the slice.
+//   grads   float  T x [L + 1]    one slot per trainer: its gradient for the slice, then its sample count.
+//   control int64  [2 + 4T]       [0] unused, [1] trainers done (MPI_Accumulate SUM);
+//                                 per trainer t at 2+4t: pushed_seq, base_version (written by trainer t),
+//                                 applied_seq, staleness of the last applied push (written by the server).
+//
+// Who waits for whom:
+//   sync:  trainers put their slot, MPI_Barrier(world); servers sum slots in trainer order (deterministic),
+//          run the optimizer once, MPI_Barrier(world); trainers get the parameters.
+//   async: trainer t waits until applied_seq >= its previous push (slot free), puts its slot, then writes
+//          pushed_seq/base_version; the server polls control, applies each new slot as its own update under an
+//          exclusive lock on params, bumps the version and publishes applied_seq and staleness. Trainers never
+//          wait for each other; the server keeps calling MPI between polls, which osc/pt2pt needs for progress.
+// Every access to a window's memory, local or remote, happens inside a lock epoch on that window.
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "comm/layout.h"
+#include "comm/window.h"
+#include "ps/shard_plan.h"
+
+namespace pstrain::ps {
+
+inline constexpr std::size_t kParamsHeader = 2;   // floats holding the int64 version
+inline constexpr std::size_t kControlHeader = 2;
+inline constexpr std::size_t kControlPerTrainer = 4;
+inline constexpr std::size_t kDoneIndex = 1;
+enum ControlField : std::size_t { kPushedSeq = 0, kBaseVersion = 1, kAppliedSeq = 2, kStaleness = 3 };
+
+inline std::size_t control_index(int trainer, ControlField field) {
+  return kControlHeader + kControlPerTrainer * static_cast<std::size_t>(trainer) + field;
+}
+inline std::size_t control_size(int trainers) { return kControlHeader + kControlPerTrainer * trainers; }
+inline std::size_t slot_stride(std::size_t slice) { return slice + 1; }
+
+static_assert(sizeof(std::int64_t) == kParamsHeader * sizeof(float));
+inline std::int64_t read_version(const float* header) {
+  std::int64_t version = 0;
+  std::memcpy(&version, header, sizeof version);
+  return version;
+}
+inline void write_version(float* header, std::int64_t version) { std::memcpy(header, &version, sizeof version); }
+
+struct PsWindows {
+  // Collective over `world`.
+  PsWindows(MPI_Comm world, const comm::WorldLayout& layout, const ShardPlan& plan)
+      : params(world, layout.is_server() ? kParamsHeader + plan.shard_size(layout.shard_index) : 0),
+        grads(world, layout.is_server() ? layout.trainers * slot_stride(plan.shard_size(layout.shard_index)) : 0),
+        control(world, layout.is_server() ? control_size(layout.trainers) : 0) {}
+
+  comm::Window<float> params;
+  comm::Window<float> grads;
+  comm::Window<std::int64_t> control;
+};
+
+}  // namespace pstrain::ps

@@ -1,0 +1,72 @@
+#include "train/data_plan.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "core/error.h"
+
+namespace pstrain::train {
+
+std::uint64_t DataPlan::total_train_samples() const {
+  return std::accumulate(trainer_samples.begin(), trainer_samples.end(), std::uint64_t{0});
+}
+
+std::int64_t DataPlan::steps_per_pass(int trainer, std::size_t batch_size, bool sync) const {
+  const auto steps_for = [&](std::uint64_t samples) {
+    return static_cast<std::int64_t>((samples + batch_size - 1) / batch_size);
+  };
+  if (!sync) return steps_for(trainer_samples.at(trainer));
+  return steps_for(*std::max_element(trainer_samples.begin(), trainer_samples.end()));
+}
+
+DataPlan plan_data(const std::filesystem::path& data_dir, int trainers) {
+  DataPlan plan;
+  plan.train_shards = data::list_train_shards(data_dir);
+  plan.test_shard = data::test_shard_path(data_dir);
+  plan.meta = data::read_shard_meta(plan.test_shard);
+  if (static_cast<int>(plan.train_shards.size()) < trainers) {
+    throw Error(ExitCode::kUsage, cat(data_dir.string(), " holds ", plan.train_shards.size(), " training shards for ",
+                                      trainers, " trainers: every trainer needs one; rerun pstrain-data with "
+                                      "--split-count ", trainers, " or more"));
+  }
+  plan.trainer_shards.resize(trainers);
+  plan.trainer_samples.assign(trainers, 0);
+  for (std::size_t index = 0; index < plan.train_shards.size(); ++index) {
+    const data::ShardMeta meta = data::read_shard_meta(plan.train_shards[index]);
+    if (meta.sample_shape != plan.meta.sample_shape) {
+      throw Error(ExitCode::kInputData,
+                  cat(plan.train_shards[index].string(), ": samples have ", meta.sample_size(), " features but ",
+                      plan.test_shard.string(), " has ", plan.meta.sample_size(), " (shards of different datasets?)"));
+    }
+    if (meta.num_classes != plan.meta.num_classes) {
+      throw Error(ExitCode::kInputData, cat(plan.train_shards[index].string(), ": ", meta.num_classes,
+                                            " classes but ", plan.test_shard.string(), " has ", plan.meta.num_classes));
+    }
+    const std::size_t trainer = index % static_cast<std::size_t>(trainers);
+    plan.trainer_shards[trainer].push_back(index);
+    plan.trainer_samples[trainer] += meta.sample_count;
+  }
+  for (int trainer = 0; trainer < trainers; ++trainer) {
+    if (plan.trainer_samples[trainer] == 0) {
+      throw Error(ExitCode::kInputData, cat("trainer ", trainer, "'s shards in ", data_dir.string(), " hold no samples"));
+    }
+  }
+  return plan;
+}
+
+std::vector<std::uint32_t> pass_order(std::size_t count, std::uint64_t seed, int pass, int trainer, bool shuffle) {
+  std::vector<std::uint32_t> order(count);
+  std::iota(order.begin(), order.end(), 0u);
+  if (!shuffle || count < 2) return order;
+  std::seed_seq sequence{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                         static_cast<std::uint32_t>(pass), static_cast<std::uint32_t>(trainer), 0x5eedu};
+  std::mt19937_64 generator(sequence);
+  for (std::size_t i = count - 1; i > 0; --i) {
+    const std::size_t j = static_cast<std::size_t>(generator() % (i + 1));
+    std::swap(order[i], order[j]);
+  }
+  return order;
+}
+
+}  // namespace pstrain::train

@@ -1,0 +1,34 @@
+#pragma once
+// Which samples each trainer reads, and in which order. Computed identically on every rank from the shards'
+// metadata, so servers know the number of sync steps without reading any sample.
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "data/shard.h"
+
+namespace pstrain::train {
+
+struct DataPlan {
+  std::vector<std::filesystem::path> train_shards;
+  std::filesystem::path test_shard;
+  data::ShardMeta meta;                               // of the test shard: shape and classes shared by all
+  std::vector<std::vector<std::size_t>> trainer_shards;  // trainer t reads the shards whose index is t mod T
+  std::vector<std::uint64_t> trainer_samples;
+
+  std::uint64_t total_train_samples() const;
+  // Steps trainer t takes per pass: in sync mode every trainer takes the largest count (a trainer that ran out
+  // contributes empty batches), so nobody waits forever; otherwise ceil(own samples / batch).
+  std::int64_t steps_per_pass(int trainer, std::size_t batch_size, bool sync) const;
+};
+
+// Reads the metadata of every shard; throws pstrain::Error(kInputData) when shards disagree on sample shape or
+// classes, or (kUsage) when there are fewer shards than trainers.
+DataPlan plan_data(const std::filesystem::path& data_dir, int trainers);
+
+// The order in which a trainer visits its `count` samples in `pass`: a permutation drawn from (seed, pass,
+// trainer) with our own Fisher-Yates over mt19937_64 (identical on every platform), or 0..count-1 without
+// shuffling.
+std::vector<std::uint32_t> pass_order(std::size_t count, std::uint64_t seed, int pass, int trainer, bool shuffle);
+
+}  // namespace pstrain::train

@@ -1,0 +1,132 @@
+#include "train/train_config.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace po = boost::program_options;
+
+namespace pstrain::train {
+
+std::string to_string(Mode mode) { return mode == Mode::kSync ? "sync" : "async"; }
+
+po::options_description train_options() {
+  po::options_description data("Data and outputs");
+  data.add_options()
+      ("data-dir", po::value<std::string>()->required(), "folder with train-NNNNN.h5 shards and test.h5 (pstrain-data)")
+      ("output-dir", po::value<std::string>()->required(), "where node_<rank>/ logs, pass-NNNNN/ folders, metrics.jsonl and config.ini go")
+      ("init-from", po::value<std::string>(), "start from the parameters of a pass folder (OUTPUT/pass-NNNNN)");
+  po::options_description cluster("Cluster");
+  cluster.add_options()
+      ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
+      ("mode", po::value<std::string>()->default_value("sync"), "sync | async")
+      ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
+      ("poll-interval-us", po::value<int>()->default_value(100), "async server: sleep between polls that found nothing")
+      ("device", po::value<std::string>()->default_value("cpu"), "cpu (gpu arrives with the CUDA backend)");
+  po::options_description model("Model and optimisation");
+  model.add_options()
+      ("model", po::value<std::string>()->default_value("mlp"), "mlp")
+      ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated")
+      ("activation", po::value<std::string>()->default_value("relu"), "relu | tanh | sigmoid")
+      ("optimizer", po::value<std::string>()->default_value("momentum"), "sgd | momentum | adam")
+      ("lr", po::value<double>()->default_value(0.05), "learning rate")
+      ("momentum", po::value<double>()->default_value(0.9), "momentum coefficient")
+      ("weight-decay", po::value<double>()->default_value(0.0), "L2 weight decay")
+      ("batch-size", po::value<long long>()->default_value(64), "samples per step, per trainer")
+      ("passes", po::value<long long>()->default_value(10), "passes over the training data")
+      ("seed", po::value<unsigned long long>()->default_value(1), "seed for initialisation and shuffling")
+      ("shuffle", po::value<bool>()->default_value(true), "reshuffle each trainer's samples every pass")
+      ("eval-batch-size", po::value<long long>()->default_value(1000), "samples per evaluation batch")
+      ("log-every-steps", po::value<long long>()->default_value(0), "also log every N steps (0: per pass only)");
+  po::options_description all;
+  all.add(data).add(cluster).add(model);
+  return all;
+}
+
+namespace {
+
+long long positive(const po::variables_map& values, const char* flag) {
+  const long long value = values[flag].as<long long>();
+  if (value <= 0) throw Error(ExitCode::kUsage, cat("--", flag, " must be > 0 (got ", value, ")"));
+  return value;
+}
+
+float positive_finite(const po::variables_map& values, const char* flag) {
+  const double value = values[flag].as<double>();
+  if (!std::isfinite(value) || value <= 0) {
+    throw Error(ExitCode::kUsage, cat("--", flag, " must be a finite number > 0 (got ", value, ")"));
+  }
+  return static_cast<float>(value);
+}
+
+std::vector<std::size_t> parse_widths(const std::string& text) {
+  std::vector<std::size_t> widths;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    std::size_t used = 0;
+    long long width = 0;
+    try {
+      width = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || width <= 0) {
+      throw Error(ExitCode::kUsage, cat("--hidden '", text, "': expected positive integers separated by commas"));
+    }
+    widths.push_back(static_cast<std::size_t>(width));
+  }
+  return widths;
+}
+
+}  // namespace
+
+TrainConfig resolve_train_config(const po::variables_map& values) {
+  TrainConfig config;
+  config.data_dir = values["data-dir"].as<std::string>();
+  config.output_dir = values["output-dir"].as<std::string>();
+  if (values.count("init-from")) config.init_from = values["init-from"].as<std::string>();
+
+  config.num_pservers = values["num-pservers"].as<int>();
+  if (config.num_pservers < -1) throw Error(ExitCode::kUsage, "--num-pservers must be >= 0 (or -1 for the default)");
+  const std::string mode = values["mode"].as<std::string>();
+  if (mode == "sync") {
+    config.mode = Mode::kSync;
+  } else if (mode == "async") {
+    config.mode = Mode::kAsync;
+  } else {
+    throw Error(ExitCode::kUsage, cat("--mode '", mode, "' is not one of sync, async"));
+  }
+  config.block_size = values["block-size"].as<std::size_t>();
+  if (config.block_size == 0) throw Error(ExitCode::kUsage, "--block-size must be > 0");
+  config.poll_interval_us = values["poll-interval-us"].as<int>();
+  if (config.poll_interval_us < 0) throw Error(ExitCode::kUsage, "--poll-interval-us must be >= 0");
+  config.device = values["device"].as<std::string>();
+  if (config.device != "cpu") {
+    throw Error(ExitCode::kUsage, cat("--device '", config.device, "': this build has only the cpu backend"));
+  }
+
+  config.model = values["model"].as<std::string>();
+  if (config.model != "mlp") throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of: mlp"));
+  config.hidden = parse_widths(values["hidden"].as<std::string>());
+  config.activation = compute::parse_activation(values["activation"].as<std::string>());
+
+  config.optimizer.kind = values["optimizer"].as<std::string>();
+  config.optimizer.learning_rate = positive_finite(values, "lr");
+  config.optimizer.momentum = static_cast<float>(values["momentum"].as<double>());
+  config.optimizer.weight_decay = static_cast<float>(values["weight-decay"].as<double>());
+  config.batch_size = static_cast<std::size_t>(positive(values, "batch-size"));
+  const long long passes = positive(values, "passes");
+  if (passes > 99999) throw Error(ExitCode::kUsage, "--passes must be at most 99999 (pass-NNNNN folders)");
+  config.passes = static_cast<int>(passes);
+  config.seed = values["seed"].as<unsigned long long>();
+  config.shuffle = values["shuffle"].as<bool>();
+  config.eval_batch_size = static_cast<std::size_t>(positive(values, "eval-batch-size"));
+  const long long log_every = values["log-every-steps"].as<long long>();
+  if (log_every < 0) throw Error(ExitCode::kUsage, "--log-every-steps must be >= 0");
+  config.log_every_steps = static_cast<std::size_t>(log_every);
+  return config;
+}
+
+}  // namespace pstrain::train

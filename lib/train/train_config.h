@@ -1,0 +1,46 @@
+#pragma once
+// pstrain's flags: their declaration (for --help, the environment and the INI file) and the validated result.
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compute/backend.h"
+#include "optim/optimizer.h"
+
+namespace pstrain::train {
+
+enum class Mode { kSync, kAsync };
+std::string to_string(Mode mode);
+
+struct TrainConfig {
+  std::filesystem::path data_dir;
+  std::filesystem::path output_dir;
+  std::optional<std::filesystem::path> init_from;
+
+  int num_pservers = -1;  // -1: default layout
+  Mode mode = Mode::kSync;
+  std::string model = "mlp";
+  std::vector<std::size_t> hidden{256, 128};
+  compute::Activation activation = compute::Activation::kRelu;
+  std::string device = "cpu";
+
+  optim::OptimizerConfig optimizer;
+  std::size_t batch_size = 64;
+  int passes = 10;
+  std::uint64_t seed = 1;
+  bool shuffle = true;
+  std::size_t block_size = 8192;
+  int poll_interval_us = 100;
+  std::size_t eval_batch_size = 1000;
+  std::size_t log_every_steps = 0;  // 0: per-pass lines only
+};
+
+boost::program_options::options_description train_options();
+
+// Validates every value; throws pstrain::Error(kUsage) naming the flag.
+TrainConfig resolve_train_config(const boost::program_options::variables_map& values);
+
+}  // namespace pstrain::train

@@ -1,0 +1,211 @@
+#include "train/trainer_loop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "checkpoint/pass_folder.h"
+#include "comm/mpi_check.h"
+#include "core/files.h"
+#include "core/log.h"
+#include "train/metrics.h"
+
+namespace pstrain::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Per-pass numbers one trainer measured; summed (or maxed) over trainers at the end of the pass.
+struct PassTotals {
+  double loss_sum = 0;
+  double samples = 0;
+  double correct = 0;
+  double compute_seconds = 0;
+  double push_seconds = 0;
+  double sync_seconds = 0;
+  double pull_seconds = 0;
+  double steps = 0;
+};
+
+struct Evaluation {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size) {
+  const std::size_t width = test.meta.sample_size();
+  const std::size_t count = test.labels.size();
+  double loss_sum = 0;
+  std::size_t correct = 0;
+  for (std::size_t start = 0; start < count; start += batch_size) {
+    const std::size_t n = std::min(batch_size, count - start);
+    const nn::BatchResult result =
+        model.evaluate_batch({test.features.data() + start * width, n * width}, {test.labels.data() + start, n}, n);
+    loss_sum += result.loss_sum;
+    correct += result.correct;
+  }
+  return {loss_sum / static_cast<double>(count), static_cast<double>(correct) / static_cast<double>(count)};
+}
+
+class BatchAssembler {
+ public:
+  BatchAssembler(const data::Samples& samples, std::size_t batch_size)
+      : samples_(samples), width_(samples.meta.sample_size()), features_(batch_size * width_), labels_(batch_size) {}
+
+  // Copies samples order[first, first + n) into one contiguous batch.
+  void assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t sample = order[first + i];
+      std::memcpy(features_.data() + i * width_, samples_.features.data() + sample * width_, width_ * sizeof(float));
+      labels_[i] = samples_.labels[sample];
+    }
+  }
+  std::span<const float> features(std::size_t n) const { return {features_.data(), n * width_}; }
+  std::span<const std::int32_t> labels(std::size_t n) const { return {labels_.data(), n}; }
+
+ private:
+  const data::Samples& samples_;
+  std::size_t width_;
+  std::vector<float> features_;
+  std::vector<std::int32_t> labels_;
+};
+
+void report_pass(const JobContext& job, int pass, const PassTotals& totals, double pass_seconds,
+                 const ps::StalenessStats& staleness, const Evaluation& evaluation) {
+  const double steps = std::max(totals.steps, 1.0);
+  const double train_loss = totals.loss_sum / std::max(totals.samples, 1.0);
+  const double samples_per_sec = totals.samples / std::max(pass_seconds, 1e-9);
+  const int trainers = job.layout.trainers;
+  // Per-step times are averaged over trainers and steps.
+  const auto per_step = [&](double seconds) { return seconds / steps; };
+  log_info("pass ", pass, ": train_loss ", train_loss, " train_accuracy ", totals.correct / std::max(totals.samples, 1.0),
+           " test_loss ", evaluation.loss, " test_accuracy ", evaluation.accuracy, " samples/s ",
+           static_cast<long long>(samples_per_sec), " elapsed ", job.elapsed_seconds(), "s",
+           job.layout.pservers > 0 ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3,
+                                         " ms push ", per_step(totals.push_seconds) * 1e3, " ms barrier ",
+                                         per_step(totals.sync_seconds) * 1e3, " ms pull ",
+                                         per_step(totals.pull_seconds) * 1e3, " ms | staleness mean ",
+                                         staleness.mean(), " max ", staleness.max)
+                                   : std::string());
+  JsonLine line;
+  line.add("pass", std::int64_t{pass})
+      .add("train_loss", train_loss)
+      .add("train_accuracy", totals.correct / std::max(totals.samples, 1.0))
+      .add("test_loss", evaluation.loss)
+      .add("test_accuracy", evaluation.accuracy)
+      .add("samples_per_sec", samples_per_sec)
+      .add("pass_seconds", pass_seconds)
+      .add("elapsed_s", job.elapsed_seconds())
+      .add("mode", job.layout.pservers == 0 ? std::string("local") : to_string(job.config.mode))
+      .add("trainers", std::int64_t{trainers})
+      .add("pservers", std::int64_t{job.layout.pservers})
+      .add("batch_size", static_cast<std::int64_t>(job.config.batch_size))
+      .add("samples", static_cast<std::int64_t>(totals.samples))
+      .add("steps_per_trainer", totals.steps / trainers)
+      .add("compute_s_per_step", per_step(totals.compute_seconds))
+      .add("push_s_per_step", per_step(totals.push_seconds))
+      .add("barrier_s_per_step", per_step(totals.sync_seconds))
+      .add("pull_s_per_step", per_step(totals.pull_seconds))
+      .add("staleness_mean", staleness.mean())
+      .add("staleness_p50", staleness.percentile(0.5))
+      .add("staleness_p95", staleness.percentile(0.95))
+      .add("staleness_max", staleness.max)
+      .add_array("staleness_histogram",
+                 std::vector<std::int64_t>(staleness.histogram.begin(),
+                                           staleness.histogram.begin() + std::min<std::int64_t>(staleness.max + 1,
+                                                                                                 ps::StalenessStats::kBuckets)));
+  append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
+}
+
+}  // namespace
+
+void run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
+                 const data::Samples& samples, const std::optional<data::Samples>& test) {
+  const TrainConfig& config = job.config;
+  const int trainer = job.layout.trainer_index;
+  const std::size_t sample_count = samples.labels.size();
+  const std::int64_t steps = job.data.steps_per_pass(trainer, config.batch_size, job.sync());
+
+  std::vector<float> parameters(model.parameter_count());
+  std::vector<float> gradient(model.parameter_count());
+  exchange.start(parameters);
+  model.set_parameters(parameters);
+  BatchAssembler batch(samples, config.batch_size);
+
+  for (int pass = 0; pass < config.passes; ++pass) {
+    const auto pass_start = Clock::now();
+    const std::vector<std::uint32_t> order = pass_order(sample_count, config.seed, pass, trainer, config.shuffle);
+    exchange.timers() = {};
+    exchange.staleness() = {};
+    PassTotals totals;
+    for (std::int64_t step = 0; step < steps; ++step) {
+      const std::size_t first = std::min(sample_count, static_cast<std::size_t>(step) * config.batch_size);
+      const std::size_t n = std::min(config.batch_size, sample_count - first);
+      const auto compute_start = Clock::now();
+      if (n > 0) {
+        batch.assemble(order, first, n);
+        const nn::BatchResult result = model.train_batch(batch.features(n), batch.labels(n), n);
+        if (!std::isfinite(result.loss_sum)) {
+          throw Error(ExitCode::kDiverged,
+                      cat("training diverged: the loss became ", result.loss_sum, " at pass ", pass, " step ", step,
+                          " on trainer ", trainer, " (lower --lr, or check the data)"));
+        }
+        model.get_gradients(gradient);
+        totals.loss_sum += result.loss_sum;
+        totals.correct += static_cast<double>(result.correct);
+        totals.samples += static_cast<double>(n);
+      } else {
+        std::ranges::fill(gradient, 0.0f);
+      }
+      totals.compute_seconds += seconds_since(compute_start);
+      exchange.step(gradient, n, parameters);
+      model.set_parameters(parameters);
+      if (config.log_every_steps > 0 && (step + 1) % static_cast<std::int64_t>(config.log_every_steps) == 0) {
+        log_info("pass ", pass, " step ", step + 1, "/", steps, " loss ", totals.loss_sum / std::max(totals.samples, 1.0));
+      }
+    }
+    exchange.finish_pass(parameters);
+    model.set_parameters(parameters);
+    const double pass_seconds_local = seconds_since(pass_start);
+    totals.steps = static_cast<double>(steps);
+    totals.push_seconds = exchange.timers().push_seconds;
+    totals.sync_seconds = exchange.timers().sync_seconds;
+    totals.pull_seconds = exchange.timers().pull_seconds;
+
+    // Agree on the pass's numbers: sums over trainers, the slowest trainer's time, the merged staleness.
+    PassTotals sum;
+    double pass_seconds = 0;
+    ps::StalenessStats staleness;
+    constexpr int kFields = sizeof(PassTotals) / sizeof(double);
+    MPI_CHECK(MPI_Reduce(&totals, &sum, kFields, MPI_DOUBLE, MPI_SUM, 0, trainers));
+    MPI_CHECK(MPI_Reduce(&pass_seconds_local, &pass_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, trainers));
+    const ps::StalenessStats& mine = exchange.staleness();
+    MPI_CHECK(MPI_Reduce(mine.histogram.data(), staleness.histogram.data(), ps::StalenessStats::kBuckets, MPI_INT64_T,
+                         MPI_SUM, 0, trainers));
+    MPI_CHECK(MPI_Reduce(&mine.count, &staleness.count, 1, MPI_INT64_T, MPI_SUM, 0, trainers));
+    MPI_CHECK(MPI_Reduce(&mine.sum, &staleness.sum, 1, MPI_INT64_T, MPI_SUM, 0, trainers));
+    MPI_CHECK(MPI_Reduce(&mine.max, &staleness.max, 1, MPI_INT64_T, MPI_MAX, 0, trainers));
+
+    if (job.layout.is_lead_trainer()) {
+      const Evaluation evaluation = evaluate(model, *test, config.eval_batch_size);
+      if (!std::isfinite(evaluation.loss)) {
+        throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
+                                             pass, " (lower --lr)"));
+      }
+      checkpoint::write_pass_folder(config.output_dir, pass, model.parameters(), parameters);
+      report_pass(job, pass, sum, pass_seconds, staleness, evaluation);
+    }
+    // Nobody starts the next pass's clock while the lead is still evaluating and writing.
+    MPI_CHECK(MPI_Barrier(trainers));
+  }
+  exchange.finish();
+}
+
+}  // namespace pstrain::train

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what pstrain needs from Debian (as root, or through sudo) and builds it into build/.
+# Idempotent: packages already present are skipped by apt, the build is incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libboost-program-options-dev
+          libopenblas-dev zlib1g-dev libgtest-dev dataset-fashion-mnist python3)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" > build-configure.log 2>&1 \
+  || { cat build-configure.log; exit 1; }
+cmake --build build -j "$(nproc)"

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One bad input per call: the job must end within 10 s with a non-zero exit on every rank, print one message
+# naming the problem, leave no rank running, and leave existing pass folders untouched.
+source "$(dirname "$0")/common.sh"
+np=$1 path=$2 case=$3
+work=$(new_work_dir "bad_input_${case}_np${np}_${path}")
+data="$DATA_DIR"
+out="$work/out"
+extra=()
+envs=()
+expect=""
+
+bad_data_dir() {  # a copy of the real data with one shard replaced by $1 (a command writing to $2)
+  mkdir -p "$work/data"
+  cp "$DATA_DIR"/*.h5 "$work/data/"
+  data="$work/data"
+}
+
+case "$case" in
+  unknown_flag) extra=(--bogus-flag 1); expect="bogus-flag" ;;
+  unknown_env) envs=(PSTRAIN_BOGUS_SETTING=1); expect="PSTRAIN_BOGUS_SETTING" ;;
+  zero_batch) extra=(--batch-size 0); expect="--batch-size" ;;
+  text_batch) extra=(--batch-size many); expect="batch-size" ;;
+  negative_lr) extra=(--lr -0.1); expect="--lr" ;;
+  nan_lr) extra=(--lr nan); expect="--lr" ;;
+  zero_passes) extra=(--passes 0); expect="--passes" ;;
+  impossible_layout) extra=(--num-pservers "$np"); expect="num-pservers" ;;
+  missing_data) data="$work/no-such-folder"; expect="no-such-folder" ;;
+  garbage_shard)
+    bad_data_dir; head -c 100000 /dev/urandom > "$data/train-00001.h5"; expect="train-00001.h5" ;;
+  truncated_shard)
+    bad_data_dir; truncate -s $(($(stat -c %s "$data/train-00000.h5") / 2)) "$data/train-00000.h5"
+    expect="train-00000.h5" ;;
+  width_mismatch)
+    bad_data_dir; "$TOOLS_DIR/make_shard" "$data/train-00002.h5" 100 10 64 1; expect="features" ;;
+  label_out_of_range)
+    bad_data_dir; "$TOOLS_DIR/make_shard" "$data/train-00000.h5" 784 10 64 10; expect="label" ;;
+  unwritable_output) echo "a file" > "$work/file"; out="$work/file/out"; expect="$work/file/out" ;;
+  existing_output) mkdir -p "$out"; cp -r "$REFERENCE_PASS" "$out/pass-00000"; expect="already holds" ;;
+  nan_loss) extra=(--lr 1e12 --optimizer sgd); expect="diverged" ;;
+  *) fail "unknown case $case" ;;
+esac
+
+
+before=$(cd "$(dirname "$REFERENCE_PASS")" && find "$(basename "$REFERENCE_PASS")" -type f -exec sha256sum {} + | sort)
+start=$(date +%s.%N)
+set +e
+env "${envs[@]}" timeout -k 2 10 mpirun --oversubscribe --bind-to none -np "$np" \
+  $( [ "$path" = tcp ] && echo --mca btl tcp,self --mca osc pt2pt ) \
+  "$BIN_DIR/pstrain" --data-dir "$data" --output-dir "$out" --passes 2 --batch-size 32 --hidden 32 \
+  --init-from "$REFERENCE_PASS" "${extra[@]}" > "$work/stdout" 2> "$work/stderr"
+code=$?
+set -e
+elapsed=$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")
+cat "$work/stderr"
+[ "$code" -ne 0 ] || fail "exit code 0 for $case"
+[ "$code" -ne 124 ] && [ "$code" -ne 137 ] || fail "$case: still running after 10 s (timeout)"
+grep -q -- "$expect" "$work/stderr" || fail "$case: stderr does not mention '$expect'"
+if [ "$case" != nan_loss ]; then
+  # Errors found before training are agreed on by all ranks: exactly one message, not one per rank.
+  [ "$(grep -c 'pstrain: error:' "$work/stderr")" -eq 1 ] || fail "$case: expected exactly one error message"
+fi
+if pgrep -f -- "$work" > /dev/null; then pkill -9 -f -- "$work"; fail "$case: ranks still running after exit"; fi
+after=$(cd "$(dirname "$REFERENCE_PASS")" && find "$(basename "$REFERENCE_PASS")" -type f -exec sha256sum {} + | sort)
+[ "$before" = "$after" ] || fail "$case: the existing pass folder changed"
+if [ "$case" = existing_output ]; then
+  cmp -s "$REFERENCE_PASS/parameters.h5" "$out/pass-00000/parameters.h5" || fail "existing pass folder overwritten"
+fi
+echo "PASS: $case on $np ranks over $path: exit $code after ${elapsed}s"

@@ -1,0 +1,111 @@
+#include "core/options.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "core/error.h"
+
+namespace po = boost::program_options;
+
+namespace pstrain {
+namespace {
+
+po::options_description sample_options() {
+  po::options_description description("test");
+  description.add_options()("batch-size", po::value<int>()->default_value(64), "")(
+      "lr", po::value<double>()->default_value(0.1), "")("mode", po::value<std::string>()->default_value("sync"), "");
+  return description;
+}
+
+struct Args {
+  std::vector<std::string> storage;
+  std::vector<const char*> pointers;
+  explicit Args(std::vector<std::string> args) : storage(std::move(args)) {
+    for (const auto& arg : storage) pointers.push_back(arg.c_str());
+    pointers.push_back(nullptr);
+  }
+  int argc() const { return static_cast<int>(storage.size()); }
+  const char* const* argv() const { return pointers.data(); }
+};
+
+class ConfigFile {
+ public:
+  explicit ConfigFile(const std::string& text)
+      : path_(std::filesystem::temp_directory_path() / ("pstrain-options-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".ini")) {
+    std::ofstream(path_) << text;
+  }
+  ~ConfigFile() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(LayeredOptions, CommandLineBeatsEnvironmentBeatsFile) {
+  const ConfigFile file("batch-size = 8\nlr = 0.5\nmode = async\n");
+  const Args args({"prog", "--config", file.path(), "--batch-size", "32"});
+  const Args environment({"PSTRAIN_BATCH_SIZE=16", "PSTRAIN_LR=0.25", "HOME=/root"});
+  const auto result = parse_layered_options(sample_options(), args.argc(), args.argv(), environment.argv());
+  EXPECT_EQ(result.values["batch-size"].as<int>(), 32);   // command line
+  EXPECT_EQ(result.values["lr"].as<double>(), 0.25);      // environment
+  EXPECT_EQ(result.values["mode"].as<std::string>(), "async");  // file
+}
+
+TEST(LayeredOptions, DefaultsApplyWhenNothingIsSet) {
+  const Args args({"prog"});
+  const Args environment({});
+  const auto result = parse_layered_options(sample_options(), args.argc(), args.argv(), environment.argv());
+  EXPECT_EQ(result.values["batch-size"].as<int>(), 64);
+}
+
+void expect_usage_error(const Args& args, const Args& environment, const std::string& fragment) {
+  try {
+    parse_layered_options(sample_options(), args.argc(), args.argv(), environment.argv());
+    FAIL() << "expected an error mentioning " << fragment;
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
+  }
+}
+
+TEST(LayeredOptions, UnknownFlagIsAnError) {
+  expect_usage_error(Args({"prog", "--bach-size", "3"}), Args({}), "bach-size");
+}
+
+TEST(LayeredOptions, UnknownEnvironmentVariableIsAnError) {
+  expect_usage_error(Args({"prog"}), Args({"PSTRAIN_BACH_SIZE=3"}), "PSTRAIN_BACH_SIZE");
+}
+
+TEST(LayeredOptions, UnknownKeyInFileIsAnError) {
+  const ConfigFile file("bach-size = 8\n");
+  expect_usage_error(Args({"prog", "--config", file.path()}), Args({}), "bach-size");
+}
+
+TEST(LayeredOptions, NonNumericValueIsAnError) {
+  expect_usage_error(Args({"prog", "--batch-size", "lots"}), Args({}), "batch-size");
+}
+
+TEST(LayeredOptions, MissingConfigFileIsAnError) {
+  expect_usage_error(Args({"prog", "--config", "/nonexistent/pstrain.ini"}), Args({}), "/nonexistent/pstrain.ini");
+}
+
+TEST(LayeredOptions, ResolvedIniParsesBackToTheSameValues) {
+  const Args args({"prog", "--batch-size", "48", "--mode", "async"});
+  const auto first = parse_layered_options(sample_options(), args.argc(), args.argv(), Args({}).argv());
+  const ConfigFile file(to_ini(first.values));
+  const auto second =
+      parse_layered_options(sample_options(), 3, Args({"prog", "--config", file.path()}).argv(), Args({}).argv());
+  EXPECT_EQ(second.values["batch-size"].as<int>(), 48);
+  EXPECT_EQ(second.values["mode"].as<std::string>(), "async");
+}
+
+TEST(EnvironmentNames, MapToFlags) {
+  EXPECT_EQ(environment_name_to_option("PSTRAIN_BATCH_SIZE", "PSTRAIN_"), "batch-size");
+  EXPECT_EQ(environment_name_to_option("HOME", "PSTRAIN_"), "");
+}
+
+}  // namespace
+}  // namespace pstrain
