@@ -30,13 +30,13 @@ po::options_description train_options() {
       ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated")
       ("activation", po::value<std::string>()->default_value("relu"), "relu | tanh | sigmoid")
       ("optimizer", po::value<std::string>()->default_value("momentum"), "sgd | momentum | adam")
-      ("lr", po::value<double>()->default_value(0.05), "learning rate")
-      ("momentum", po::value<double>()->default_value(0.9), "momentum coefficient")
-      ("weight-decay", po::value<double>()->default_value(0.0), "L2 weight decay")
+      ("lr", po::value<double>()->default_value(0.05, "0.05"), "learning rate")
+      ("momentum", po::value<double>()->default_value(0.9, "0.9"), "momentum coefficient")
+      ("weight-decay", po::value<double>()->default_value(0.0, "0"), "L2 weight decay")
       ("batch-size", po::value<long long>()->default_value(64), "samples per step, per trainer")
       ("passes", po::value<long long>()->default_value(10), "passes over the training data")
       ("seed", po::value<unsigned long long>()->default_value(1), "seed for initialisation and shuffling")
-      ("shuffle", po::value<bool>()->default_value(true), "reshuffle each trainer's samples every pass")
+      ("shuffle", po::value<bool>()->default_value(true, "true"), "reshuffle each trainer's samples every pass")
       ("eval-batch-size", po::value<long long>()->default_value(1000), "samples per evaluation batch")
       ("log-every-steps", po::value<long long>()->default_value(0), "also log every N steps (0: per pass only)");
   po::options_description all;

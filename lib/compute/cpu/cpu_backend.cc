@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "compute/cpu/vector_math.h"
 #include "core/error.h"
 
 namespace pstrain::compute {
@@ -82,11 +83,10 @@ void CpuBackend::activation_forward(Activation activation, const float* x, float
       for (std::size_t i = 0; i < count; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
       return;
     case Activation::kTanh:
-      for (std::size_t i = 0; i < count; ++i) y[i] = std::tanh(x[i]);
+      for (std::size_t i = 0; i < count; ++i) y[i] = cpu::vector_tanh(x[i]);
       return;
     case Activation::kSigmoid:
-      // exp(-x) overflows to +inf for very negative x, which correctly gives 0.
-      for (std::size_t i = 0; i < count; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+      for (std::size_t i = 0; i < count; ++i) y[i] = cpu::vector_sigmoid(x[i]);
       return;
   }
   PSTRAIN_ASSERT(false, "unknown activation ", static_cast<int>(activation));
@@ -96,7 +96,10 @@ void CpuBackend::activation_backward(Activation activation, const float* y, cons
                                      std::size_t count) {
   switch (activation) {
     case Activation::kRelu:
-      for (std::size_t i = 0; i < count; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+      for (std::size_t i = 0; i < count; ++i) {
+        const float upstream = dy[i];  // loaded unconditionally so the select becomes a vector blend
+        dx[i] = y[i] > 0.0f ? upstream : 0.0f;
+      }
       return;
     case Activation::kTanh:
       for (std::size_t i = 0; i < count; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
