@@ -36,7 +36,8 @@ class FileDescriptor {
     }
   }
   void sync() {
-    if (::fsync(fd_) != 0) throw Error(ExitCode::kOutput, cat("cannot fsync ", path_.string(), ": ", std::strerror(errno)));
+    // EINVAL: this file system cannot sync (some cannot sync folders); there is nothing more to do.
+    if (::fsync(fd_) != 0 && errno != EINVAL) throw Error(ExitCode::kOutput, cat("cannot fsync ", path_.string(), ": ", std::strerror(errno)));
   }
 
  private:

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/files.h"
 #include "data/hdf5_util.h"
 #include "data/shard.h"
 
@@ -34,19 +35,6 @@ class TempFile {
   fs::path path_;
   bool committed_ = false;
 };
-
-// Flushes a file or folder to disk: without it a crash right after the rename can leave a complete-looking
-// name pointing at missing data.
-void sync_path(const fs::path& path, const fs::path& reported) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ExitCode::kOutput, cat("cannot write ", reported.string(), ": ", std::strerror(errno)));
-  const int rc = ::fsync(fd);
-  const int saved = errno;
-  ::close(fd);
-  if (rc != 0 && saved != EINVAL) {  // EINVAL: this file system cannot sync folders; nothing more to do
-    throw Error(ExitCode::kOutput, cat("cannot write ", reported.string(), ": fsync: ", std::strerror(saved)));
-  }
-}
 
 void write_string(H5::H5Object& target, const char* name, const std::string& value) {
   H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
@@ -115,13 +103,13 @@ void write_shard(const fs::path& path, const Samples& samples) {
       throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", hdf5::describe(error)));
     }
   }
-  sync_path(temp.path(), path);
+  fsync_path(temp.path());
   std::error_code ec;
   fs::rename(temp.path(), path, ec);
   if (ec) throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": rename: ", ec.message()));
   temp.commit();
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  sync_path(folder, path);
+  fsync_path(folder);
 }
 
 }  // namespace pstrain::data

@@ -2,13 +2,13 @@
 // cross-entropy on the last. Parameters and gradients are single flat backend buffers laid out as
 // fc1.weight, fc1.bias, fc2.weight, ...; every workspace is allocated once, for spec.max_batch rows, so a
 // training step allocates nothing.
-#include <limits>
 #include <random>
 #include <vector>
 
 #include "core/error.h"
 #include "nn/dense.h"
 #include "nn/initialization.h"
+#include "nn/mlp_layout.h"
 #include "nn/model.h"
 
 namespace pstrain::nn {
@@ -17,41 +17,10 @@ namespace {
 using compute::Backend;
 using compute::Buffer;
 
-std::vector<ParameterInfo> dense_layout(const std::vector<std::size_t>& widths) {
-  std::vector<ParameterInfo> layout;
-  std::size_t offset = 0;
-  for (std::size_t layer = 1; layer < widths.size(); ++layer) {
-    const std::string prefix = cat("fc", layer);
-    const std::size_t inputs = widths[layer - 1];
-    const std::size_t outputs = widths[layer];
-    layout.push_back({prefix + ".weight", {outputs, inputs}, offset, outputs * inputs});
-    offset += outputs * inputs;
-    layout.push_back({prefix + ".bias", {outputs}, offset, outputs});
-    offset += outputs;
-  }
-  return layout;
-}
-
-void validate(const MlpSpec& spec) {
-  constexpr auto kMaxInt = static_cast<std::size_t>(std::numeric_limits<int>::max());
-  if (spec.input_size == 0) throw Error(ExitCode::kUsage, "model input size must be > 0");
-  if (spec.num_classes < 2) throw Error(ExitCode::kUsage, cat("model needs at least 2 classes, got ", spec.num_classes));
-  for (std::size_t width : spec.hidden) {
-    if (width == 0) throw Error(ExitCode::kUsage, "every hidden layer needs at least one unit");
-  }
-  if (spec.max_batch == 0) throw Error(ExitCode::kUsage, "batch size must be > 0");
-  // Backend sizes are BLAS ints; the largest workspace is max_batch rows of the widest layer.
-  std::size_t widest = std::max(spec.input_size, spec.num_classes);
-  for (std::size_t width : spec.hidden) widest = std::max(widest, width);
-  if (spec.max_batch > kMaxInt / widest) {
-    throw Error(ExitCode::kUsage, cat("batch size ", spec.max_batch, " is too large for layers of width ", widest));
-  }
-}
-
 class Mlp final : public Model {
  public:
   Mlp(Backend& backend, const MlpSpec& spec)
-      : backend_(backend), spec_(spec), layout_(dense_layout(layer_widths(spec))) {
+      : backend_(backend), spec_(spec), layout_(dense_parameter_layout(mlp_layer_widths(spec))) {
     parameter_count_ = layout_.back().offset + layout_.back().size;
     parameters_ = Buffer<float>(backend_, parameter_count_);
     gradients_ = Buffer<float>(backend_, parameter_count_);
@@ -60,7 +29,7 @@ class Mlp final : public Model {
     input_ = Buffer<float>(backend_, spec_.max_batch * spec_.input_size);
     labels_ = Buffer<std::int32_t>(backend_, spec_.max_batch);
 
-    const std::vector<std::size_t> widths = layer_widths(spec_);
+    const std::vector<std::size_t> widths = mlp_layer_widths(spec_);
     for (std::size_t layer = 0; layer + 1 < widths.size(); ++layer) {
       const ParameterInfo& weight = layout_[2 * layer];
       const ParameterInfo& bias = layout_[2 * layer + 1];
@@ -143,13 +112,6 @@ class Mlp final : public Model {
     Buffer<float> activated_gradient;  // dL/d activated; hidden layers only
   };
 
-  static std::vector<std::size_t> layer_widths(const MlpSpec& spec) {
-    std::vector<std::size_t> widths{spec.input_size};
-    widths.insert(widths.end(), spec.hidden.begin(), spec.hidden.end());
-    widths.push_back(spec.num_classes);
-    return widths;
-  }
-
   void check_flat_size(std::size_t size, const char* caller) const {
     PSTRAIN_ASSERT(size == parameter_count_, caller, " got ", size, " floats for a model of ", parameter_count_,
                    " parameters");
@@ -215,7 +177,7 @@ class Mlp final : public Model {
 }  // namespace
 
 std::unique_ptr<Model> make_mlp(compute::Backend& backend, const MlpSpec& spec) {
-  validate(spec);
+  validate_mlp_spec(spec);
   return std::make_unique<Mlp>(backend, spec);
 }
 
