@@ -15,5 +15,5 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 mpirun --oversubscribe --bind-to none -np "$np" build/bin/pstrain \
   --data-dir "$data" --output-dir "$output" --mode "${MODE:-sync}" --passes "${PASSES:-10}" \
-  --hidden 256,128 --batch-size 64 --optimizer momentum --lr 0.05 --momentum 0.9
+  --hidden 256,128 --batch-size 64 --optimizer momentum --lr 0.05 --momentum 0.9 --lr-schedule cosine
 echo "outputs in $output (metrics.jsonl, pass-NNNNN/, node_<rank>/)"

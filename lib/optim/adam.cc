@@ -10,8 +10,7 @@ namespace {
 class Adam final : public OptimizerBase {
  public:
   Adam(const OptimizerConfig& config, std::size_t size)
-      : OptimizerBase(size),
-        learning_rate_(config.learning_rate),
+      : OptimizerBase(config, size),
         beta1_(config.beta1),
         beta2_(config.beta2),
         epsilon_(config.epsilon),
@@ -23,6 +22,7 @@ class Adam final : public OptimizerBase {
 
   void step(std::span<float> parameters, std::span<const float> gradients) override {
     const std::uint64_t t = begin_step(parameters, gradients);
+    const float learning_rate = this->learning_rate();
     // The bias corrections are per-step scalars; computing them in double keeps 1 - b^t accurate when b^t is
     // close to 1 (early steps with b2 = 0.999).
     const auto t_as_double = static_cast<double>(t);
@@ -34,14 +34,13 @@ class Adam final : public OptimizerBase {
       v_[i] = beta2_ * v_[i] + (1.0f - beta2_) * gradient * gradient;
       const float m_hat = m_[i] * inverse_correction1;
       const float v_hat = v_[i] * inverse_correction2;
-      parameters[i] -= learning_rate_ * m_hat / (std::sqrt(v_hat) + epsilon_);
+      parameters[i] -= learning_rate * m_hat / (std::sqrt(v_hat) + epsilon_);
     }
   }
 
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"m", &m_}, {"v", &v_}}; }
 
  private:
-  float learning_rate_;
   float beta1_;
   float beta2_;
   float epsilon_;

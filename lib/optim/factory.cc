@@ -1,4 +1,5 @@
 // make_optimizer: validates the user's configuration once, here, so each optimizer can trust it.
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -31,11 +32,21 @@ void validate(const OptimizerConfig& config) {
 
 }  // namespace
 
+float scheduled_learning_rate(const OptimizerConfig& config, std::uint64_t update) {
+  if (config.schedule != "cosine" || config.total_updates == 0) return config.learning_rate;
+  const double progress = std::min(1.0, static_cast<double>(update > 0 ? update - 1 : 0) /
+                                            static_cast<double>(config.total_updates));
+  return static_cast<float>(0.5 * config.learning_rate * (1.0 + std::cos(M_PI * progress)));
+}
+
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::size_t size) {
   if (config.kind != "sgd" && config.kind != "momentum" && config.kind != "adam") {
     throw Error(ExitCode::kUsage, cat("unknown optimizer '", config.kind, "' (expected sgd, momentum or adam)"));
   }
   validate(config);
+  if (config.schedule != "constant" && config.schedule != "cosine") {
+    throw Error(ExitCode::kUsage, cat("--lr-schedule '", config.schedule, "' is not one of constant, cosine"));
+  }
   if (config.kind == "sgd") return make_sgd(config, size);
   if (config.kind == "momentum") return make_momentum(config, size);
   return make_adam(config, size);

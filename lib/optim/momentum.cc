@@ -7,8 +7,7 @@ namespace {
 class Momentum final : public OptimizerBase {
  public:
   Momentum(const OptimizerConfig& config, std::size_t size)
-      : OptimizerBase(size),
-        learning_rate_(config.learning_rate),
+      : OptimizerBase(config, size),
         momentum_(config.momentum),
         weight_decay_(config.weight_decay),
         velocity_(size, 0.0f) {}
@@ -17,18 +16,18 @@ class Momentum final : public OptimizerBase {
 
   void step(std::span<float> parameters, std::span<const float> gradients) override {
     begin_step(parameters, gradients);
+    const float learning_rate = this->learning_rate();
     for (std::size_t i = 0; i < parameters.size(); ++i) {
       const float gradient = gradients[i] + weight_decay_ * parameters[i];
       // With v starting at 0 the first step gives v = g', which is what PyTorch does explicitly.
       velocity_[i] = momentum_ * velocity_[i] + gradient;
-      parameters[i] -= learning_rate_ * velocity_[i];
+      parameters[i] -= learning_rate * velocity_[i];
     }
   }
 
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"velocity", &velocity_}}; }
 
  private:
-  float learning_rate_;
   float momentum_;
   float weight_decay_;
   std::vector<float> velocity_;

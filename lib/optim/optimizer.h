@@ -2,6 +2,7 @@
 // Optimizers over plain host spans: a server shard runs one on its slice, a local (single-rank) trainer on
 // the whole flat vector. Each call to step() is one update with an already-averaged gradient.
 //
+// lr below is the scheduled learning rate of the update (see OptimizerConfig::schedule).
 //   sgd:      g' = g + wd*w;                                   w -= lr * g'
 //   momentum: g' = g + wd*w;  v = mu*v + g';                   w -= lr * v            (PyTorch's form)
 //   adam:     g' = g + wd*w;  m = b1*m + (1-b1)g'; v = b2*v + (1-b2)g'^2;
@@ -23,7 +24,14 @@ struct OptimizerConfig {
   float beta1 = 0.9f;
   float beta2 = 0.999f;
   float epsilon = 1e-8f;
+  // Learning-rate schedule over the optimizer's own updates: "constant", or "cosine" from learning_rate at the
+  // first update down to 0 after total_updates (then it stays at 0).
+  std::string schedule = "constant";
+  std::uint64_t total_updates = 0;
 };
+
+// The learning rate of update number `update` (1-based) under `config`'s schedule.
+float scheduled_learning_rate(const OptimizerConfig& config, std::uint64_t update);
 
 class Optimizer {
  public:

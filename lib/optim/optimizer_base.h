@@ -12,7 +12,7 @@ namespace pstrain::optim {
 
 class OptimizerBase : public Optimizer {
  public:
-  explicit OptimizerBase(std::size_t size) : size_(size) {}
+  OptimizerBase(const OptimizerConfig& config, std::size_t size) : config_(config), size_(size) {}
   std::uint64_t steps_taken() const override { return steps_; }
   void set_steps_taken(std::uint64_t steps) override { steps_ = steps; }
 
@@ -21,8 +21,11 @@ class OptimizerBase : public Optimizer {
   // step count (1 on the first call), which Adam's bias correction needs.
   std::uint64_t begin_step(std::span<const float> parameters, std::span<const float> gradients);
   std::size_t size() const { return size_; }
+  // The learning rate of the step begun last.
+  float learning_rate() const { return scheduled_learning_rate(config_, steps_); }
 
  private:
+  OptimizerConfig config_;
   std::size_t size_;
   std::uint64_t steps_ = 0;
 };

@@ -7,22 +7,22 @@ namespace {
 class Sgd final : public OptimizerBase {
  public:
   Sgd(const OptimizerConfig& config, std::size_t size)
-      : OptimizerBase(size), learning_rate_(config.learning_rate), weight_decay_(config.weight_decay) {}
+      : OptimizerBase(config, size), weight_decay_(config.weight_decay) {}
 
   std::string name() const override { return "sgd"; }
 
   void step(std::span<float> parameters, std::span<const float> gradients) override {
     begin_step(parameters, gradients);
+    const float learning_rate = this->learning_rate();
     for (std::size_t i = 0; i < parameters.size(); ++i) {
       const float gradient = gradients[i] + weight_decay_ * parameters[i];
-      parameters[i] -= learning_rate_ * gradient;
+      parameters[i] -= learning_rate * gradient;
     }
   }
 
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {}; }  // stateless
 
  private:
-  float learning_rate_;
   float weight_decay_;
 };
 

@@ -50,19 +50,23 @@ void ShardServer::serve_sync(std::int64_t steps) {
     {
       WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kShared);
       const auto slots = windows_.grads.local();
-      // Weighted by sample count and summed in trainer order: the same bits on every run.
-      std::ranges::fill(summed_, 0.0f);
+      // The average of the trainers' mean gradients weighted by their sample counts, accumulated in trainer
+      // order: the same bits on every run. One pass over each slot.
       float total = 0;
+      for (int trainer = 0; trainer < layout_.trainers; ++trainer) total += slots[trainer * stride + slice_size_];
+      PSTRAIN_ASSERT(total > 0, "no samples in sync step ", step);
+      bool first = true;
       for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
         const float* slot = slots.data() + trainer * stride;
-        const float count = slot[slice_size_];
-        total += count;
-        if (count == 0) continue;
-        for (std::size_t i = 0; i < slice_size_; ++i) summed_[i] += count * slot[i];
+        const float weight = slot[slice_size_] / total;
+        if (weight == 0) continue;
+        if (first) {
+          for (std::size_t i = 0; i < slice_size_; ++i) summed_[i] = weight * slot[i];
+        } else {
+          for (std::size_t i = 0; i < slice_size_; ++i) summed_[i] += weight * slot[i];
+        }
+        first = false;
       }
-      PSTRAIN_ASSERT(total > 0, "no samples in sync step ", step);
-      const float scale = 1.0f / total;
-      for (float& value : summed_) value *= scale;
     }
     apply(summed_);
     stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();

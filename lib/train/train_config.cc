@@ -31,6 +31,7 @@ po::options_description train_options() {
       ("activation", po::value<std::string>()->default_value("relu"), "relu | tanh | sigmoid")
       ("optimizer", po::value<std::string>()->default_value("momentum"), "sgd | momentum | adam")
       ("lr", po::value<double>()->default_value(0.05, "0.05"), "learning rate")
+      ("lr-schedule", po::value<std::string>()->default_value("constant"), "constant | cosine (decays to 0 over the run's updates)")
       ("momentum", po::value<double>()->default_value(0.9, "0.9"), "momentum coefficient")
       ("weight-decay", po::value<double>()->default_value(0.0, "0"), "L2 weight decay")
       ("batch-size", po::value<long long>()->default_value(64), "samples per step, per trainer")
@@ -114,6 +115,7 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
 
   config.optimizer.kind = values["optimizer"].as<std::string>();
   config.optimizer.learning_rate = positive_finite(values, "lr");
+  config.optimizer.schedule = values["lr-schedule"].as<std::string>();
   config.optimizer.momentum = static_cast<float>(values["momentum"].as<double>());
   config.optimizer.weight_decay = static_cast<float>(values["weight-decay"].as<double>());
   config.batch_size = static_cast<std::size_t>(positive(values, "batch-size"));
