@@ -21,6 +21,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // True when buffers are ordinary host memory (the CPU backend): callers may then read and write them in
+  // place instead of copying through copy_to_host / copy_from_host.
+  virtual bool host_accessible() const { return false; }
 
   // Memory (floats and int32 labels), owned through Buffer below.
   virtual void* allocate_bytes(std::size_t bytes) = 0;

@@ -80,6 +80,15 @@ class Mlp final : public Model {
     backend_.copy_to_host(host_out.data(), gradients_.data(), parameter_count_ * sizeof(float));
   }
 
+  std::span<float> host_parameters() override {
+    if (!backend_.host_accessible()) return {};
+    return {parameters_.data(), parameter_count_};
+  }
+  std::span<const float> host_gradients() const override {
+    if (!backend_.host_accessible()) return {};
+    return {gradients_.data(), parameter_count_};
+  }
+
   BatchResult train_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                           std::size_t count) override {
     PSTRAIN_ASSERT(count > 0, "train_batch needs at least one sample");

@@ -41,6 +41,10 @@ class Model {
   virtual void get_parameters(std::span<float> host_out) const = 0;
   virtual void set_parameters(std::span<const float> host_in) = 0;
   virtual void get_gradients(std::span<float> host_out) const = 0;
+  // The flat parameter and gradient buffers themselves when the backend keeps them in host memory, else empty.
+  // Lets a CPU trainer exchange them in place, without two copies of the model per step.
+  virtual std::span<float> host_parameters() { return {}; }
+  virtual std::span<const float> host_gradients() const { return {}; }
 
   // Forward and backward on `count` samples (features host row-major count x input_size()).
   // Afterwards the gradient buffer holds d(mean loss over the batch)/d(parameters).

@@ -133,10 +133,20 @@ void run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
   const std::size_t sample_count = samples.labels.size();
   const std::int64_t steps = job.data.steps_per_pass(trainer, config.batch_size, job.sync());
 
-  std::vector<float> parameters(model.parameter_count());
-  std::vector<float> gradient(model.parameter_count());
+  // The vectors the exchange works on. On a host backend they are the model's own buffers (no copy per
+  // step); otherwise host mirrors copied to and from the device.
+  const bool in_place = !model.host_parameters().empty();
+  std::vector<float> parameter_mirror(in_place ? 0 : model.parameter_count());
+  std::vector<float> gradient_mirror(in_place ? 0 : model.parameter_count());
+  const std::vector<float> no_gradient(model.parameter_count(), 0.0f);  // a sync step without samples
+  const std::span<float> parameters = in_place ? model.host_parameters() : std::span<float>(parameter_mirror);
+  const std::span<const float> gradient =
+      in_place ? model.host_gradients() : std::span<const float>(gradient_mirror);
+  const auto publish_parameters = [&] {
+    if (!in_place) model.set_parameters(parameters);
+  };
   exchange.start(parameters);
-  model.set_parameters(parameters);
+  publish_parameters();
   BatchAssembler batch(samples, config.batch_size);
 
   for (int pass = 0; pass < config.passes; ++pass) {
@@ -157,22 +167,20 @@ void run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
                       cat("training diverged: the loss became ", result.loss_sum, " at pass ", pass, " step ", step,
                           " on trainer ", trainer, " (lower --lr, or check the data)"));
         }
-        model.get_gradients(gradient);
+        if (!in_place) model.get_gradients(gradient_mirror);
         totals.loss_sum += result.loss_sum;
         totals.correct += static_cast<double>(result.correct);
         totals.samples += static_cast<double>(n);
-      } else {
-        std::ranges::fill(gradient, 0.0f);
       }
       totals.compute_seconds += seconds_since(compute_start);
-      exchange.step(gradient, n, parameters);
-      model.set_parameters(parameters);
+      exchange.step(n > 0 ? gradient : std::span<const float>(no_gradient), n, parameters);
+      publish_parameters();
       if (config.log_every_steps > 0 && (step + 1) % static_cast<std::int64_t>(config.log_every_steps) == 0) {
         log_info("pass ", pass, " step ", step + 1, "/", steps, " loss ", totals.loss_sum / std::max(totals.samples, 1.0));
       }
     }
     exchange.finish_pass(parameters);
-    model.set_parameters(parameters);
+    publish_parameters();
     const double pass_seconds_local = seconds_since(pass_start);
     totals.steps = static_cast<double>(steps);
     totals.push_seconds = exchange.timers().push_seconds;

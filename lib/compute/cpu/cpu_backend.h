@@ -19,6 +19,7 @@ class CpuBackend final : public Backend {
   static constexpr std::size_t kAlignment = 64;
 
   std::string name() const override { return "cpu"; }
+  bool host_accessible() const override { return true; }
 
   void* allocate_bytes(std::size_t bytes) override;
   void release_bytes(void* pointer) noexcept override;
