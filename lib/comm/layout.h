@@ -14,6 +14,10 @@ struct WorldLayout {
   Role role = Role::kLocal;
   int shard_index = -1;    // servers: 0..P-1
   int trainer_index = -1;  // trainers and local: 0..T-1
+  // Rank among the ranks of this node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)): chooses the GPU. Never taken
+  // from SLURM_LOCALID and friends, which are wrong under mpirun inside an allocation.
+  int local_rank = 0;
+  int local_size = 1;
 
   bool is_server() const { return role == Role::kServer; }
   bool is_trainer() const { return role != Role::kServer; }

@@ -146,6 +146,8 @@ int run_job(int argc, char** argv) {
   Logger& logger = Logger::instance();
   logger.set_identity(cat("rank ", rank));
   logger.set_console(rank == 0);
+  // Collective, so outside any step that can fail on one rank only.
+  const comm::Communicator node = comm::Communicator::split_shared(MPI_COMM_WORLD);
 
   // Phase 1: configuration, identical on every rank.
   JobContext job;
@@ -169,6 +171,8 @@ int run_job(int argc, char** argv) {
     }
     job.config = resolve_train_config(options.values);
     job.layout = comm::make_layout(rank, mpi.world_size(), job.config.num_pservers);
+    job.layout.local_rank = node.rank();
+    job.layout.local_size = node.size();
     optim::make_optimizer(job.config.optimizer, 0);  // validates the optimizer flags on every rank
     resolved_ini = to_ini(options.values);
   });
@@ -199,6 +203,10 @@ int run_job(int argc, char** argv) {
     const fs::path node_dir = job.config.output_dir / cat("node_", rank);
     ensure_writable_folder(node_dir);
     logger.open_file(node_dir / (job.layout.is_server() ? "server.log" : "train.log"));
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ",
+             job.layout.local_size, " on this node");
     backend = compute::make_cpu_backend();
     model = nn::make_mlp(*backend, model_spec(job));
     model->initialize(job.config.seed);
