@@ -1,10 +1,13 @@
 // pstrain: the distributed trainer. Thin main: everything lives in lib/train/job.cc.
+#include <csignal>
 #include <iostream>
 
 #include "core/error.h"
 #include "train/job.h"
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) must give a write error we can report, not kill the rank.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     return pstrain::train::run_job(argc, argv);
   } catch (const pstrain::Error& error) {

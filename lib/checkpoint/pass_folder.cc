@@ -43,9 +43,9 @@ void write_parameters_file(const fs::path& path, const std::vector<nn::Parameter
 }  // namespace
 
 void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<nn::ParameterInfo>& parameters,
-                       std::span<const float> flat) {
+                       std::span<const float> flat, bool replace_existing) {
   const fs::path final_dir = output_dir / pass_folder_name(pass);
-  if (fs::exists(final_dir)) {
+  if (fs::exists(final_dir) && !replace_existing) {
     throw Error(ExitCode::kOutput, cat(final_dir.string(), " already exists; pstrain never replaces a pass folder"));
   }
   const fs::path temporary = output_dir / cat(".", pass_folder_name(pass), ".tmp-", ::getpid());
@@ -56,7 +56,14 @@ void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<n
   try {
     write_parameters_file(temporary / "parameters.h5", parameters, flat);
     write_file_atomically(temporary / "done", cat("pass ", pass, "\n"));
-    fs::rename(temporary, final_dir);
+    if (fs::exists(final_dir)) {  // replace_existing: move the old one aside only now that the new one is whole
+      const fs::path superseded = output_dir / cat(".", pass_folder_name(pass), ".superseded-", ::getpid());
+      fs::rename(final_dir, superseded);
+      fs::rename(temporary, final_dir);
+      fs::remove_all(superseded);
+    } else {
+      fs::rename(temporary, final_dir);
+    }
     fsync_path(output_dir);
   } catch (const fs::filesystem_error& failure) {
     fs::remove_all(temporary, error);

@@ -14,9 +14,11 @@ namespace pstrain::checkpoint {
 
 std::string pass_folder_name(int pass);  // "pass-00003"
 
-// Throws Error(kOutput) when it cannot be written; an existing folder of that name is never replaced.
+// Throws Error(kOutput) when it cannot be written. An existing folder of that name is replaced only with
+// `replace_existing` (a resumed run training that pass again), and then only once the new one is complete.
 void write_pass_folder(const std::filesystem::path& output_dir, int pass,
-                       const std::vector<nn::ParameterInfo>& parameters, std::span<const float> flat);
+                       const std::vector<nn::ParameterInfo>& parameters, std::span<const float> flat,
+                       bool replace_existing = false);
 
 // Reads parameters.h5 of a complete pass folder into the flat layout; every parameter must be present with
 // the declared shape. Throws Error(kInputData) naming the folder and the mismatch.

@@ -36,6 +36,13 @@ std::string cat(const Parts&... parts) {
   return out.str();
 }
 
+// An error every rank has already agreed on and whose message was already printed once: the job ends with its
+// code on every rank without another message and without MPI_Abort.
+class AgreedFailure : public Error {
+ public:
+  explicit AgreedFailure(ExitCode code) : Error(code, "already reported") {}
+};
+
 [[noreturn]] void fail_invariant(const char* expression, const std::string& detail, const char* file, int line);
 
 }  // namespace pstrain

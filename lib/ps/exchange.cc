@@ -23,9 +23,10 @@ class LocalExchange final : public ParameterExchange {
   LocalExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial)
       : optimizer_(std::move(optimizer)), initial_(initial.begin(), initial.end()) {}
   void start(std::span<float> parameters) override { std::ranges::copy(initial_, parameters.begin()); }
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) override {
     if (count > 0) optimizer_->step(parameters, gradient);
   }
+  optim::Optimizer* own_optimizer() override { return optimizer_.get(); }
   void finish_pass(std::span<float>) override {}
   void finish() override {}
 
@@ -38,13 +39,15 @@ class SyncExchange final : public ParameterExchange {
  public:
   explicit SyncExchange(PsClient& client) : client_(client) {}
   void start(std::span<float> parameters) override { client_.pull(parameters); }
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
     auto start = Clock::now();
     client_.push(gradient, static_cast<float>(count));
     timers_.push_seconds += seconds_since(start);
     start = Clock::now();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // all slots written
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // servers updated
+    int agreed = 0;                          // servers updated; control flags agreed (ShardServer::sync_step)
+    MPI_CHECK(MPI_Allreduce(&flags, &agreed, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD));
+    flags = agreed;
     timers_.sync_seconds += seconds_since(start);
     start = Clock::now();
     client_.pull(parameters);
@@ -69,7 +72,7 @@ class AsyncExchange final : public ParameterExchange {
 
   void start(std::span<float> parameters) override { client_.pull(parameters); }
 
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) override {
     // Like PaddlePaddle's async trainer: send the gradient, wait for the shards to apply it (never for the other
     // trainers), then fetch whatever the parameters are now. Waiting for our own update keeps the staleness to
     // the other trainers' pushes and frees the slot for the next step.

@@ -34,6 +34,12 @@ struct ExchangeTimers {
   double pull_seconds = 0;  // getting parameters
 };
 
+// Control decisions every rank must take together at a sync step boundary; agreed by OR over all ranks.
+enum StepFlags : int {
+  kCheckpointNow = 1,         // write a checkpoint after this step
+  kStopAfterCheckpoint = 2,   // ... then end the job cleanly (SIGTERM / SIGUSR1)
+};
+
 class ParameterExchange {
  public:
   virtual ~ParameterExchange() = default;
@@ -41,12 +47,18 @@ class ParameterExchange {
   virtual void start(std::span<float> parameters) = 0;
   // `gradient` is d(mean loss)/d(parameters) over `count` samples; on return `parameters` holds what to compute
   // the next step on. count may be 0 (a trainer with no samples left in a sync step still takes part).
-  virtual void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters) = 0;
+  // `flags` (StepFlags) go in with this rank's wishes and come out agreed where the mode has a common step
+  // boundary (sync: OR over every rank; local: unchanged); async leaves them untouched.
+  virtual void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters,
+                    int& flags) = 0;
   // Collective over the trainers: afterwards every trainer holds the same parameters, including every update of
   // the pass.
   virtual void finish_pass(std::span<float> parameters) = 0;
   // Training is over (servers may stop).
   virtual void finish() = 0;
+
+  // The optimizer this exchange runs itself (local training), whose state a checkpoint must hold; else null.
+  virtual optim::Optimizer* own_optimizer() { return nullptr; }
 
   ExchangeTimers& timers() { return timers_; }
   StalenessStats& staleness() { return staleness_; }

@@ -41,10 +41,10 @@ void ShardServer::apply(std::span<const float> gradient) {
   ++stats_.updates;
 }
 
-void ShardServer::serve_sync(std::int64_t steps) {
+int ShardServer::sync_step(int flags) {
   const int self = layout_.world_rank;
   const std::size_t stride = slot_stride(slice_size_);
-  for (std::int64_t step = 0; step < steps; ++step) {
+  {
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // every trainer's slot is complete
     const auto start = Clock::now();
     {
@@ -54,7 +54,7 @@ void ShardServer::serve_sync(std::int64_t steps) {
       // order: the same bits on every run. One pass over each slot.
       float total = 0;
       for (int trainer = 0; trainer < layout_.trainers; ++trainer) total += slots[trainer * stride + slice_size_];
-      PSTRAIN_ASSERT(total > 0, "no samples in sync step ", step);
+      PSTRAIN_ASSERT(total > 0, "no samples in sync update ", version_ + 1);
       bool first = true;
       for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
         const float* slot = slots.data() + trainer * stride;
@@ -70,8 +70,37 @@ void ShardServer::serve_sync(std::int64_t steps) {
     }
     apply(summed_);
     stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // parameters of this step are published
   }
+  int agreed = 0;  // doubles as the barrier after which the parameters of this step are published
+  MPI_CHECK(MPI_Allreduce(&flags, &agreed, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD));
+  return agreed;
+}
+
+SliceState ShardServer::export_state() {
+  SliceState state;
+  {
+    WindowLock lock(windows_.params.handle(), layout_.world_rank, WindowLock::Mode::kShared);
+    const auto slice = windows_.params.local().subspan(kParamsHeader, slice_size_);
+    state.parameters.assign(slice.begin(), slice.end());
+  }
+  for (const auto& [name, values] : optimizer_->state()) state.optimizer.emplace_back(name, *values);
+  state.optimizer_steps = optimizer_->steps_taken();
+  return state;
+}
+
+void ShardServer::import_state(const ShardPlan& plan, std::span<const float> parameters,
+                               const std::vector<std::pair<std::string, std::vector<float>>>& optimizer,
+                               std::uint64_t steps) {
+  {
+    WindowLock lock(windows_.params.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
+    plan.gather(layout_.shard_index, parameters, windows_.params.local().subspan(kParamsHeader, slice_size_));
+  }
+  for (const auto& [name, target] : optimizer_->state()) {
+    const auto found = std::find_if(optimizer.begin(), optimizer.end(), [&](const auto& entry) { return entry.first == name; });
+    PSTRAIN_ASSERT(found != optimizer.end(), "checkpoint lacks optimizer state ", name);
+    plan.gather(layout_.shard_index, found->second, *target);
+  }
+  optimizer_->set_steps_taken(steps);
 }
 
 void ShardServer::serve_async(std::chrono::microseconds poll_interval) {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -13,6 +15,14 @@
 #include "ps/windows.h"
 
 namespace pstrain::ps {
+
+// A shard's share of the model state, for checkpoints: its slice of the parameters and of every optimizer state
+// vector, in the shard's local order (see ShardPlan).
+struct SliceState {
+  std::vector<float> parameters;
+  std::vector<std::pair<std::string, std::vector<float>>> optimizer;
+  std::uint64_t optimizer_steps = 0;
+};
 
 struct ServerStats {
   std::int64_t updates = 0;
@@ -25,11 +35,18 @@ class ShardServer {
   ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout,
               std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial);
 
-  // Sync: `steps` rounds of [barrier, sum slots in trainer order, one update, barrier].
-  void serve_sync(std::int64_t steps);
+  // Sync: one round of [barrier, sum slots in trainer order, one update, flag agreement]. The second meeting is an
+  // MPI_Allreduce(BOR) of `flags` instead of a plain barrier, so control decisions (checkpoint now, stop) ride on
+  // it for free; returns the agreed flags.
+  int sync_step(int flags);
   // Async: applies each trainer's push as its own update until every trainer announced it is done. Between
   // polls that found nothing it sleeps `poll_interval`, so it neither burns a core nor delays a trainer longer.
   void serve_async(std::chrono::microseconds poll_interval);
+
+  SliceState export_state();
+  // Takes this shard's slices of a full model state (flat parameters and optimizer vectors, model layout).
+  void import_state(const ShardPlan& plan, std::span<const float> parameters,
+                    const std::vector<std::pair<std::string, std::vector<float>>>& optimizer, std::uint64_t steps);
 
   const ServerStats& stats() const { return stats_; }
   std::int64_t version() const { return version_; }

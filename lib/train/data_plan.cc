@@ -46,6 +46,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers) {
     const std::size_t trainer = index % static_cast<std::size_t>(trainers);
     plan.trainer_shards[trainer].push_back(index);
     plan.trainer_samples[trainer] += meta.sample_count;
+    plan.shard_samples.push_back(meta.sample_count);
   }
   for (int trainer = 0; trainer < trainers; ++trainer) {
     if (plan.trainer_samples[trainer] == 0) {

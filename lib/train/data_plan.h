@@ -15,6 +15,7 @@ struct DataPlan {
   data::ShardMeta meta;                               // of the test shard: shape and classes shared by all
   std::vector<std::vector<std::size_t>> trainer_shards;  // trainer t reads the shards whose index is t mod T
   std::vector<std::uint64_t> trainer_samples;
+  std::vector<std::uint64_t> shard_samples;           // samples in each training shard
 
   std::uint64_t total_train_samples() const;
   // Steps trainer t takes per pass: in sync mode every trainer takes the largest count (a trainer that ran out

@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
+#include "checkpoint/checkpoint.h"
 #include "checkpoint/pass_folder.h"
 #include "comm/communicator.h"
 #include "comm/environment.h"
+#include "comm/mpi_check.h"
 #include "core/files.h"
 #include "core/log.h"
 #include "core/options.h"
@@ -15,6 +19,8 @@
 #include "ps/exchange.h"
 #include "ps/server.h"
 #include "ps/shard_plan.h"
+#include "train/checkpointing.h"
+#include "train/progress.h"
 #include "train/trainer_loop.h"
 
 extern char** environ;
@@ -41,14 +47,42 @@ std::optional<Failure> attempt(Work&& work) {
 
 void prepare_output_folder(const TrainConfig& config, const std::string& resolved_ini) {
   ensure_writable_folder(config.output_dir);
-  const auto existing = checkpoint::list_pass_folders(config.output_dir);
-  if (!existing.empty()) {
-    throw Error(ExitCode::kUsage,
-                cat(config.output_dir.string(), " already holds ", existing.size(), " pass folder(s) (",
-                    existing.front().filename().string(), " ...); pstrain does not overwrite them: choose a new "
-                    "--output-dir, or start from one with --init-from ", existing.back().string()));
+  if (config.resume.empty()) {
+    const auto checkpoints = checkpoint::list_checkpoints(config.output_dir);
+    if (!checkpoints.empty()) {
+      throw Error(ExitCode::kUsage,
+                  cat(config.output_dir.string(), " already holds checkpoints (newest: ",
+                      checkpoints.front().filename().string(), "): continue that run with --resume auto, or start "
+                      "fresh with a new --output-dir"));
+    }
+    const auto existing = checkpoint::list_pass_folders(config.output_dir);
+    if (!existing.empty()) {
+      throw Error(ExitCode::kUsage,
+                  cat(config.output_dir.string(), " already holds ", existing.size(), " pass folder(s) (",
+                      existing.front().filename().string(), " ...); pstrain does not overwrite them: choose a new "
+                      "--output-dir, or start from one with --init-from ", existing.back().string()));
+    }
+  } else {
+    for (const std::string& stray : checkpoint::remove_stale_temporaries(config.output_dir)) {
+      log_warning("removed ", stray, ", an unfinished checkpoint of an earlier run");
+    }
   }
   write_file_atomically(config.output_dir / "config.ini", resolved_ini);
+}
+
+// On resume, the passes from the checkpoint's on will be trained again: their old metrics lines go (the pass
+// folders are replaced when rewritten).
+void forget_passes_from(const fs::path& output_dir, std::int64_t first_pass) {
+  const fs::path metrics = output_dir / "metrics.jsonl";
+  std::ifstream in(metrics);
+  if (!in) return;
+  std::string kept;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto at = line.find("\"pass\": ");
+    if (at == std::string::npos || std::stoll(line.substr(at + 8)) < first_pass) kept += line + "\n";
+  }
+  write_file_atomically(metrics, kept);
 }
 
 // How many updates each optimizer (every shard's, or the local one) applies over the run: one per sync step,
@@ -98,44 +132,114 @@ std::vector<float> initial_parameters(const JobContext& job, nn::Model& model) {
   return parameters;
 }
 
+// What a rank brings into training once everything is validated.
+struct RunState {
+  data::Samples samples;               // trainers
+  std::optional<data::Samples> test;   // the lead trainer
+  std::vector<float> initial;          // servers and local: the starting parameters (seed or --init-from)
+  std::optional<checkpoint::Checkpoint> resumed;
+  std::unique_ptr<Progress> progress;
+  std::unique_ptr<CheckpointWriter> writer;
+};
+
 std::vector<std::size_t> parameter_sizes(const nn::Model& model) {
   std::vector<std::size_t> sizes;
   for (const auto& parameter : model.parameters()) sizes.push_back(parameter.size);
   return sizes;
 }
 
-void run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPlan& plan,
-                std::span<const float> initial) {
+// The server's side of a sync run, step for step in line with the trainers (see trainer_loop.cc): the same
+// pass and step counts from Progress, the same agreed flags, the same checkpoint calls.
+bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ShardPlan& plan, const Progress& progress,
+                CheckpointWriter& writer) {
+  std::int64_t global_step = progress.first_global_step();
+  const auto save = [&](int pass, std::int64_t step_in_pass) {
+    const ps::SliceState slice = server.export_state();
+    checkpoint::TrainingState state;
+    state.pass = pass;
+    state.step_in_pass = step_in_pass;
+    state.global_step = global_step;
+    state.seed = job.config.seed;
+    writer.save(plan, &slice, {}, state);
+  };
+  for (int pass = progress.first_pass(); pass < job.config.passes; ++pass) {
+    const std::int64_t steps = progress.steps(0, pass);
+    const std::int64_t steps_before = pass == progress.first_pass() ? progress.steps_done_in_first_pass() : 0;
+    int flags = 0;
+    for (std::int64_t step = 0; step < steps; ++step) {
+      flags = server.sync_step(writer.local_flags());
+      ++global_step;
+      if (step + 1 < steps && writer.due(global_step, flags)) {
+        save(pass, steps_before + step + 1);
+        if (flags & ps::kStopAfterCheckpoint) return false;
+      }
+    }
+    save(pass + 1, 0);
+    if (flags & ps::kStopAfterCheckpoint) return pass + 1 >= job.config.passes;
+  }
+  return true;
+}
+
+bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPlan& plan, RunState& run) {
   ps::ShardServer server(windows, plan, job.layout,
-                         optim::make_optimizer(job.config.optimizer, plan.shard_size(job.layout.shard_index)), initial);
+                         optim::make_optimizer(job.config.optimizer, plan.shard_size(job.layout.shard_index)),
+                         run.initial);
+  if (run.resumed) {
+    const checkpoint::ModelState& model = run.resumed->model;
+    server.import_state(plan, model.parameters, model.optimizer_state, model.optimizer_steps);
+  }
   log_info("serving ", plan.shard_size(job.layout.shard_index), " of ", plan.total_size(), " parameters in ",
            plan.segments(job.layout.shard_index).size(), " segments");
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
+  bool completed = true;
   if (job.sync()) {
-    const std::int64_t steps = job.data.steps_per_pass(0, job.config.batch_size, true) * job.config.passes;
-    server.serve_sync(steps);
+    completed = serve_sync(job, server, plan, *run.progress, *run.writer);
   } else {
     server.serve_async(std::chrono::microseconds(job.config.poll_interval_us));
   }
-  log_info("done: ", server.stats().updates, " updates, ", server.stats().busy_seconds, " s busy");
+  log_info(completed ? "done: " : "stopped after a checkpoint: ", server.stats().updates, " updates, ",
+           server.stats().busy_seconds, " s busy");
+  return completed;
 }
 
-void run_distributed(const JobContext& job, nn::Model& model, const std::vector<float>& initial,
-                     const data::Samples& samples, const std::optional<data::Samples>& test) {
+bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, job.layout.is_trainer() ? 0 : MPI_UNDEFINED, job.layout.world_rank);
   const ps::ShardPlan plan(parameter_sizes(model), job.layout.pservers, job.config.block_size);
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
+  bool completed = true;
   if (job.layout.is_server()) {
-    run_server(job, windows, plan, initial);
+    completed = run_server(job, windows, plan, run);
   } else {
     ps::PsClient client(windows, plan, job.layout);
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
     auto exchange = job.sync() ? ps::make_sync_exchange(client) : ps::make_async_exchange(client, trainers.handle(),
                                                         std::chrono::microseconds(job.config.poll_interval_us));
-    run_trainer(job, model, *exchange, trainers.handle(), samples, test);
+    completed = run_trainer(job, model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
+                            {job.sync() ? run.writer.get() : nullptr, &plan});
   }
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // nobody frees windows while another rank still uses them
+  return completed;
+}
+
+bool run_local(const JobContext& job, nn::Model& model, RunState& run) {
+  auto optimizer = optim::make_optimizer(job.config.optimizer, run.initial.size());
+  std::vector<float> initial = run.initial;
+  if (run.resumed) {
+    const checkpoint::ModelState& state = run.resumed->model;
+    initial = state.parameters;
+    for (const auto& [name, target] : optimizer->state()) {
+      const auto found = std::find_if(state.optimizer_state.begin(), state.optimizer_state.end(),
+                                      [&](const auto& entry) { return entry.first == name; });
+      PSTRAIN_ASSERT(found != state.optimizer_state.end(), "checkpoint lacks optimizer state ", name);
+      *target = found->second;
+    }
+    optimizer->set_steps_taken(state.optimizer_steps);
+  }
+  auto exchange = ps::make_local_exchange(std::move(optimizer), initial);
+  const ps::ShardPlan whole(parameter_sizes(model), 1, model.parameter_count());
+  return run_trainer(job, model, *exchange, MPI_COMM_SELF, run.samples, run.test, *run.progress,
+                     {run.writer.get(), &whole});
 }
 
 }  // namespace
@@ -196,9 +300,8 @@ int run_job(int argc, char** argv) {
   // Phase 3: per-rank logs, the model, samples (trainers), test set (lead), starting parameters.
   std::unique_ptr<compute::Backend> backend;
   std::unique_ptr<nn::Model> model;
-  data::Samples samples;
-  std::optional<data::Samples> test;
-  std::vector<float> initial;
+  RunState run;
+  std::string resume_from;
   failure = attempt([&] {
     const fs::path node_dir = job.config.output_dir / cat("node_", rank);
     ensure_writable_folder(node_dir);
@@ -210,11 +313,34 @@ int run_job(int argc, char** argv) {
     backend = compute::make_cpu_backend();
     model = nn::make_mlp(*backend, model_spec(job));
     model->initialize(job.config.seed);
-    if (job.layout.is_trainer()) samples = load_trainer_samples(job);
-    if (job.layout.is_lead_trainer()) test = data::read_shard(job.data.test_shard);
-    if (!job.layout.is_trainer() || job.layout.pservers == 0) initial = initial_parameters(job, *model);
+    if (job.layout.is_trainer()) run.samples = load_trainer_samples(job);
+    if (job.layout.is_lead_trainer()) run.test = data::read_shard(job.data.test_shard);
+    if (!job.layout.is_trainer() || job.layout.pservers == 0) run.initial = initial_parameters(job, *model);
+    if (rank == 0 && !job.config.resume.empty()) {
+      const auto chosen = choose_checkpoint(job, *model);
+      resume_from = chosen ? chosen->string() : "";
+      if (!chosen) log_warning("--resume auto: no complete checkpoint in ", job.config.output_dir.string(), "; starting fresh");
+    }
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
+
+  // Phase 3b: every rank reads the checkpoint rank 0 chose.
+  int length = static_cast<int>(resume_from.size());
+  MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  resume_from.resize(static_cast<std::size_t>(length));
+  MPI_CHECK(MPI_Bcast(resume_from.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD));
+  failure = attempt([&] {
+    if (!resume_from.empty()) {
+      run.resumed = load_checkpoint(job, *model, resume_from);
+      if (rank == 0) forget_passes_from(job.config.output_dir, run.resumed->training.pass);
+    }
+    run.progress = std::make_unique<Progress>(
+        job, run.resumed ? std::optional<checkpoint::TrainingState>(run.resumed->training) : std::nullopt);
+    run.writer = std::make_unique<CheckpointWriter>(job, *model, resolved_ini);
+  });
+  if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
+  const bool checkpointing = job.sync() || job.layout.pservers == 0;
+  if (checkpointing) install_checkpoint_signal_handlers();  // async keeps the default: a signal ends it
   if (job.layout.is_lead_trainer()) {
     log_info("pstrain ", PSTRAIN_VERSION, ": ", job.layout.world_size, " ranks = ", job.layout.pservers,
              " parameter-server shard(s) + ", job.layout.trainers, " trainer(s), mode ",
@@ -222,17 +348,19 @@ int run_job(int argc, char** argv) {
              " parameters, ", job.data.total_train_samples(), " training samples, batch ", job.config.batch_size,
              " per trainer, learning rate per update ", job.config.optimizer.learning_rate, " (",
              job.config.optimizer.schedule, ")");
+    if (run.resumed) {
+      log_info("resuming from ", resume_from, ": pass ", run.resumed->training.pass, ", step ",
+               run.resumed->training.step_in_pass, " of it, global step ", run.resumed->training.global_step);
+    }
   }
 
   // Phase 4: training. From here a failure on one rank cannot be agreed on (others may be inside a barrier or
-  // an RMA epoch), so it ends the whole job.
+  // an RMA epoch), so it ends the whole job, unless every rank already agreed on it (a failed checkpoint).
+  bool completed = true;
   try {
-    if (job.layout.pservers == 0) {
-      auto exchange = ps::make_local_exchange(optim::make_optimizer(job.config.optimizer, initial.size()), initial);
-      run_trainer(job, *model, *exchange, MPI_COMM_SELF, samples, test);
-    } else {
-      run_distributed(job, *model, initial, samples, test);
-    }
+    completed = job.layout.pservers == 0 ? run_local(job, *model, run) : run_distributed(job, *model, run);
+  } catch (const AgreedFailure& failure_everywhere) {
+    return static_cast<int>(failure_everywhere.code());
   } catch (const Error& error) {
     log_error(error.what());
     comm::MpiEnvironment::abort_job(static_cast<int>(error.code()));
@@ -240,7 +368,13 @@ int run_job(int argc, char** argv) {
     log_error("internal error: ", error.what());
     comm::MpiEnvironment::abort_job(static_cast<int>(ExitCode::kInternal));
   }
-  if (job.layout.is_lead_trainer()) log_info("training finished after ", job.elapsed_seconds(), " s");
+  if (job.layout.is_lead_trainer()) {
+    if (completed) {
+      log_info("training finished after ", job.elapsed_seconds(), " s");
+    } else {
+      log_info("stopped on a signal after writing a checkpoint; continue with --resume auto");
+    }
+  }
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "train/train_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -40,8 +41,16 @@ po::options_description train_options() {
       ("shuffle", po::value<bool>()->default_value(true, "true"), "reshuffle each trainer's samples every pass")
       ("eval-batch-size", po::value<long long>()->default_value(1000), "samples per evaluation batch")
       ("log-every-steps", po::value<long long>()->default_value(0), "also log every N steps (0: per pass only)");
+  po::options_description checkpoints("Checkpoints and resume");
+  checkpoints.add_options()
+      ("checkpoint-every-steps", po::value<long long>()->default_value(0), "also checkpoint every N steps (0: off)")
+      ("checkpoint-every-seconds", po::value<double>()->default_value(0, "0"), "also checkpoint every S seconds (0: off)")
+      ("keep-checkpoints", po::value<int>()->default_value(3), "keep the newest N checkpoints (0: all)")
+      ("resume", po::value<std::string>(), "auto (newest complete checkpoint in --output-dir) or a checkpoint folder")
+      ("test-checkpoint-delay-ms", po::value<int>()->default_value(0), "testing only: pause inside checkpoint writes")
+      ("test-step-delay-ms", po::value<int>()->default_value(0), "testing only: pause after every step");
   po::options_description all;
-  all.add(data).add(cluster).add(model);
+  all.add(data).add(cluster).add(model).add(checkpoints);
   return all;
 }
 
@@ -128,6 +137,25 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   const long long log_every = values["log-every-steps"].as<long long>();
   if (log_every < 0) throw Error(ExitCode::kUsage, "--log-every-steps must be >= 0");
   config.log_every_steps = static_cast<std::size_t>(log_every);
+
+  config.checkpoint_every_steps = values["checkpoint-every-steps"].as<long long>();
+  if (config.checkpoint_every_steps < 0) throw Error(ExitCode::kUsage, "--checkpoint-every-steps must be >= 0");
+  config.checkpoint_every_seconds = values["checkpoint-every-seconds"].as<double>();
+  if (!std::isfinite(config.checkpoint_every_seconds) || config.checkpoint_every_seconds < 0) {
+    throw Error(ExitCode::kUsage, "--checkpoint-every-seconds must be a finite number >= 0");
+  }
+  config.keep_checkpoints = values["keep-checkpoints"].as<int>();
+  if (config.keep_checkpoints < 0) throw Error(ExitCode::kUsage, "--keep-checkpoints must be >= 0");
+  if (values.count("resume")) {
+    config.resume = values["resume"].as<std::string>();
+    if (config.resume.empty()) throw Error(ExitCode::kUsage, "--resume needs 'auto' or a checkpoint folder");
+  }
+  config.test_checkpoint_delay_ms = std::max(0, values["test-checkpoint-delay-ms"].as<int>());
+  config.test_step_delay_ms = std::max(0, values["test-step-delay-ms"].as<int>());
+  if (config.mode == Mode::kAsync && (config.checkpoint_every_steps > 0 || config.checkpoint_every_seconds > 0)) {
+    throw Error(ExitCode::kUsage, "--checkpoint-every-steps/--checkpoint-every-seconds are not supported with "
+                                  "--mode async yet (sync and local training checkpoint; async resumes from them)");
+  }
   return config;
 }
 

@@ -36,6 +36,14 @@ struct TrainConfig {
   int poll_interval_us = 100;
   std::size_t eval_batch_size = 1000;
   std::size_t log_every_steps = 0;  // 0: per-pass lines only
+
+  // Checkpoints (sync and local training): every N steps and/or S seconds, and at the end of every pass.
+  std::int64_t checkpoint_every_steps = 0;
+  double checkpoint_every_seconds = 0;
+  int keep_checkpoints = 3;
+  std::string resume;  // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
+  int test_checkpoint_delay_ms = 0;  // test only: pause inside a checkpoint write
+  int test_step_delay_ms = 0;        // test only: pause after every step (to stop a run at a chosen time)
 };
 
 boost::program_options::options_description train_options();

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "checkpoint/pass_folder.h"
@@ -77,8 +78,10 @@ class BatchAssembler {
   std::vector<std::int32_t> labels_;
 };
 
+// `samples_before` counts the samples of this pass trained before the checkpoint the run resumed from, so that
+// samples + samples_before_resume is the pass's whole sample count.
 void report_pass(const JobContext& job, int pass, const PassTotals& totals, double pass_seconds,
-                 const ps::StalenessStats& staleness, const Evaluation& evaluation) {
+                 const ps::StalenessStats& staleness, const Evaluation& evaluation, std::int64_t samples_before) {
   const double steps = std::max(totals.steps, 1.0);
   const double train_loss = totals.loss_sum / std::max(totals.samples, 1.0);
   const double samples_per_sec = totals.samples / std::max(pass_seconds, 1e-9);
@@ -108,6 +111,7 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
       .add("pservers", std::int64_t{job.layout.pservers})
       .add("batch_size", static_cast<std::int64_t>(job.config.batch_size))
       .add("samples", static_cast<std::int64_t>(totals.samples))
+      .add("samples_before_resume", samples_before)
       .add("steps_per_trainer", totals.steps / trainers)
       .add("compute_s_per_step", per_step(totals.compute_seconds))
       .add("push_s_per_step", per_step(totals.push_seconds))
@@ -126,12 +130,12 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
 
 }  // namespace
 
-void run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
-                 const data::Samples& samples, const std::optional<data::Samples>& test) {
+bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
+                 const data::Samples& samples, const std::optional<data::Samples>& test, const Progress& progress,
+                 const CheckpointSupport& checkpoints) {
   const TrainConfig& config = job.config;
   const int trainer = job.layout.trainer_index;
   const std::size_t sample_count = samples.labels.size();
-  const std::int64_t steps = job.data.steps_per_pass(trainer, config.batch_size, job.sync());
 
   // The vectors the exchange works on. On a host backend they are the model's own buffers (no copy per
   // step); otherwise host mirrors copied to and from the device.
@@ -149,15 +153,53 @@ void run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
   publish_parameters();
   BatchAssembler batch(samples, config.batch_size);
 
-  for (int pass = 0; pass < config.passes; ++pass) {
+  // Sample ids of this trainer's samples (its shards in index order, as load_trainer_samples concatenates them),
+  // and which of them are done in the pass in progress: the part of a checkpoint this trainer owns.
+  std::vector<std::uint64_t> sample_ids;
+  for (const std::size_t shard : job.data.trainer_shards[trainer]) {
+    for (std::uint64_t sample = 0; sample < job.data.shard_samples[shard]; ++sample) {
+      sample_ids.push_back(progress.samples().id(shard, sample));
+    }
+  }
+  PSTRAIN_ASSERT(sample_ids.size() == sample_count, sample_ids.size(), " ids for ", sample_count, " samples");
+  std::vector<std::uint8_t> consumed = progress.consumed_in_first_pass();
+
+  // A checkpoint of the state after `step_in_pass` steps of `pass` (collective with the servers in sync mode).
+  const auto save = [&](int pass, std::int64_t step_in_pass, std::int64_t global_step) {
+    std::optional<ps::SliceState> slice;
+    if (optim::Optimizer* optimizer = exchange.own_optimizer()) {  // local training holds the whole state
+      slice.emplace();
+      slice->parameters.assign(parameters.begin(), parameters.end());
+      for (const auto& [name, values] : optimizer->state()) slice->optimizer.emplace_back(name, *values);
+      slice->optimizer_steps = optimizer->steps_taken();
+    }
+    std::vector<std::uint8_t> mine(consumed.size(), 0);  // only this trainer's own samples
+    for (const std::uint64_t id : sample_ids) mine[id] = consumed[id];
+    checkpoint::TrainingState state;
+    state.pass = pass;
+    state.step_in_pass = step_in_pass;
+    state.global_step = global_step;
+    state.seed = config.seed;
+    checkpoints.writer->save(*checkpoints.plan, slice ? &*slice : nullptr, mine, state);
+  };
+
+  std::int64_t global_step = progress.first_global_step();
+  for (int pass = progress.first_pass(); pass < config.passes; ++pass) {
     const auto pass_start = Clock::now();
-    const std::vector<std::uint32_t> order = pass_order(sample_count, config.seed, pass, trainer, config.shuffle);
+    std::vector<std::uint32_t> order = pass_order(sample_count, config.seed, pass, trainer, config.shuffle);
+    if (pass == progress.first_pass()) {  // resumed mid-pass: what is left, in the pass's own order
+      std::erase_if(order, [&](std::uint32_t local) { return consumed[sample_ids[local]] != 0; });
+    }
+    const std::size_t to_train = order.size();
+    const std::int64_t steps = progress.steps(trainer, pass);
+    const std::int64_t steps_before = pass == progress.first_pass() ? progress.steps_done_in_first_pass() : 0;
     exchange.timers() = {};
     exchange.staleness() = {};
     PassTotals totals;
+    int flags = 0;
     for (std::int64_t step = 0; step < steps; ++step) {
-      const std::size_t first = std::min(sample_count, static_cast<std::size_t>(step) * config.batch_size);
-      const std::size_t n = std::min(config.batch_size, sample_count - first);
+      const std::size_t first = std::min(to_train, static_cast<std::size_t>(step) * config.batch_size);
+      const std::size_t n = std::min(config.batch_size, to_train - first);
       const auto compute_start = Clock::now();
       if (n > 0) {
         batch.assemble(order, first, n);
@@ -171,12 +213,21 @@ void run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
         totals.loss_sum += result.loss_sum;
         totals.correct += static_cast<double>(result.correct);
         totals.samples += static_cast<double>(n);
+        for (std::size_t i = 0; i < n; ++i) consumed[sample_ids[order[first + i]]] = 1;
       }
       totals.compute_seconds += seconds_since(compute_start);
-      exchange.step(n > 0 ? gradient : std::span<const float>(no_gradient), n, parameters);
+      flags = checkpoints.writer ? checkpoints.writer->local_flags() : 0;
+      exchange.step(n > 0 ? gradient : std::span<const float>(no_gradient), n, parameters, flags);
       publish_parameters();
+      ++global_step;
       if (config.log_every_steps > 0 && (step + 1) % static_cast<std::int64_t>(config.log_every_steps) == 0) {
         log_info("pass ", pass, " step ", step + 1, "/", steps, " loss ", totals.loss_sum / std::max(totals.samples, 1.0));
+      }
+      if (config.test_step_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(config.test_step_delay_ms));
+      // Mid-pass checkpoints; the last step of a pass is covered by the end-of-pass checkpoint below.
+      if (checkpoints.writer && step + 1 < steps && checkpoints.writer->due(global_step, flags)) {
+        save(pass, steps_before + step + 1, global_step);
+        if (flags & ps::kStopAfterCheckpoint) return false;
       }
     }
     exchange.finish_pass(parameters);
@@ -207,13 +258,21 @@ void run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
         throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
                                              pass, " (lower --lr)"));
       }
-      checkpoint::write_pass_folder(config.output_dir, pass, model.parameters(), parameters);
-      report_pass(job, pass, sum, pass_seconds, staleness, evaluation);
+      checkpoint::write_pass_folder(config.output_dir, pass, model.parameters(), parameters, !config.resume.empty());
+      const auto& before = progress.consumed_in_first_pass();
+      report_pass(job, pass, sum, pass_seconds, staleness, evaluation,
+                  pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0);
     }
     // Nobody starts the next pass's clock while the lead is still evaluating and writing.
     MPI_CHECK(MPI_Barrier(trainers));
+    if (checkpoints.writer) {
+      std::ranges::fill(consumed, 0);
+      save(pass + 1, 0, global_step);
+      if (flags & ps::kStopAfterCheckpoint) return pass + 1 >= config.passes;
+    }
   }
   exchange.finish();
+  return true;
 }
 
 }  // namespace pstrain::train

@@ -9,13 +9,25 @@
 #include "data/shard.h"
 #include "nn/model.h"
 #include "ps/exchange.h"
+#include "ps/shard_plan.h"
+#include "train/checkpointing.h"
 #include "train/job_context.h"
+#include "train/progress.h"
 
 namespace pstrain::train {
 
+// Checkpointing for this run: none (async mode) or a writer and the plan that splits the model state among the
+// ranks holding it (the server shards, or one shard: the local trainer).
+struct CheckpointSupport {
+  CheckpointWriter* writer = nullptr;
+  const ps::ShardPlan* plan = nullptr;
+};
+
 // `trainers` is the communicator of all trainers (MPI_COMM_SELF when training locally). `test` is set on the
-// lead trainer only. Throws pstrain::Error(kDiverged) on a NaN or Inf loss.
-void run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
-                 const data::Samples& samples, const std::optional<data::Samples>& test);
+// lead trainer only. Returns true when training completed, false when it stopped after a checkpoint on a
+// signal. Throws pstrain::Error(kDiverged) on a NaN or Inf loss.
+bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
+                 const data::Samples& samples, const std::optional<data::Samples>& test, const Progress& progress,
+                 const CheckpointSupport& checkpoints);
 
 }  // namespace pstrain::train

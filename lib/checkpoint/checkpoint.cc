@@ -1,0 +1,264 @@
+#include "checkpoint/checkpoint.h"
+
+#include <unistd.h>
+
+#include <H5Cpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <thread>
+
+#include "checkpoint/manifest.h"
+#include "core/error.h"
+#include "core/files.h"
+
+namespace pstrain::checkpoint {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::regex kCheckpointName("ckpt-[0-9]{10}");
+constexpr const char* kTemporaryPrefix = ".ckpt-tmp-";
+
+std::string checkpoint_name(std::int64_t global_step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "ckpt-%010lld", static_cast<long long>(global_step));
+  return name;
+}
+
+std::string shard_dataset(std::size_t shard) {
+  char name[32];
+  std::snprintf(name, sizeof name, "train-%05zu", shard);
+  return name;
+}
+
+template <typename T>
+void write_attribute(H5::H5Object& target, const char* name, const H5::PredType& type, T value) {
+  target.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, &value);
+}
+
+void write_string_attribute(H5::H5Object& target, const char* name, const std::string& value) {
+  const H5::StrType type(H5::PredType::C_S1, std::max<std::size_t>(value.size(), 1));
+  target.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, value);
+}
+
+template <typename T>
+T read_attribute(const H5::H5Object& source, const char* name, const H5::PredType& type) {
+  T value{};
+  source.openAttribute(name).read(type, &value);
+  return value;
+}
+
+std::string read_string_attribute(const H5::H5Object& source, const char* name) {
+  const H5::Attribute attribute = source.openAttribute(name);
+  std::string value;
+  attribute.read(attribute.getStrType(), value);
+  return value;
+}
+
+void write_tensors(H5::Group& group, const std::vector<nn::ParameterInfo>& parameters, const std::vector<float>& flat) {
+  for (const nn::ParameterInfo& parameter : parameters) {
+    std::vector<hsize_t> dims(parameter.shape.begin(), parameter.shape.end());
+    H5::DataSet dataset =
+        group.createDataSet(parameter.name, H5::PredType::NATIVE_FLOAT, H5::DataSpace(static_cast<int>(dims.size()), dims.data()));
+    dataset.write(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
+  }
+}
+
+std::vector<float> read_tensors(const H5::Group& group, const std::string& where,
+                                const std::vector<nn::ParameterInfo>& parameters, std::size_t flat_size) {
+  std::vector<float> flat(flat_size, 0.0f);
+  for (const nn::ParameterInfo& parameter : parameters) {
+    if (!group.nameExists(parameter.name)) {
+      throw Error(ExitCode::kInputData, cat(where, " has no '", parameter.name, "' (saved from another model)"));
+    }
+    const H5::DataSet dataset = group.openDataSet(parameter.name);
+    const H5::DataSpace space = dataset.getSpace();
+    std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
+    space.getSimpleExtentDims(dims.data());
+    if (dataset.getTypeClass() != H5T_FLOAT ||
+        !std::equal(dims.begin(), dims.end(), parameter.shape.begin(), parameter.shape.end())) {
+      throw Error(ExitCode::kInputData,
+                  cat(where, ": '", parameter.name, "' has another type or shape than this model's (another model?)"));
+    }
+    dataset.read(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
+  }
+  return flat;
+}
+
+void write_model_file(const fs::path& path, const ModelState& model, const std::vector<nn::ParameterInfo>& parameters) {
+  H5::H5File file(path.string(), H5F_ACC_TRUNC);
+  write_attribute(file, "format_version", H5::PredType::NATIVE_UINT32, kFormatVersion);
+  write_string_attribute(file, "optimizer", model.optimizer);
+  write_attribute(file, "optimizer_steps", H5::PredType::NATIVE_UINT64, model.optimizer_steps);
+  H5::Group tensors = file.createGroup("parameters");
+  write_tensors(tensors, parameters, model.parameters);
+  H5::Group optimizer = file.createGroup("optimizer");
+  for (const auto& [name, values] : model.optimizer_state) {
+    H5::Group state = optimizer.createGroup(name);
+    write_tensors(state, parameters, values);
+  }
+}
+
+void write_training_file(const fs::path& path, const TrainingState& training) {
+  H5::H5File file(path.string(), H5F_ACC_TRUNC);
+  write_attribute(file, "pass", H5::PredType::NATIVE_INT64, training.pass);
+  write_attribute(file, "step_in_pass", H5::PredType::NATIVE_INT64, training.step_in_pass);
+  write_attribute(file, "global_step", H5::PredType::NATIVE_INT64, training.global_step);
+  write_attribute(file, "seed", H5::PredType::NATIVE_UINT64, training.seed);
+  H5::Group consumed = file.createGroup("consumed");
+  for (std::size_t shard = 0; shard < training.consumed.size(); ++shard) {
+    const hsize_t count = training.consumed[shard].size();
+    H5::DataSet dataset =
+        consumed.createDataSet(shard_dataset(shard), H5::PredType::NATIVE_UINT8, H5::DataSpace(1, &count));
+    if (count > 0) dataset.write(training.consumed[shard].data(), H5::PredType::NATIVE_UINT8);
+  }
+}
+
+void pause_for_test(const WriteOptions& options) {
+  if (options.test_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options.test_delay_ms));
+}
+
+void prune(const fs::path& output_dir, int keep) {
+  if (keep <= 0) return;
+  const auto existing = list_checkpoints(output_dir);
+  for (std::size_t i = static_cast<std::size_t>(keep); i < existing.size(); ++i) {
+    std::error_code ignored;
+    fs::remove_all(existing[i], ignored);
+  }
+}
+
+}  // namespace
+
+fs::path checkpoints_folder(const fs::path& output_dir) { return output_dir / "checkpoints"; }
+
+fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoint,
+                          const std::vector<nn::ParameterInfo>& parameters, const std::string& config_ini,
+                          const WriteOptions& options) {
+  const fs::path root = checkpoints_folder(output_dir);
+  const fs::path final_dir = root / checkpoint_name(checkpoint.training.global_step);
+  const fs::path temporary = root / cat(kTemporaryPrefix, checkpoint_name(checkpoint.training.global_step), "-",
+                                        ::getpid());
+  std::error_code error;
+  fs::create_directories(temporary, error);
+  if (error) throw Error(ExitCode::kOutput, cat("cannot create ", temporary.string(), ": ", error.message()));
+  try {
+    H5::Exception::dontPrint();
+    try {
+      write_model_file(temporary / "model.h5", checkpoint.model, parameters);
+      pause_for_test(options);
+      write_training_file(temporary / "training.h5", checkpoint.training);
+    } catch (const H5::Exception& failure) {
+      throw Error(ExitCode::kOutput, cat("cannot write checkpoint files in ", temporary.string(), ": ",
+                                         failure.getDetailMsg(), " (disk full?)"));
+    }
+    write_file_atomically(temporary / "config.ini", config_ini);
+    pause_for_test(options);
+    write_manifest(temporary, {"model.h5", "training.h5", "config.ini"});
+    fsync_path(temporary);
+    if (fs::exists(final_dir)) fs::remove_all(final_dir);  // an older, complete copy of the same step
+    fs::rename(temporary, final_dir);
+    fsync_path(root);
+  } catch (const fs::filesystem_error& failure) {
+    fs::remove_all(temporary, error);
+    throw Error(ExitCode::kOutput, cat("cannot publish checkpoint ", final_dir.string(), ": ", failure.what()));
+  } catch (...) {
+    fs::remove_all(temporary, error);
+    throw;
+  }
+  prune(output_dir, options.keep);
+  return final_dir;
+}
+
+Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::ParameterInfo>& parameters,
+                           std::size_t flat_size, const std::string& optimizer,
+                           const std::vector<std::uint64_t>& shard_sizes) {
+  verify_manifest(folder);
+  Checkpoint checkpoint;
+  H5::Exception::dontPrint();
+  const fs::path model_path = folder / "model.h5";
+  try {
+    const H5::H5File file(model_path.string(), H5F_ACC_RDONLY);
+    const auto version = read_attribute<std::uint32_t>(file, "format_version", H5::PredType::NATIVE_UINT32);
+    if (version != kFormatVersion) {
+      throw Error(ExitCode::kInputData, cat(model_path.string(), " has format version ", version, ", expected ",
+                                            kFormatVersion));
+    }
+    checkpoint.model.optimizer = read_string_attribute(file, "optimizer");
+    if (checkpoint.model.optimizer != optimizer) {
+      throw Error(ExitCode::kInputData, cat(folder.string(), " was written with --optimizer ",
+                                            checkpoint.model.optimizer, ", this run uses ", optimizer));
+    }
+    checkpoint.model.optimizer_steps = read_attribute<std::uint64_t>(file, "optimizer_steps", H5::PredType::NATIVE_UINT64);
+    checkpoint.model.parameters = read_tensors(file.openGroup("parameters"), model_path.string(), parameters, flat_size);
+    const H5::Group optimizer_group = file.openGroup("optimizer");
+    for (hsize_t i = 0; i < optimizer_group.getNumObjs(); ++i) {
+      const std::string name = optimizer_group.getObjnameByIdx(i);
+      checkpoint.model.optimizer_state.emplace_back(
+          name, read_tensors(optimizer_group.openGroup(name), model_path.string() + " optimizer " + name, parameters,
+                             flat_size));
+    }
+  } catch (const H5::Exception& failure) {
+    throw Error(ExitCode::kInputData, cat("cannot read ", model_path.string(), ": ", failure.getDetailMsg()));
+  }
+  const fs::path training_path = folder / "training.h5";
+  try {
+    const H5::H5File file(training_path.string(), H5F_ACC_RDONLY);
+    TrainingState& training = checkpoint.training;
+    training.pass = read_attribute<std::int64_t>(file, "pass", H5::PredType::NATIVE_INT64);
+    training.step_in_pass = read_attribute<std::int64_t>(file, "step_in_pass", H5::PredType::NATIVE_INT64);
+    training.global_step = read_attribute<std::int64_t>(file, "global_step", H5::PredType::NATIVE_INT64);
+    training.seed = read_attribute<std::uint64_t>(file, "seed", H5::PredType::NATIVE_UINT64);
+    const H5::Group consumed = file.openGroup("consumed");
+    if (consumed.getNumObjs() != shard_sizes.size()) {
+      throw Error(ExitCode::kInputData, cat(folder.string(), " was taken on ", consumed.getNumObjs(),
+                                            " training shards; the data folder has ", shard_sizes.size()));
+    }
+    for (std::size_t shard = 0; shard < shard_sizes.size(); ++shard) {
+      const H5::DataSet dataset = consumed.openDataSet(shard_dataset(shard));
+      const auto count = static_cast<std::uint64_t>(dataset.getSpace().getSimpleExtentNpoints());
+      if (count != shard_sizes[shard]) {
+        throw Error(ExitCode::kInputData, cat(folder.string(), ": shard ", shard, " had ", count,
+                                              " samples, the data folder's has ", shard_sizes[shard]));
+      }
+      training.consumed.emplace_back(count);
+      if (count > 0) dataset.read(training.consumed.back().data(), H5::PredType::NATIVE_UINT8);
+    }
+  } catch (const H5::Exception& failure) {
+    throw Error(ExitCode::kInputData, cat("cannot read ", training_path.string(), ": ", failure.getDetailMsg()));
+  }
+  return checkpoint;
+}
+
+std::vector<fs::path> list_checkpoints(const fs::path& output_dir) {
+  std::vector<fs::path> found;
+  const fs::path root = checkpoints_folder(output_dir);
+  if (!fs::is_directory(root)) return found;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    if (entry.is_directory() && std::regex_match(entry.path().filename().string(), kCheckpointName)) {
+      found.push_back(entry.path());
+    }
+  }
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
+std::vector<std::string> remove_stale_temporaries(const fs::path& output_dir) {
+  std::vector<std::string> removed;
+  const fs::path root = checkpoints_folder(output_dir);
+  if (!fs::is_directory(root)) return removed;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kTemporaryPrefix, 0) == 0) {
+      std::error_code ignored;
+      fs::remove_all(entry.path(), ignored);
+      removed.push_back(name);
+    }
+  }
+  return removed;
+}
+
+}  // namespace pstrain::checkpoint

@@ -1,0 +1,160 @@
+#include "train/checkpointing.h"
+
+#include <csignal>
+
+#include "comm/communicator.h"
+#include "ps/exchange.h"
+#include "comm/mpi_check.h"
+#include "core/log.h"
+
+namespace pstrain::train {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::atomic<bool> stop_requested{false};
+
+extern "C" void on_stop_signal(int) { stop_requested.store(true); }
+
+}  // namespace
+
+void install_checkpoint_signal_handlers() {
+  struct sigaction action = {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGUSR1, &action, nullptr);
+}
+
+bool stop_signal_received() { return stop_requested.load(); }
+
+SampleIndex::SampleIndex(const std::vector<std::uint64_t>& shard_sizes) : offsets_{0} {
+  for (const std::uint64_t size : shard_sizes) offsets_.push_back(offsets_.back() + size);
+}
+
+std::vector<std::vector<std::uint8_t>> SampleIndex::split(const std::vector<std::uint8_t>& flat) const {
+  std::vector<std::vector<std::uint8_t>> per_shard;
+  for (std::size_t shard = 0; shard + 1 < offsets_.size(); ++shard) {
+    per_shard.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(offsets_[shard]),
+                           flat.begin() + static_cast<std::ptrdiff_t>(offsets_[shard + 1]));
+  }
+  return per_shard;
+}
+
+std::vector<std::uint8_t> SampleIndex::join(const std::vector<std::vector<std::uint8_t>>& per_shard) const {
+  std::vector<std::uint8_t> flat;
+  flat.reserve(total());
+  for (const auto& shard : per_shard) flat.insert(flat.end(), shard.begin(), shard.end());
+  return flat;
+}
+
+checkpoint::Checkpoint load_checkpoint(const JobContext& job, const nn::Model& model, const fs::path& folder) {
+  return checkpoint::read_checkpoint(folder, model.parameters(), model.parameter_count(), job.config.optimizer.kind,
+                                     job.data.shard_samples);
+}
+
+std::optional<fs::path> choose_checkpoint(const JobContext& job, const nn::Model& model) {
+  const std::string& wanted = job.config.resume;
+  if (wanted != "auto") {
+    load_checkpoint(job, model, wanted);  // throws, naming what is wrong
+    return fs::path(wanted);
+  }
+  for (const fs::path& folder : checkpoint::list_checkpoints(job.config.output_dir)) {
+    try {
+      load_checkpoint(job, model, folder);
+      return folder;
+    } catch (const Error& error) {
+      log_warning("skipping checkpoint ", folder.string(), ": ", error.what());
+    }
+  }
+  return std::nullopt;
+}
+
+CheckpointWriter::CheckpointWriter(const JobContext& job, const nn::Model& model, std::string config_ini)
+    : job_(job), model_(model), config_ini_(std::move(config_ini)), last_saved_(Clock::now()) {}
+
+int CheckpointWriter::local_flags() const {
+  int flags = 0;
+  if (stop_signal_received()) flags |= ps::kCheckpointNow | ps::kStopAfterCheckpoint;
+  const double every = job_.config.checkpoint_every_seconds;
+  if (every > 0 && job_.layout.world_rank == 0 &&
+      std::chrono::duration<double>(Clock::now() - last_saved_).count() >= every) {
+    flags |= ps::kCheckpointNow;
+  }
+  return flags;
+}
+
+bool CheckpointWriter::due(std::int64_t global_step, int agreed_flags) const {
+  const std::int64_t every = job_.config.checkpoint_every_steps;
+  return (agreed_flags & ps::kCheckpointNow) != 0 || (every > 0 && global_step % every == 0);
+}
+
+void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* slice,
+                            const std::vector<std::uint8_t>& consumed, const checkpoint::TrainingState& progress) {
+  const auto start = Clock::now();
+  const bool writer = job_.layout.world_rank == 0;
+  const int world_size = job_.layout.world_size;
+  std::vector<int> counts(world_size, 0);
+  std::vector<int> displacements(world_size, 0);
+  int total = 0;
+  for (int rank = 0; rank < world_size; ++rank) {
+    counts[rank] = rank < plan.shards() ? static_cast<int>(plan.shard_size(rank)) : 0;
+    displacements[rank] = total;
+    total += counts[rank];
+  }
+  // Gathers one vector of the model state (slices at the contributors) into the model layout on rank 0.
+  const auto gather = [&](const std::vector<float>* mine) {
+    std::vector<float> packed(writer ? total : 0);
+    MPI_CHECK(MPI_Gatherv(mine ? mine->data() : nullptr, mine ? static_cast<int>(mine->size()) : 0, MPI_FLOAT,
+                          packed.data(), counts.data(), displacements.data(), MPI_FLOAT, 0, MPI_COMM_WORLD));
+    std::vector<float> full(writer ? plan.total_size() : 0);
+    for (int rank = 0; writer && rank < plan.shards(); ++rank) {
+      plan.scatter(rank, std::span<const float>(packed).subspan(displacements[rank], counts[rank]), full);
+    }
+    return full;
+  };
+
+  checkpoint::Checkpoint checkpoint;
+  checkpoint.training = progress;
+  checkpoint.model.optimizer = job_.config.optimizer.kind;
+  checkpoint.model.parameters = gather(slice ? &slice->parameters : nullptr);
+  int state_vectors = slice ? static_cast<int>(slice->optimizer.size()) : 0;
+  MPI_CHECK(MPI_Bcast(&state_vectors, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  for (int i = 0; i < state_vectors; ++i) {
+    auto full = gather(slice ? &slice->optimizer[static_cast<std::size_t>(i)].second : nullptr);
+    if (writer) checkpoint.model.optimizer_state.emplace_back(slice->optimizer[static_cast<std::size_t>(i)].first, std::move(full));
+  }
+  if (writer) checkpoint.model.optimizer_steps = slice->optimizer_steps;
+
+  const SampleIndex index(job_.data.shard_samples);
+  std::vector<std::uint8_t> mine = consumed.empty() ? std::vector<std::uint8_t>(index.total(), 0) : consumed;
+  std::vector<std::uint8_t> all(writer ? index.total() : 0);
+  MPI_CHECK(MPI_Reduce(mine.data(), all.data(), static_cast<int>(index.total()), MPI_UINT8_T, MPI_MAX, 0,
+                       MPI_COMM_WORLD));
+
+  std::optional<comm::Failure> failure;
+  fs::path written;
+  if (writer) {
+    checkpoint.training.consumed = index.split(all);
+    try {
+      written = checkpoint::write_checkpoint(job_.config.output_dir, checkpoint, model_.parameters(), config_ini_,
+                                             {job_.config.keep_checkpoints, job_.config.test_checkpoint_delay_ms});
+    } catch (const Error& error) {
+      const auto kept = checkpoint::list_checkpoints(job_.config.output_dir);
+      failure = comm::Failure{static_cast<int>(error.code()),
+                              cat("checkpoint at step ", progress.global_step, " not written: ", error.what(), "; ",
+                                  kept.empty() ? std::string("no earlier checkpoint exists")
+                                               : cat("the last good checkpoint, ", kept.front().string(), ", is intact"))};
+    }
+  }
+  if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) throw AgreedFailure(static_cast<ExitCode>(code));
+  last_saved_ = Clock::now();
+  if (writer) {
+    log_info("checkpoint ", written.filename().string(), " (pass ", progress.pass, ", step ", progress.step_in_pass,
+             ") written in ", std::chrono::duration<double>(Clock::now() - start).count(), " s");
+  }
+}
+
+}  // namespace pstrain::train

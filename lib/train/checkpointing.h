@@ -1,0 +1,72 @@
+#pragma once
+// When and how a job writes and reads its resumable checkpoints (lib/checkpoint/checkpoint.h holds the format).
+//
+// Protocol (sync and local training): at a step boundary every rank knows the same (pass, step, global step)
+// and the same agreed StepFlags, so all of them call save_checkpoint() together. Model state is gathered to world
+// rank 0 from whoever holds it (the server shards' slices, or the local trainer's whole vector); every trainer
+// contributes a flag per training sample it has consumed in the pass in progress. Rank 0 writes; failure is
+// agreed, so every rank ends with rank 0's message.
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint.h"
+#include "ps/server.h"
+#include "ps/shard_plan.h"
+#include "train/job_context.h"
+
+namespace pstrain::train {
+
+// Set from SIGTERM / SIGUSR1 (Slurm's --signal, Kubernetes' termination); read at step boundaries.
+void install_checkpoint_signal_handlers();
+bool stop_signal_received();
+
+// Sample ids: the training samples of all shards, numbered shard after shard (shard 0's first sample is 0).
+class SampleIndex {
+ public:
+  explicit SampleIndex(const std::vector<std::uint64_t>& shard_sizes);
+  std::uint64_t total() const { return offsets_.back(); }
+  std::uint64_t id(std::size_t shard, std::uint64_t sample) const { return offsets_.at(shard) + sample; }
+  std::vector<std::vector<std::uint8_t>> split(const std::vector<std::uint8_t>& flat) const;
+  std::vector<std::uint8_t> join(const std::vector<std::vector<std::uint8_t>>& per_shard) const;
+
+ private:
+  std::vector<std::uint64_t> offsets_;  // shard starts, plus the total at the end
+};
+
+// Which checkpoint to resume from (called on rank 0 only): --resume auto takes the newest one that verifies and
+// reads, warning about each one it skips and why, or none if there is none (a fresh start); --resume PATH takes
+// that one or throws Error(kInputData) saying why not.
+std::optional<std::filesystem::path> choose_checkpoint(const JobContext& job, const nn::Model& model);
+
+// Reads a checkpoint checked against this run's model, optimizer and data (any rank).
+checkpoint::Checkpoint load_checkpoint(const JobContext& job, const nn::Model& model,
+                                       const std::filesystem::path& folder);
+
+class CheckpointWriter {
+ public:
+  CheckpointWriter(const JobContext& job, const nn::Model& model, std::string config_ini);
+
+  // This rank's wishes for the agreed flags of the step that just ended (signals; the time-based trigger is
+  // rank 0's clock so that one clock decides).
+  int local_flags() const;
+  // Whether a checkpoint is due after `global_step`, given the agreed flags.
+  bool due(std::int64_t global_step, int agreed_flags) const;
+
+  // Collective over world. `contributors_plan` splits the model state among world ranks [0, contributors):
+  // the server shards in distributed mode, the single rank in local mode. `slice` is this rank's share (or null),
+  // `consumed` this rank's flags over all sample ids (empty on servers).
+  void save(const ps::ShardPlan& contributors_plan, const ps::SliceState* slice, const std::vector<std::uint8_t>& consumed,
+            const checkpoint::TrainingState& progress);
+
+ private:
+  const JobContext& job_;
+  const nn::Model& model_;
+  std::string config_ini_;
+  mutable std::chrono::steady_clock::time_point last_saved_;
+};
+
+}  // namespace pstrain::train

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Checkpoint and recovery scenarios (sync training), one per call: recovery.sh CASE NP PATH
+#   kill_resume       SIGKILL a random rank at a random moment, relaunch with --resume auto: parameters
+#                     bit-identical to an uninterrupted run. FAULT_TRIALS trials (default 2; 10+ for the long run).
+#   kill_during_write SIGKILL a random rank while a checkpoint is being written: no partial checkpoint is ever
+#                     accepted, the stray temporary folder is cleaned up, the resumed run is still exact.
+#   signal            SIGUSR1 to mpirun (Slurm's --signal): checkpoint, clean exit 0, exact resume.
+#   bad_checkpoints   flipped bit, truncated file, another model, another format version, refusing a folder
+#                     with checkpoints without --resume; --resume auto falls back to the previous one.
+#   elastic           checkpoint with 2 servers + 2 trainers mid-pass, resume with 1+3 and 3+1: every sample of the
+#                     interrupted pass trained exactly once (samples + samples_before_resume), later passes whole.
+#   disk_full         a file-size limit makes a checkpoint write fail: exit 4 naming it, last good one intact.
+source "$(dirname "$0")/../mpi/common.sh"
+case_name=$1 np=$2 path=$3
+work=$(new_work_dir "recovery_${case_name}_np${np}_${path}")
+# Flags every run shares; PASSES, HIDDEN and EVERY (checkpoint interval) may be set per call (pstrain refuses a
+# flag given twice).
+common_flags() {
+  echo --data-dir "$DATA_DIR" --batch-size 32 --optimizer momentum --lr 0.05 --lr-schedule cosine --keep-checkpoints 0 \
+    --passes "${PASSES:-3}" --hidden "${HIDDEN:-32}" --checkpoint-every-steps "${EVERY:-5}"
+}
+total_samples=3840
+
+pstrain() {  # pstrain OUT SECONDS [extra flags...]: runs in the foreground, output to OUT.log
+  local out=$1 seconds=$2
+  shift 2
+  run_mpi "$np" "$path" "$seconds" "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" "$@" > "$out.log" 2>&1
+}
+
+reference() {  # the uninterrupted run every resumed run must match bit for bit
+  pstrain "$work/reference" 120 || { cat "$work/reference.log"; fail "reference run"; }
+}
+
+kill_random_rank() {  # kill_random_rank OUT: SIGKILL one of the job's pstrain processes, chosen at random
+  local pids
+  mapfile -t pids < <(pgrep -f -- "--output-dir $1" | while read -r pid; do
+    [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain ] && echo "$pid"; done)
+  [ "${#pids[@]}" -gt 0 ] || return 1
+  local victim=${pids[$((RANDOM % ${#pids[@]}))]}
+  echo "killing pid $victim of ${#pids[@]} ranks"
+  kill -9 "$victim"
+}
+
+kill_writer() {  # kill_writer OUT: SIGKILL world rank 0, the rank that writes checkpoints
+  local pid
+  for pid in $(pgrep -f -- "--output-dir $1"); do
+    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain ] &&
+       tr '\0' '\n' < /proc/$pid/environ 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=0'; then
+      echo "killing the writer, pid $pid"
+      kill -9 "$pid"
+      return 0
+    fi
+  done
+  return 1
+}
+
+expect_exact() {  # expect_exact OUT: final parameters equal the reference's
+  "$TOOLS_DIR/compare_parameters" "$work/reference/pass-00002" "$1/pass-00002" --exact \
+    || fail "$1 differs from the uninterrupted run"
+}
+
+resume() {  # resume OUT [flags]
+  local out=$1
+  shift
+  run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" --resume auto "$@" \
+    > "$out.resume.log" 2>&1 || { cat "$out.resume.log"; fail "resume of $out"; }
+}
+
+case "$case_name" in
+  kill_resume)
+    reference
+    RANDOM=${FAULT_SEED:-$$}
+    for ((trial = 1; trial <= ${FAULT_TRIALS:-2}; trial++)); do
+      out="$work/trial-$trial"
+      run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" --test-step-delay-ms 4 \
+        > "$out.log" 2>&1 &
+      launcher=$!
+      delay=$(python3 -c "import random; random.seed($RANDOM); print(round(random.uniform(0.4, 1.6), 2))")
+      sleep "$delay"
+      echo "trial $trial: after ${delay}s: $(kill_random_rank "$out" || echo 'run already over')"
+      wait "$launcher" || true
+      resume "$out"
+      expect_exact "$out"
+      grep -h "resuming from" "$out.resume.log" || echo "trial $trial: no checkpoint yet, started fresh"
+    done
+    ;;
+  kill_during_write)
+    reference
+    out="$work/run"
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" --test-checkpoint-delay-ms 300 \
+      > "$out.log" 2>&1 &
+    launcher=$!
+    for ((i = 0; i < 400; i++)); do  # wait (bounded) until the second checkpoint is being written
+      ls -d "$out"/checkpoints/ckpt-* > /dev/null 2>&1 && ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 && break
+      sleep 0.02
+    done
+    ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 || fail "never saw a checkpoint being written"
+    sleep 0.$((RANDOM % 5))  # a random point of the write (it pauses 300 ms between files)
+    kill_writer "$out" || fail "no writer to kill"
+    wait "$launcher" && fail "the killed job exited 0"
+    ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 || fail "the killed write left no temporary folder"
+    for folder in "$out"/checkpoints/ckpt-*; do
+      [ -f "$folder/MANIFEST" ] || fail "$folder is published without its manifest"
+    done
+    resume "$out"
+    ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 && fail "stray temporary checkpoint left behind"
+    grep -q "removed .ckpt-tmp-" "$out.resume.log" || fail "the resumed run did not report cleaning up"
+    expect_exact "$out"
+    ;;
+  signal)
+    reference
+    out="$work/run"
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" --test-step-delay-ms 10 \
+      > "$out.log" 2>&1 &
+    launcher=$!
+    sleep 1
+    pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
+    start=$(date +%s)
+    wait "$launcher" || { cat "$out.log"; fail "SIGUSR1 should end the job cleanly (exit 0)"; }
+    [ $(($(date +%s) - start)) -le 10 ] || fail "took more than 10 s to stop after the signal"
+    grep -q "stopped on a signal" "$out.log" || { cat "$out.log"; fail "no 'stopped on a signal' line"; }
+    [ -f "$out/pass-00002/done" ] && fail "the run finished before the signal: nothing was tested"
+    resume "$out"
+    expect_exact "$out"
+    ;;
+  bad_checkpoints)
+    out="$work/run"
+    PASSES=1 pstrain "$out" 120 || { cat "$out.log"; fail "run"; }
+    mapfile -t ckpts < <(ls -d "$out"/checkpoints/ckpt-* | sort -r)
+    newest=${ckpts[0]} previous=${ckpts[1]}
+    # Without --resume a folder with checkpoints is refused, saying how to go on.
+    PASSES=2 pstrain "$out" 30 && fail "started over a folder holding checkpoints"
+    grep -q -- "--resume auto" "$out.log" || fail "the refusal does not say how to resume"
+    cp -r "$out" "$work/flip"
+    python3 - "$work/flip/checkpoints/$(basename "$newest")/model.h5" <<'PY'
+import sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+data[len(data) // 2] ^= 0x10
+open(path, "wb").write(bytes(data))
+PY
+    run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=2 common_flags) --output-dir "$work/flip" --resume auto \
+      > "$work/flip.log" 2>&1 || { cat "$work/flip.log"; fail "auto resume past a corrupt checkpoint"; }
+    grep -q "skipping checkpoint.*checksum" "$work/flip.log" || { cat "$work/flip.log"; fail "no warning naming the checksum"; }
+    grep -q "resuming from .*$(basename "$previous")" "$work/flip.log" || fail "did not fall back to $previous"
+    cp -r "$out" "$work/truncated"
+    truncate -s 1000 "$work/truncated/checkpoints/$(basename "$newest")/training.h5"
+    run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=2 common_flags) --output-dir "$work/truncated" \
+      --resume "$work/truncated/checkpoints/$(basename "$newest")" > "$work/truncated.log" 2>&1 \
+      && fail "resumed from a truncated checkpoint"
+    grep -q "training.h5 has 1000 bytes" "$work/truncated.log" || { cat "$work/truncated.log"; fail "truncation not named"; }
+    cp -r "$out" "$work/model"
+    run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=2 HIDDEN=64 common_flags) --output-dir "$work/model" \
+      --resume "$newest" > "$work/model.log" 2>&1 && fail "resumed another model's checkpoint"
+    grep -q "another model" "$work/model.log" || { cat "$work/model.log"; fail "model mismatch not named"; }
+    cp -r "$out" "$work/version"
+    sed -i '1s/.*/pstrain-checkpoint 2/' "$work/version/checkpoints/$(basename "$newest")/MANIFEST"
+    run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=2 common_flags) --output-dir "$work/version" \
+      --resume "$work/version/checkpoints/$(basename "$newest")" > "$work/version.log" 2>&1 \
+      && fail "resumed a checkpoint of another format version"
+    grep -q "format version 2" "$work/version.log" || { cat "$work/version.log"; fail "version not named"; }
+    ;;
+  elastic)
+    out="$work/run"
+        # A mid-pass checkpoint of a 2+2 run: stop it by signal in pass 1 of 3.
+    run_mpi 4 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --num-pservers 2 --output-dir "$work/mid" \
+      --test-step-delay-ms 15 > "$work/mid.log" 2>&1 &
+    launcher=$!
+    sleep 1.5
+    pkill -USR1 -f -- "^mpirun .*--output-dir $work/mid" || fail "no mpirun to signal"
+    wait "$launcher" || { cat "$work/mid.log"; fail "2+2 run did not stop cleanly"; }
+    for layout in 1 3; do  # 1 server + 3 trainers, then 3 servers + 1 trainer
+      cp -r "$work/mid" "$work/resume-$layout"
+      run_mpi 4 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --num-pservers "$layout" --output-dir "$work/resume-$layout" \
+        --resume auto > "$work/resume-$layout.log" 2>&1 || { cat "$work/resume-$layout.log"; fail "resume with $layout servers"; }
+      python3 - "$work/resume-$layout/metrics.jsonl" "$total_samples" <<'PY' || fail "sample accounting with $layout servers"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+total = int(sys.argv[2])
+assert [r["pass"] for r in records] == [0, 1, 2], [r["pass"] for r in records]
+for r in records:
+    seen = r["samples"] + r["samples_before_resume"]
+    assert seen == total, (r["pass"], r["samples"], r["samples_before_resume"])
+print("every pass trained", total, "samples exactly; resumed pass:",
+      [(r["pass"], r["samples_before_resume"]) for r in records if r["samples_before_resume"]])
+PY
+    done
+    ;;
+  disk_full)
+    # The output folder on a small tmpfs: after a first run, fill it so that the next checkpoint cannot fit.
+    disk="$work/disk"
+    mkdir -p "$disk"
+    mount -t tmpfs -o size=4m tmpfs "$disk" 2> /dev/null || { echo "SKIP: cannot mount a tmpfs here"; exit 77; }
+    trap 'umount "$disk" 2> /dev/null || true' EXIT
+    out="$disk/run"
+    PASSES=1 EVERY=20 pstrain "$out" 60 || { cat "$out.log"; fail "first run"; }
+    good=$(ls -d "$out"/checkpoints/ckpt-* | sort | tail -1)
+    free_kb=$(df -k --output=avail "$disk" | tail -1)
+    head -c $(( (free_kb - 100) * 1024 )) /dev/zero > "$disk/filler"
+    EVERY=20 run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(EVERY=20 common_flags) --output-dir "$out" --resume auto \
+      > "$work/full.log" 2>&1 && fail "a failing checkpoint write went unnoticed"
+    cat "$work/full.log"
+    grep -q "not written" "$work/full.log" || fail "the message does not say the checkpoint was not written"
+    grep -q "$(basename "$good"), is intact" "$work/full.log" || fail "the message does not name the last good one"
+    [ "$(grep -c 'pstrain: error:' "$work/full.log")" -eq 1 ] || fail "expected exactly one error message"
+    ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 && fail "partial checkpoint left behind"
+    rm "$disk/filler"
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(EVERY=20 common_flags) --output-dir "$out" --resume auto \
+      > "$work/resume.log" 2>&1 || { cat "$work/resume.log"; fail "resume after freeing space"; }
+    grep -q "resuming from .*$(basename "$good")" "$work/resume.log" || fail "the last good checkpoint did not load"
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS: $case_name on $np ranks over $path"
