@@ -1,0 +1,133 @@
+// Checkpoint files: round trip, manifest verification, discovery and cleanup.
+#include "checkpoint/checkpoint.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "checkpoint/manifest.h"
+#include "core/error.h"
+
+namespace pstrain::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<nn::ParameterInfo> layout() {
+  return {{"fc1.weight", {3, 2}, 0, 6}, {"fc1.bias", {3}, 6, 3}};
+}
+
+Checkpoint sample_checkpoint(std::int64_t global_step) {
+  Checkpoint checkpoint;
+  checkpoint.model.parameters = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  checkpoint.model.optimizer = "momentum";
+  checkpoint.model.optimizer_steps = 42;
+  checkpoint.model.optimizer_state = {{"velocity", {9, 8, 7, 6, 5, 4, 3, 2, 1}}};
+  checkpoint.training.pass = 1;
+  checkpoint.training.step_in_pass = 3;
+  checkpoint.training.global_step = global_step;
+  checkpoint.training.seed = 7;
+  checkpoint.training.consumed = {{1, 0, 1}, {0, 0}};
+  return checkpoint;
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    output_ = fs::temp_directory_path() / ("pstrain-checkpoint-" + std::to_string(::getpid()));
+    fs::remove_all(output_);
+    fs::create_directories(output_);
+  }
+  void TearDown() override { fs::remove_all(output_); }
+
+  fs::path write(std::int64_t step, int keep = 0) {
+    return write_checkpoint(output_, sample_checkpoint(step), layout(), "lr = 0.1\n", {keep, 0});
+  }
+  Checkpoint read(const fs::path& folder, const std::string& optimizer = "momentum",
+                  std::vector<std::uint64_t> shards = {3, 2}) {
+    return read_checkpoint(folder, layout(), 9, optimizer, shards);
+  }
+  static void expect_rejected(const std::function<void()>& action, const std::string& fragment) {
+    try {
+      action();
+      FAIL() << "accepted; expected an error mentioning " << fragment;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), ExitCode::kInputData);
+      EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
+    }
+  }
+
+  fs::path output_;
+};
+
+TEST_F(CheckpointTest, RoundTripKeepsEveryBit) {
+  const fs::path folder = write(12);
+  EXPECT_EQ(folder.filename(), "ckpt-0000000012");
+  const Checkpoint loaded = read(folder);
+  const Checkpoint expected = sample_checkpoint(12);
+  EXPECT_EQ(loaded.model.parameters, expected.model.parameters);
+  EXPECT_EQ(loaded.model.optimizer_steps, 42u);
+  ASSERT_EQ(loaded.model.optimizer_state.size(), 1u);
+  EXPECT_EQ(loaded.model.optimizer_state[0].first, "velocity");
+  EXPECT_EQ(loaded.model.optimizer_state[0].second, expected.model.optimizer_state[0].second);
+  EXPECT_EQ(loaded.training.pass, 1);
+  EXPECT_EQ(loaded.training.step_in_pass, 3);
+  EXPECT_EQ(loaded.training.global_step, 12);
+  EXPECT_EQ(loaded.training.consumed, expected.training.consumed);
+}
+
+TEST_F(CheckpointTest, FlippedBitIsRejectedByChecksum) {
+  const fs::path folder = write(5);
+  std::fstream file(folder / "model.h5", std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(1000);
+  char byte = 0;
+  file.read(&byte, 1);
+  byte ^= 0x01;
+  file.seekp(1000);
+  file.write(&byte, 1);
+  file.close();
+  expect_rejected([&] { read(folder); }, "checksum");
+}
+
+TEST_F(CheckpointTest, TruncatedFileMissingManifestAndOtherVersionAreRejected) {
+  const fs::path truncated = write(1);
+  fs::resize_file(truncated / "training.h5", 100);
+  expect_rejected([&] { read(truncated); }, "has 100 bytes");
+  const fs::path unfinished = write(2);
+  fs::remove(unfinished / kManifestName);
+  expect_rejected([&] { read(unfinished); }, "no MANIFEST");
+  const fs::path future = write(3);
+  std::ofstream(future / kManifestName) << "pstrain-checkpoint 99\nend\n";
+  expect_rejected([&] { read(future); }, "format version 99");
+}
+
+TEST_F(CheckpointTest, AnotherOptimizerOrOtherDataAreRejected) {
+  const fs::path folder = write(4);
+  expect_rejected([&] { read(folder, "adam"); }, "--optimizer momentum");
+  expect_rejected([&] { read(folder, "momentum", {3}); }, "training shards");
+  expect_rejected([&] { read(folder, "momentum", {3, 5}); }, "samples");
+}
+
+TEST_F(CheckpointTest, ListsNewestFirstAndKeepsTheNewestN) {
+  write(10);
+  write(30);
+  write(20, 2);
+  const auto found = list_checkpoints(output_);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].filename(), "ckpt-0000000030");
+  EXPECT_EQ(found[1].filename(), "ckpt-0000000020");
+}
+
+TEST_F(CheckpointTest, StaleTemporariesAreRemovedAndNeverListed) {
+  write(1);
+  fs::create_directories(checkpoints_folder(output_) / ".ckpt-tmp-ckpt-0000000002-123");
+  EXPECT_EQ(list_checkpoints(output_).size(), 1u);
+  const auto removed = remove_stale_temporaries(output_);
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_FALSE(fs::exists(checkpoints_folder(output_) / removed[0]));
+}
+
+}  // namespace
+}  // namespace pstrain::checkpoint
