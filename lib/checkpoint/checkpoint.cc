@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "checkpoint/manifest.h"
+#include "checkpoint/tensor_io.h"
 #include "core/error.h"
 #include "core/files.h"
 
@@ -57,36 +58,6 @@ std::string read_string_attribute(const H5::H5Object& source, const char* name) 
   std::string value;
   attribute.read(attribute.getStrType(), value);
   return value;
-}
-
-void write_tensors(H5::Group& group, const std::vector<nn::ParameterInfo>& parameters, const std::vector<float>& flat) {
-  for (const nn::ParameterInfo& parameter : parameters) {
-    std::vector<hsize_t> dims(parameter.shape.begin(), parameter.shape.end());
-    H5::DataSet dataset =
-        group.createDataSet(parameter.name, H5::PredType::NATIVE_FLOAT, H5::DataSpace(static_cast<int>(dims.size()), dims.data()));
-    dataset.write(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
-  }
-}
-
-std::vector<float> read_tensors(const H5::Group& group, const std::string& where,
-                                const std::vector<nn::ParameterInfo>& parameters, std::size_t flat_size) {
-  std::vector<float> flat(flat_size, 0.0f);
-  for (const nn::ParameterInfo& parameter : parameters) {
-    if (!group.nameExists(parameter.name)) {
-      throw Error(ExitCode::kInputData, cat(where, " has no '", parameter.name, "' (saved from another model)"));
-    }
-    const H5::DataSet dataset = group.openDataSet(parameter.name);
-    const H5::DataSpace space = dataset.getSpace();
-    std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
-    space.getSimpleExtentDims(dims.data());
-    if (dataset.getTypeClass() != H5T_FLOAT ||
-        !std::equal(dims.begin(), dims.end(), parameter.shape.begin(), parameter.shape.end())) {
-      throw Error(ExitCode::kInputData,
-                  cat(where, ": '", parameter.name, "' has another type or shape than this model's (another model?)"));
-    }
-    dataset.read(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
-  }
-  return flat;
 }
 
 void write_model_file(const fs::path& path, const ModelState& model, const std::vector<nn::ParameterInfo>& parameters) {

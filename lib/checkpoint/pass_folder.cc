@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "core/error.h"
+#include "checkpoint/tensor_io.h"
 #include "core/files.h"
 
 namespace pstrain::checkpoint {
@@ -28,12 +29,7 @@ void write_parameters_file(const fs::path& path, const std::vector<nn::Parameter
   try {
     H5::Exception::dontPrint();
     H5::H5File file(path.string(), H5F_ACC_TRUNC);
-    for (const nn::ParameterInfo& parameter : parameters) {
-      std::vector<hsize_t> dims(parameter.shape.begin(), parameter.shape.end());
-      H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
-      H5::DataSet dataset = file.createDataSet(parameter.name, H5::PredType::NATIVE_FLOAT, space);
-      dataset.write(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
-    }
+    write_tensors(file, parameters, flat);
   } catch (const H5::Exception& error) {
     throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", error.getDetailMsg()));
   }
@@ -83,38 +79,13 @@ std::vector<float> read_pass_parameters(const fs::path& pass_dir, const std::vec
     throw Error(ExitCode::kInputData, cat(pass_dir.string(), " is incomplete (no done file)"));
   }
   const fs::path path = pass_dir / "parameters.h5";
-  std::vector<float> flat(flat_size, 0.0f);
-  std::string current = "file";
   try {
     H5::Exception::dontPrint();
-    H5::H5File file(path.string(), H5F_ACC_RDONLY);
-    for (const nn::ParameterInfo& parameter : parameters) {
-      current = parameter.name;
-      if (!file.nameExists(parameter.name)) {
-        throw Error(ExitCode::kInputData, cat(path.string(), " has no parameter '", parameter.name,
-                                              "' (saved from a different model?)"));
-      }
-      H5::DataSet dataset = file.openDataSet(parameter.name);
-      if (dataset.getTypeClass() != H5T_FLOAT) {
-        throw Error(ExitCode::kInputData, cat(path.string(), ": '", parameter.name, "' is not a float dataset"));
-      }
-      H5::DataSpace space = dataset.getSpace();
-      std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
-      space.getSimpleExtentDims(dims.data());
-      if (!std::equal(dims.begin(), dims.end(), parameter.shape.begin(), parameter.shape.end())) {
-        std::string saved;
-        for (const hsize_t d : dims) saved += cat(saved.empty() ? "" : "x", d);
-        std::string wanted;
-        for (const std::size_t d : parameter.shape) wanted += cat(wanted.empty() ? "" : "x", d);
-        throw Error(ExitCode::kInputData, cat(path.string(), ": '", parameter.name, "' has shape ", saved,
-                                              " but the model needs ", wanted));
-      }
-      dataset.read(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
-    }
+    const H5::H5File file(path.string(), H5F_ACC_RDONLY);
+    return read_tensors(file, path.string(), parameters, flat_size);
   } catch (const H5::Exception& error) {
-    throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), " (", current, "): ", error.getDetailMsg()));
+    throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), ": ", error.getDetailMsg()));
   }
-  return flat;
 }
 
 std::vector<fs::path> list_pass_folders(const fs::path& output_dir) {

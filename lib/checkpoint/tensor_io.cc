@@ -1,0 +1,54 @@
+#include "checkpoint/tensor_io.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace pstrain::checkpoint {
+
+namespace {
+
+template <typename Dims>
+std::string shape_text(const Dims& dims) {
+  std::string text;
+  for (const auto d : dims) text += cat(text.empty() ? "" : "x", d);
+  return text;
+}
+
+}  // namespace
+
+void write_tensors(H5::Group& group, const std::vector<nn::ParameterInfo>& parameters, std::span<const float> flat) {
+  for (const nn::ParameterInfo& parameter : parameters) {
+    const std::vector<hsize_t> dims(parameter.shape.begin(), parameter.shape.end());
+    const H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
+    H5::DataSet dataset = group.createDataSet(parameter.name, H5::PredType::NATIVE_FLOAT, space);
+    dataset.write(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
+  }
+}
+
+std::vector<float> read_tensors(const H5::Group& group, const std::string& where,
+                                const std::vector<nn::ParameterInfo>& parameters, std::size_t flat_size) {
+  std::vector<float> flat(flat_size, 0.0f);
+  for (const nn::ParameterInfo& parameter : parameters) {
+    if (!group.nameExists(parameter.name)) {
+      throw Error(ExitCode::kInputData, cat(where, " has no parameter '", parameter.name,
+                                            "' (saved from another model?)"));
+    }
+    const H5::DataSet dataset = group.openDataSet(parameter.name);
+    if (dataset.getTypeClass() != H5T_FLOAT) {
+      throw Error(ExitCode::kInputData, cat(where, ": '", parameter.name, "' is not a float dataset"));
+    }
+    const H5::DataSpace space = dataset.getSpace();
+    std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
+    space.getSimpleExtentDims(dims.data());
+    if (!std::equal(dims.begin(), dims.end(), parameter.shape.begin(), parameter.shape.end())) {
+      throw Error(ExitCode::kInputData, cat(where, ": '", parameter.name, "' has shape ", shape_text(dims),
+                                            " but the model needs ", shape_text(parameter.shape),
+                                            " (saved from another model?)"));
+    }
+    dataset.read(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
+  }
+  return flat;
+}
+
+}  // namespace pstrain::checkpoint
