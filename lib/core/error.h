@@ -17,6 +17,7 @@ enum class ExitCode : int {
   kInputData = 3,  // missing, corrupt or inconsistent input data or checkpoint
   kOutput = 4,     // output folder not writable, disk full
   kDiverged = 5,   // NaN or Inf loss during training
+  kTimeout = 6,    // a rank stopped responding (watchdog, --timeout-seconds)
 };
 
 class Error : public std::runtime_error {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/mpi_check.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 
 namespace pstrain::ps {
@@ -40,6 +41,7 @@ class SyncExchange final : public ParameterExchange {
   explicit SyncExchange(PsClient& client) : client_(client) {}
   void start(std::span<float> parameters) override { client_.pull(parameters); }
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
+    const comm::Watchdog::Wait wait("a sync step (push, barrier, update, pull)");
     auto start = Clock::now();
     client_.push(gradient, static_cast<float>(count));
     timers_.push_seconds += seconds_since(start);
@@ -76,6 +78,7 @@ class AsyncExchange final : public ParameterExchange {
     // Like PaddlePaddle's async trainer: send the gradient, wait for the shards to apply it (never for the other
     // trainers), then fetch whatever the parameters are now. Waiting for our own update keeps the staleness to
     // the other trainers' pushes and frees the slot for the next step.
+    const comm::Watchdog::Wait wait("an async step (push, wait for the shards to apply it, pull)");
     auto start = Clock::now();
     client_.push(gradient, static_cast<float>(count));
     for (int shard = 0; shard < client_.shards(); ++shard) {
@@ -89,6 +92,7 @@ class AsyncExchange final : public ParameterExchange {
   }
 
   void finish_pass(std::span<float> parameters) override {
+    const comm::Watchdog::Wait wait("the end-of-pass meeting of the async trainers");
     const auto start = Clock::now();
     wait_until_applied();
     MPI_CHECK(MPI_Barrier(trainers_));  // every trainer's last push of the pass is applied
@@ -98,6 +102,7 @@ class AsyncExchange final : public ParameterExchange {
   }
 
   void finish() override {
+    const comm::Watchdog::Wait wait("the last async push");
     wait_until_applied();
     client_.announce_done();
   }

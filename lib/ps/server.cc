@@ -1,9 +1,11 @@
 #include "ps/server.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "comm/mpi_check.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 
 namespace pstrain::ps {
@@ -42,6 +44,7 @@ void ShardServer::apply(std::span<const float> gradient) {
 }
 
 int ShardServer::sync_step(int flags) {
+  const comm::Watchdog::Wait wait("a sync step (waiting for the trainers' gradients)");
   const int self = layout_.world_rank;
   const std::size_t stride = slot_stride(slice_size_);
   {
@@ -108,6 +111,7 @@ void ShardServer::serve_async(std::chrono::microseconds poll_interval) {
   const std::size_t stride = slot_stride(slice_size_);
   std::vector<std::int64_t> control(control_size(layout_.trainers));
   std::vector<std::int64_t> applied(layout_.trainers, 0);
+  std::optional<comm::Watchdog::Wait> idle;  // armed while no trainer pushes anything
   for (;;) {
     {
       WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
@@ -130,6 +134,7 @@ void ShardServer::serve_async(std::chrono::microseconds poll_interval) {
       stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
     }
     if (applied_any) {
+      idle.reset();
       WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
       auto memory = windows_.control.local();
       for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
@@ -140,6 +145,7 @@ void ShardServer::serve_async(std::chrono::microseconds poll_interval) {
       continue;  // more may have arrived while we applied
     }
     if (control[kDoneIndex] == layout_.trainers) return;  // done is announced after the last push was applied
+    if (!idle) idle.emplace("the server loop, no trainer pushing anything");
     std::this_thread::sleep_for(poll_interval);
   }
 }

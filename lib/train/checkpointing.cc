@@ -5,6 +5,7 @@
 #include "comm/communicator.h"
 #include "ps/exchange.h"
 #include "comm/mpi_check.h"
+#include "comm/watchdog.h"
 #include "core/log.h"
 
 namespace pstrain::train {
@@ -93,6 +94,7 @@ bool CheckpointWriter::due(std::int64_t global_step, int agreed_flags) const {
 
 void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* slice,
                             const std::vector<std::uint8_t>& consumed, const checkpoint::TrainingState& progress) {
+  const comm::Watchdog::Wait wait("a checkpoint (gathering the model state)");
   const auto start = Clock::now();
   const bool writer = job_.layout.world_rank == 0;
   const int world_size = job_.layout.world_size;

@@ -12,6 +12,7 @@
 #include "comm/communicator.h"
 #include "comm/environment.h"
 #include "comm/mpi_check.h"
+#include "comm/watchdog.h"
 #include "core/files.h"
 #include "core/log.h"
 #include "core/options.h"
@@ -190,7 +191,10 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPl
   }
   log_info("serving ", plan.shard_size(job.layout.shard_index), " of ", plan.total_size(), " parameters in ",
            plan.segments(job.layout.shard_index).size(), " segments");
-  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
+  {
+    const comm::Watchdog::Wait wait("the start (waiting for the trainers)");
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
+  }
   bool completed = true;
   if (job.sync()) {
     completed = serve_sync(job, server, plan, *run.progress, *run.writer);
@@ -212,13 +216,19 @@ bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {
     completed = run_server(job, windows, plan, run);
   } else {
     ps::PsClient client(windows, plan, job.layout);
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
+    {
+      const comm::Watchdog::Wait wait("the start (waiting for the servers)");
+      MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
+    }
     auto exchange = job.sync() ? ps::make_sync_exchange(client) : ps::make_async_exchange(client, trainers.handle(),
                                                         std::chrono::microseconds(job.config.poll_interval_us));
     completed = run_trainer(job, model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
                             {job.sync() ? run.writer.get() : nullptr, &plan});
   }
-  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // nobody frees windows while another rank still uses them
+  {
+    const comm::Watchdog::Wait wait("the end of training");
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // nobody frees windows while another rank still uses them
+  }
   return completed;
 }
 
@@ -339,6 +349,7 @@ int run_job(int argc, char** argv) {
     run.writer = std::make_unique<CheckpointWriter>(job, *model, resolved_ini);
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
+  comm::Watchdog::start(rank, job.layout.world_size, job.config.timeout_seconds, job.config.output_dir);
   const bool checkpointing = job.sync() || job.layout.pservers == 0;
   if (checkpointing) install_checkpoint_signal_handlers();  // async keeps the default: a signal ends it
   if (job.layout.is_lead_trainer()) {
@@ -368,6 +379,7 @@ int run_job(int argc, char** argv) {
     log_error("internal error: ", error.what());
     comm::MpiEnvironment::abort_job(static_cast<int>(ExitCode::kInternal));
   }
+  comm::Watchdog::stop();
   if (job.layout.is_lead_trainer()) {
     if (completed) {
       log_info("training finished after ", job.elapsed_seconds(), " s");

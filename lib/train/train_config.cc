@@ -24,6 +24,7 @@ po::options_description train_options() {
       ("mode", po::value<std::string>()->default_value("sync"), "sync | async")
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
       ("poll-interval-us", po::value<int>()->default_value(100), "async server: sleep between polls that found nothing")
+      ("timeout-seconds", po::value<double>()->default_value(600, "600"), "end the job when a rank waits this long for others (a rank died or stalled)")
       ("device", po::value<std::string>()->default_value("cpu"), "cpu (gpu arrives with the CUDA backend)");
   po::options_description model("Model and optimisation");
   model.add_options()
@@ -112,6 +113,10 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   if (config.block_size == 0) throw Error(ExitCode::kUsage, "--block-size must be > 0");
   config.poll_interval_us = values["poll-interval-us"].as<int>();
   if (config.poll_interval_us < 0) throw Error(ExitCode::kUsage, "--poll-interval-us must be >= 0");
+  config.timeout_seconds = values["timeout-seconds"].as<double>();
+  if (!std::isfinite(config.timeout_seconds) || config.timeout_seconds <= 0) {
+    throw Error(ExitCode::kUsage, "--timeout-seconds must be a finite number > 0");
+  }
   config.device = values["device"].as<std::string>();
   if (config.device != "cpu") {
     throw Error(ExitCode::kUsage, cat("--device '", config.device, "': this build has only the cpu backend"));

@@ -44,6 +44,7 @@ struct TrainConfig {
   std::string resume;  // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
   int test_checkpoint_delay_ms = 0;  // test only: pause inside a checkpoint write
   int test_step_delay_ms = 0;        // test only: pause after every step (to stop a run at a chosen time)
+  double timeout_seconds = 600;      // the watchdog: longest wait for other ranks before the job ends
 };
 
 boost::program_options::options_description train_options();

@@ -9,6 +9,7 @@
 
 #include "checkpoint/pass_folder.h"
 #include "comm/mpi_check.h"
+#include "comm/watchdog.h"
 #include "core/files.h"
 #include "core/log.h"
 #include "train/metrics.h"
@@ -239,6 +240,7 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     totals.pull_seconds = exchange.timers().pull_seconds;
 
     // Agree on the pass's numbers: sums over trainers, the slowest trainer's time, the merged staleness.
+    std::optional<comm::Watchdog::Wait> wait(std::in_place, "the end-of-pass agreement of the trainers");
     PassTotals sum;
     double pass_seconds = 0;
     ps::StalenessStats staleness;
@@ -252,6 +254,7 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     MPI_CHECK(MPI_Reduce(&mine.sum, &staleness.sum, 1, MPI_INT64_T, MPI_SUM, 0, trainers));
     MPI_CHECK(MPI_Reduce(&mine.max, &staleness.max, 1, MPI_INT64_T, MPI_MAX, 0, trainers));
 
+    wait.reset();
     if (job.layout.is_lead_trainer()) {
       const Evaluation evaluation = evaluate(model, *test, config.eval_batch_size);
       if (!std::isfinite(evaluation.loss)) {
@@ -264,7 +267,10 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
                   pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0);
     }
     // Nobody starts the next pass's clock while the lead is still evaluating and writing.
-    MPI_CHECK(MPI_Barrier(trainers));
+    {
+      const comm::Watchdog::Wait waiting_for_lead("the end of the pass (the lead trainer evaluates)");
+      MPI_CHECK(MPI_Barrier(trainers));
+    }
     if (checkpoints.writer) {
       std::ranges::fill(consumed, 0);
       save(pass + 1, 0, global_step);

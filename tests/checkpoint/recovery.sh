@@ -9,7 +9,9 @@
 #                     with checkpoints without --resume; --resume auto falls back to the previous one.
 #   elastic           checkpoint with 2 servers + 2 trainers mid-pass, resume with 1+3 and 3+1: every sample of the
 #                     interrupted pass trained exactly once (samples + samples_before_resume), later passes whole.
-#   disk_full         a file-size limit makes a checkpoint write fail: exit 4 naming it, last good one intact.
+#   disk_full         a full disk (small tmpfs) makes a checkpoint write fail: exit 4 naming it, last good one intact.
+#   stall_sync, stall_async
+#                     SIGSTOP a random rank: the watchdog ends the job within --timeout-seconds, naming that rank.
 source "$(dirname "$0")/../mpi/common.sh"
 case_name=$1 np=$2 path=$3
 work=$(new_work_dir "recovery_${case_name}_np${np}_${path}")
@@ -208,6 +210,36 @@ PY
     run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(EVERY=20 common_flags) --output-dir "$out" --resume auto \
       > "$work/resume.log" 2>&1 || { cat "$work/resume.log"; fail "resume after freeing space"; }
     grep -q "resuming from .*$(basename "$good")" "$work/resume.log" || fail "the last good checkpoint did not load"
+    ;;
+  stall_sync | stall_async)
+    out="$work/run"
+    mode=${case_name#stall_}
+    timeout_s=5
+    run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=100 EVERY=0 common_flags) --mode "$mode" --output-dir "$out" \
+      --timeout-seconds "$timeout_s" --test-step-delay-ms 2 > "$out.log" 2>&1 &
+    launcher=$!
+    sleep 2
+    victim_rank=$((RANDOM % np))
+    victim=""
+    for pid in $(pgrep -f -- "--output-dir $out"); do
+      if [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain ] &&
+         tr '\0' '\n' < /proc/$pid/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim_rank"; then victim=$pid; fi
+    done
+    [ -n "$victim" ] || fail "rank $victim_rank not found (did the run end early?)"
+    echo "stopping rank $victim_rank (pid $victim)"
+    start=$(date +%s.%N)
+    kill -STOP "$victim"
+    set +e
+    wait "$launcher"
+    code=$?
+    set -e
+    elapsed=$(python3 -c "import time; print(round(time.time() - $start, 1))")
+    cat "$out.log" | grep -v '^\[' || true
+    [ "$code" -eq 6 ] || fail "exit code $code, expected 6 (a rank stopped responding)"
+    python3 -c "import sys; sys.exit(0 if $elapsed <= $timeout_s + 6 else 1)" || fail "took ${elapsed}s to end"
+    grep -q "stopped responding: $victim_rank " "$out.log" || fail "the message does not name rank $victim_rank"
+    [ "$(grep -c 'pstrain: error:' "$out.log")" -eq 1 ] || fail "expected exactly one error message"
+    echo "ended after ${elapsed}s (timeout ${timeout_s}s)"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
