@@ -221,6 +221,10 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
       exchange.step(n > 0 ? gradient : std::span<const float>(no_gradient), n, parameters, flags);
       publish_parameters();
       ++global_step;
+      if (global_step == progress.first_global_step() + 1 && job.layout.is_lead_trainer()) {
+        log_info("first step done ", job.elapsed_seconds(), " s after start",
+                 progress.first_global_step() > 0 ? " (resumed)" : "");
+      }
       if (config.log_every_steps > 0 && (step + 1) % static_cast<std::int64_t>(config.log_every_steps) == 0) {
         log_info("pass ", pass, " step ", step + 1, "/", steps, " loss ", totals.loss_sum / std::max(totals.samples, 1.0));
       }
