@@ -78,6 +78,24 @@ void PsClient::announce_push(int shard, std::int64_t sequence, std::int64_t base
   lock.unlock();
 }
 
+void PsClient::publish_clock(std::int64_t clock) {
+  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Put(&clock, 1, MPI_INT64_T, 0, static_cast<MPI_Aint>(control_index(layout_.trainer_index, kClock)), 1,
+                    MPI_INT64_T, windows_.control.handle()));
+  lock.unlock();
+}
+
+std::vector<std::int64_t> PsClient::read_clocks() {
+  std::vector<std::int64_t> control(control_size(layout_.trainers));
+  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Get(control.data(), static_cast<int>(control.size()), MPI_INT64_T, 0, 0,
+                    static_cast<int>(control.size()), MPI_INT64_T, windows_.control.handle()));
+  lock.unlock();
+  std::vector<std::int64_t> clocks;
+  for (int trainer = 0; trainer < layout_.trainers; ++trainer) clocks.push_back(control[control_index(trainer, kClock)]);
+  return clocks;
+}
+
 void PsClient::announce_done() {
   const std::int64_t one = 1;
   for (int shard = 0; shard < plan_.shards(); ++shard) {

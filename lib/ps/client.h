@@ -34,6 +34,9 @@ class PsClient {
   ShardControl read_control(int shard);
   void announce_push(int shard, std::int64_t sequence, std::int64_t base_version);
   void announce_done();
+  // SSP clocks, kept on shard 0: publish this trainer's, read everyone's.
+  void publish_clock(std::int64_t clock);
+  std::vector<std::int64_t> read_clocks();
 
   int shards() const { return plan_.shards(); }
 

@@ -63,7 +63,7 @@ class SyncExchange final : public ParameterExchange {
   PsClient& client_;
 };
 
-class AsyncExchange final : public ParameterExchange {
+class AsyncExchange : public ParameterExchange {
  public:
   AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval)
       : client_(client),
@@ -107,7 +107,7 @@ class AsyncExchange final : public ParameterExchange {
     client_.announce_done();
   }
 
- private:
+ protected:
   void wait_until_applied() {
     for (int shard = 0; shard < client_.shards(); ++shard) {
       while (observed_[shard] < pushed_[shard]) {
@@ -126,8 +126,53 @@ class AsyncExchange final : public ParameterExchange {
   PsClient& client_;
   MPI_Comm trainers_;
   std::chrono::microseconds poll_interval_;
+
+ private:
   std::vector<std::int64_t> pushed_;
   std::vector<std::int64_t> observed_;
+};
+
+// Stale synchronous parallel: async steps, plus a gate after each one. Clocks count the steps finished in the
+// pass; a trainer that finished its pass publishes kClockPassDone so that nobody waits for it at the pass end.
+class SspExchange final : public AsyncExchange {
+ public:
+  SspExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, int staleness)
+      : AsyncExchange(client, trainers, poll_interval), staleness_bound_(staleness) {}
+
+  void start(std::span<float> parameters) override {
+    client_.publish_clock(0);
+    MPI_CHECK(MPI_Barrier(trainers_));  // every clock is initialised before anyone reads them
+    AsyncExchange::start(parameters);
+  }
+
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
+    AsyncExchange::step(gradient, count, parameters, flags);
+    client_.publish_clock(++clock_);
+    const comm::Watchdog::Wait wait("the staleness gate (waiting for the slowest trainer)");
+    const auto start = Clock::now();
+    for (;;) {
+      const auto clocks = client_.read_clocks();
+      const std::int64_t slowest = *std::min_element(clocks.begin(), clocks.end());
+      if (clock_ - slowest <= staleness_bound_) {
+        clock_lead_.record(clock_ - slowest);
+        break;
+      }
+      std::this_thread::sleep_for(poll_interval_);
+    }
+    timers_.gate_seconds += seconds_since(start);
+  }
+
+  void finish_pass(std::span<float> parameters) override {
+    client_.publish_clock(kClockPassDone);
+    AsyncExchange::finish_pass(parameters);  // ends with a barrier: every trainer is past its last gate
+    clock_ = 0;
+    client_.publish_clock(0);
+    MPI_CHECK(MPI_Barrier(trainers_));  // no one gates on a clock still marked done from the last pass
+  }
+
+ private:
+  int staleness_bound_;
+  std::int64_t clock_ = 0;
 };
 
 }  // namespace
@@ -160,6 +205,10 @@ std::unique_ptr<ParameterExchange> make_sync_exchange(PsClient& client) {
 std::unique_ptr<ParameterExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
                                                        std::chrono::microseconds poll_interval) {
   return std::make_unique<AsyncExchange>(client, trainers, poll_interval);
+}
+std::unique_ptr<ParameterExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
+                                                     std::chrono::microseconds poll_interval, int staleness) {
+  return std::make_unique<SspExchange>(client, trainers, poll_interval, staleness);
 }
 
 }  // namespace pstrain::ps

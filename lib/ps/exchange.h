@@ -29,6 +29,7 @@ struct StalenessStats {
 };
 
 struct ExchangeTimers {
+  double gate_seconds = 0;  // ssp: waiting for the slowest trainer to come within the staleness bound
   double push_seconds = 0;  // putting gradients (and, async, waiting for the slot to be free)
   double sync_seconds = 0;  // barriers: waiting for the other trainers and the servers' update
   double pull_seconds = 0;  // getting parameters
@@ -62,10 +63,13 @@ class ParameterExchange {
 
   ExchangeTimers& timers() { return timers_; }
   StalenessStats& staleness() { return staleness_; }
+  // ssp: how many steps this trainer was ahead of the slowest one when it went on (never more than s).
+  StalenessStats& clock_lead() { return clock_lead_; }
 
  protected:
   ExchangeTimers timers_;
   StalenessStats staleness_;
+  StalenessStats clock_lead_;
 };
 
 std::unique_ptr<ParameterExchange> make_local_exchange(std::unique_ptr<optim::Optimizer> optimizer,
@@ -75,5 +79,8 @@ std::unique_ptr<ParameterExchange> make_sync_exchange(PsClient& client);
 // between two looks at a shard's control words while waiting for an update to be applied.
 std::unique_ptr<ParameterExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
                                                        std::chrono::microseconds poll_interval);
+// Async with bounded staleness: a trainer never starts a step more than `staleness` steps ahead of the slowest.
+std::unique_ptr<ParameterExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
+                                                     std::chrono::microseconds poll_interval, int staleness);
 
 }  // namespace pstrain::ps

@@ -6,8 +6,9 @@
 //                                 reads parameters and their version in one shared-lock epoch; then the slice.
 //   grads   float  T x [L + 1]    one slot per trainer: its gradient for the slice, then its sample count.
 //   control int64  [2 + 4T]       [0] unused, [1] trainers done (MPI_Accumulate SUM);
-//                                 per trainer t at 2+4t: pushed_seq, base_version (written by trainer t),
-//                                 applied_seq, staleness of the last applied push (written by the server).
+//                                 per trainer t at 2+5t: pushed_seq, base_version (written by trainer t),
+//                                 applied_seq, staleness of the last applied push (written by the server),
+//                                 clock (ssp, on shard 0 only: steps trainer t finished in this pass).
 //
 // Who waits for whom:
 //   sync:  trainers put their slot, MPI_Barrier(world); servers sum slots in trainer order (deterministic),
@@ -16,6 +17,8 @@
 //          pushed_seq/base_version; the server polls control, applies each new slot as its own update under an
 //          exclusive lock on params, bumps the version and publishes applied_seq and staleness. Trainers never
 //          wait for each other; the server keeps calling MPI between polls, which osc/pt2pt needs for progress.
+//   ssp:   async, plus: after each step trainer t publishes its clock on shard 0 and waits while it is more than
+//          s steps ahead of the slowest trainer (a trainer done with its pass counts as infinitely far ahead).
 // Every access to a window's memory, local or remote, happens inside a lock epoch on that window.
 #include <mpi.h>
 
@@ -31,9 +34,10 @@ namespace pstrain::ps {
 
 inline constexpr std::size_t kParamsHeader = 2;   // floats holding the int64 version
 inline constexpr std::size_t kControlHeader = 2;
-inline constexpr std::size_t kControlPerTrainer = 4;
+inline constexpr std::size_t kControlPerTrainer = 5;
 inline constexpr std::size_t kDoneIndex = 1;
-enum ControlField : std::size_t { kPushedSeq = 0, kBaseVersion = 1, kAppliedSeq = 2, kStaleness = 3 };
+enum ControlField : std::size_t { kPushedSeq = 0, kBaseVersion = 1, kAppliedSeq = 2, kStaleness = 3, kClock = 4 };
+inline constexpr std::int64_t kClockPassDone = std::int64_t{1} << 60;
 
 inline std::size_t control_index(int trainer, ControlField field) {
   return kControlHeader + kControlPerTrainer * static_cast<std::size_t>(trainer) + field;

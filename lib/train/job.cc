@@ -220,8 +220,11 @@ bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {
       const comm::Watchdog::Wait wait("the start (waiting for the servers)");
       MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
     }
-    auto exchange = job.sync() ? ps::make_sync_exchange(client) : ps::make_async_exchange(client, trainers.handle(),
-                                                        std::chrono::microseconds(job.config.poll_interval_us));
+    const auto poll = std::chrono::microseconds(job.config.poll_interval_us);
+    auto exchange = job.sync() ? ps::make_sync_exchange(client)
+                    : job.config.mode == Mode::kSsp
+                        ? ps::make_ssp_exchange(client, trainers.handle(), poll, job.config.staleness)
+                        : ps::make_async_exchange(client, trainers.handle(), poll);
     completed = run_trainer(job, model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
                             {job.sync() ? run.writer.get() : nullptr, &plan});
   }

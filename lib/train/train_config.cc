@@ -10,7 +10,14 @@ namespace po = boost::program_options;
 
 namespace pstrain::train {
 
-std::string to_string(Mode mode) { return mode == Mode::kSync ? "sync" : "async"; }
+std::string to_string(Mode mode) {
+  switch (mode) {
+    case Mode::kSync: return "sync";
+    case Mode::kAsync: return "async";
+    case Mode::kSsp: return "ssp";
+  }
+  return "?";
+}
 
 po::options_description train_options() {
   po::options_description data("Data and outputs");
@@ -21,7 +28,8 @@ po::options_description train_options() {
   po::options_description cluster("Cluster");
   cluster.add_options()
       ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
-      ("mode", po::value<std::string>()->default_value("sync"), "sync | async")
+      ("mode", po::value<std::string>()->default_value("sync"), "sync | async | ssp (async with bounded staleness)")
+      ("staleness", po::value<int>()->default_value(3), "ssp: steps a trainer may run ahead of the slowest (0: lock-step)")
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
       ("poll-interval-us", po::value<int>()->default_value(100), "async server: sleep between polls that found nothing")
       ("timeout-seconds", po::value<double>()->default_value(600, "600"), "end the job when a rank waits this long for others (a rank died or stalled)")
@@ -49,7 +57,8 @@ po::options_description train_options() {
       ("keep-checkpoints", po::value<int>()->default_value(3), "keep the newest N checkpoints (0: all)")
       ("resume", po::value<std::string>(), "auto (newest complete checkpoint in --output-dir) or a checkpoint folder")
       ("test-checkpoint-delay-ms", po::value<int>()->default_value(0), "testing only: pause inside checkpoint writes")
-      ("test-step-delay-ms", po::value<int>()->default_value(0), "testing only: pause after every step");
+      ("test-step-delay-ms", po::value<int>()->default_value(0), "testing only: pause after every step")
+      ("test-slow-trainer", po::value<int>()->default_value(-1), "testing only: apply the step delay to this trainer only");
   po::options_description all;
   all.add(data).add(cluster).add(model).add(checkpoints);
   return all;
@@ -106,9 +115,13 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
     config.mode = Mode::kSync;
   } else if (mode == "async") {
     config.mode = Mode::kAsync;
+  } else if (mode == "ssp") {
+    config.mode = Mode::kSsp;
   } else {
-    throw Error(ExitCode::kUsage, cat("--mode '", mode, "' is not one of sync, async"));
+    throw Error(ExitCode::kUsage, cat("--mode '", mode, "' is not one of sync, async, ssp"));
   }
+  config.staleness = values["staleness"].as<int>();
+  if (config.staleness < 0) throw Error(ExitCode::kUsage, "--staleness must be >= 0");
   config.block_size = values["block-size"].as<std::size_t>();
   if (config.block_size == 0) throw Error(ExitCode::kUsage, "--block-size must be > 0");
   config.poll_interval_us = values["poll-interval-us"].as<int>();
@@ -157,9 +170,10 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   }
   config.test_checkpoint_delay_ms = std::max(0, values["test-checkpoint-delay-ms"].as<int>());
   config.test_step_delay_ms = std::max(0, values["test-step-delay-ms"].as<int>());
-  if (config.mode == Mode::kAsync && (config.checkpoint_every_steps > 0 || config.checkpoint_every_seconds > 0)) {
+  config.test_slow_trainer = values["test-slow-trainer"].as<int>();
+  if (config.mode != Mode::kSync && (config.checkpoint_every_steps > 0 || config.checkpoint_every_seconds > 0)) {
     throw Error(ExitCode::kUsage, "--checkpoint-every-steps/--checkpoint-every-seconds are not supported with "
-                                  "--mode async yet (sync and local training checkpoint; async resumes from them)");
+                                  "--mode async or ssp yet (sync and local training checkpoint; async resumes from them)");
   }
   return config;
 }

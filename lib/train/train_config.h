@@ -12,7 +12,7 @@
 
 namespace pstrain::train {
 
-enum class Mode { kSync, kAsync };
+enum class Mode { kSync, kAsync, kSsp };
 std::string to_string(Mode mode);
 
 struct TrainConfig {
@@ -44,6 +44,8 @@ struct TrainConfig {
   std::string resume;  // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
   int test_checkpoint_delay_ms = 0;  // test only: pause inside a checkpoint write
   int test_step_delay_ms = 0;        // test only: pause after every step (to stop a run at a chosen time)
+  int test_slow_trainer = -1;        // test only: the trainer the step delay applies to (-1: every trainer)
+  int staleness = 3;                 // ssp: how many steps a trainer may run ahead of the slowest
   double timeout_seconds = 600;      // the watchdog: longest wait for other ranks before the job ends
 };
 

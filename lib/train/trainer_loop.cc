@@ -33,7 +33,10 @@ struct PassTotals {
   double push_seconds = 0;
   double sync_seconds = 0;
   double pull_seconds = 0;
+  double gate_seconds = 0;  // ssp
   double steps = 0;
+  double lead_count = 0;    // ssp: clock leads recorded, their sum and (reduced separately) their maximum
+  double lead_sum = 0;
 };
 
 struct Evaluation {
@@ -82,7 +85,8 @@ class BatchAssembler {
 // `samples_before` counts the samples of this pass trained before the checkpoint the run resumed from, so that
 // samples + samples_before_resume is the pass's whole sample count.
 void report_pass(const JobContext& job, int pass, const PassTotals& totals, double pass_seconds,
-                 const ps::StalenessStats& staleness, const Evaluation& evaluation, std::int64_t samples_before) {
+                 const ps::StalenessStats& staleness, const Evaluation& evaluation, std::int64_t samples_before,
+                 double lead_max) {
   const double steps = std::max(totals.steps, 1.0);
   const double train_loss = totals.loss_sum / std::max(totals.samples, 1.0);
   const double samples_per_sec = totals.samples / std::max(pass_seconds, 1e-9);
@@ -122,6 +126,10 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
       .add("staleness_p50", staleness.percentile(0.5))
       .add("staleness_p95", staleness.percentile(0.95))
       .add("staleness_max", staleness.max)
+      .add("ssp_bound", static_cast<std::int64_t>(job.config.mode == Mode::kSsp ? job.config.staleness : -1))
+      .add("ssp_lead_mean", totals.lead_count > 0 ? totals.lead_sum / totals.lead_count : 0.0)
+      .add("ssp_lead_max", lead_max)
+      .add("ssp_gate_s_per_step", per_step(totals.gate_seconds))
       .add_array("staleness_histogram",
                  std::vector<std::int64_t>(staleness.histogram.begin(),
                                            staleness.histogram.begin() + std::min<std::int64_t>(staleness.max + 1,
@@ -196,6 +204,7 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     const std::int64_t steps_before = pass == progress.first_pass() ? progress.steps_done_in_first_pass() : 0;
     exchange.timers() = {};
     exchange.staleness() = {};
+    exchange.clock_lead() = {};
     PassTotals totals;
     int flags = 0;
     for (std::int64_t step = 0; step < steps; ++step) {
@@ -228,7 +237,9 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
       if (config.log_every_steps > 0 && (step + 1) % static_cast<std::int64_t>(config.log_every_steps) == 0) {
         log_info("pass ", pass, " step ", step + 1, "/", steps, " loss ", totals.loss_sum / std::max(totals.samples, 1.0));
       }
-      if (config.test_step_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(config.test_step_delay_ms));
+      if (config.test_step_delay_ms > 0 && (config.test_slow_trainer < 0 || config.test_slow_trainer == trainer)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(config.test_step_delay_ms));
+      }
       // Mid-pass checkpoints; the last step of a pass is covered by the end-of-pass checkpoint below.
       if (checkpoints.writer && step + 1 < steps && checkpoints.writer->due(global_step, flags)) {
         save(pass, steps_before + step + 1, global_step);
@@ -242,6 +253,11 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     totals.push_seconds = exchange.timers().push_seconds;
     totals.sync_seconds = exchange.timers().sync_seconds;
     totals.pull_seconds = exchange.timers().pull_seconds;
+    totals.gate_seconds = exchange.timers().gate_seconds;
+    totals.lead_count = static_cast<double>(exchange.clock_lead().count);
+    totals.lead_sum = static_cast<double>(exchange.clock_lead().sum);
+    const double my_lead_max = static_cast<double>(exchange.clock_lead().max);
+    double lead_max = 0;
 
     // Agree on the pass's numbers: sums over trainers, the slowest trainer's time, the merged staleness.
     std::optional<comm::Watchdog::Wait> wait(std::in_place, "the end-of-pass agreement of the trainers");
@@ -251,6 +267,7 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     constexpr int kFields = sizeof(PassTotals) / sizeof(double);
     MPI_CHECK(MPI_Reduce(&totals, &sum, kFields, MPI_DOUBLE, MPI_SUM, 0, trainers));
     MPI_CHECK(MPI_Reduce(&pass_seconds_local, &pass_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, trainers));
+    MPI_CHECK(MPI_Reduce(&my_lead_max, &lead_max, 1, MPI_DOUBLE, MPI_MAX, 0, trainers));
     const ps::StalenessStats& mine = exchange.staleness();
     MPI_CHECK(MPI_Reduce(mine.histogram.data(), staleness.histogram.data(), ps::StalenessStats::kBuckets, MPI_INT64_T,
                          MPI_SUM, 0, trainers));
@@ -268,7 +285,7 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
       checkpoint::write_pass_folder(config.output_dir, pass, model.parameters(), parameters, !config.resume.empty());
       const auto& before = progress.consumed_in_first_pass();
       report_pass(job, pass, sum, pass_seconds, staleness, evaluation,
-                  pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0);
+                  pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0, lead_max);
     }
     // Nobody starts the next pass's clock while the lead is still evaluating and writing.
     {
