@@ -78,6 +78,24 @@ void PsClient::announce_push(int shard, std::int64_t sequence, std::int64_t base
   lock.unlock();
 }
 
+std::int64_t PsClient::take_chunk() {
+  const std::int64_t one = 1;
+  std::int64_t ticket = 0;
+  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Fetch_and_op(&one, &ticket, MPI_INT64_T, 0, kChunkCounterIndex, MPI_SUM, windows_.control.handle()));
+  lock.unlock();
+  return ticket;
+}
+
+void PsClient::reset_chunks() {
+  const std::int64_t zero = 0;
+  std::int64_t ignored = 0;
+  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Fetch_and_op(&zero, &ignored, MPI_INT64_T, 0, kChunkCounterIndex, MPI_REPLACE,
+                             windows_.control.handle()));
+  lock.unlock();
+}
+
 void PsClient::publish_clock(std::int64_t clock) {
   WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
   MPI_CHECK(MPI_Put(&clock, 1, MPI_INT64_T, 0, static_cast<MPI_Aint>(control_index(layout_.trainer_index, kClock)), 1,

@@ -34,6 +34,10 @@ class PsClient {
   ShardControl read_control(int shard);
   void announce_push(int shard, std::int64_t sequence, std::int64_t base_version);
   void announce_done();
+  // Dynamic data dispatch: the next chunk ticket of the pass (an atomic counter in shard 0's control word 0,
+  // MPI_Fetch_and_op), and its reset between passes (by one trainer, while all trainers wait).
+  std::int64_t take_chunk();
+  void reset_chunks();
   // SSP clocks, kept on shard 0: publish this trainer's, read everyone's.
   void publish_clock(std::int64_t clock);
   std::vector<std::int64_t> read_clocks();

@@ -5,7 +5,8 @@
 //   params  float  [2 + L]        words 0-1 hold the int64 version (updates applied so far) so that a trainer
 //                                 reads parameters and their version in one shared-lock epoch; then the slice.
 //   grads   float  T x [L + 1]    one slot per trainer: its gradient for the slice, then its sample count.
-//   control int64  [2 + 4T]       [0] unused, [1] trainers done (MPI_Accumulate SUM);
+//   control int64  [2 + 5T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
+//                                 [1] trainers done (MPI_Accumulate SUM);
 //                                 per trainer t at 2+5t: pushed_seq, base_version (written by trainer t),
 //                                 applied_seq, staleness of the last applied push (written by the server),
 //                                 clock (ssp, on shard 0 only: steps trainer t finished in this pass).
@@ -35,6 +36,7 @@ namespace pstrain::ps {
 inline constexpr std::size_t kParamsHeader = 2;   // floats holding the int64 version
 inline constexpr std::size_t kControlHeader = 2;
 inline constexpr std::size_t kControlPerTrainer = 5;
+inline constexpr std::size_t kChunkCounterIndex = 0;
 inline constexpr std::size_t kDoneIndex = 1;
 enum ControlField : std::size_t { kPushedSeq = 0, kBaseVersion = 1, kAppliedSeq = 2, kStaleness = 3, kClock = 4 };
 inline constexpr std::int64_t kClockPassDone = std::int64_t{1} << 60;

@@ -20,7 +20,7 @@ std::int64_t DataPlan::steps_per_pass(int trainer, std::size_t batch_size, bool 
   return steps_for(*std::max_element(trainer_samples.begin(), trainer_samples.end()));
 }
 
-DataPlan plan_data(const std::filesystem::path& data_dir, int trainers) {
+DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool every_trainer_reads_all) {
   DataPlan plan;
   plan.train_shards = data::list_train_shards(data_dir);
   plan.test_shard = data::test_shard_path(data_dir);
@@ -43,9 +43,13 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers) {
       throw Error(ExitCode::kInputData, cat(plan.train_shards[index].string(), ": ", meta.num_classes,
                                             " classes but ", plan.test_shard.string(), " has ", plan.meta.num_classes));
     }
-    const std::size_t trainer = index % static_cast<std::size_t>(trainers);
-    plan.trainer_shards[trainer].push_back(index);
-    plan.trainer_samples[trainer] += meta.sample_count;
+    for (int trainer = 0; trainer < trainers; ++trainer) {
+      if (!every_trainer_reads_all && index % static_cast<std::size_t>(trainers) != static_cast<std::size_t>(trainer)) {
+        continue;
+      }
+      plan.trainer_shards[trainer].push_back(index);
+      plan.trainer_samples[trainer] += meta.sample_count;
+    }
     plan.shard_samples.push_back(meta.sample_count);
   }
   for (int trainer = 0; trainer < trainers; ++trainer) {

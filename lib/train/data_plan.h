@@ -25,7 +25,8 @@ struct DataPlan {
 
 // Reads the metadata of every shard; throws pstrain::Error(kInputData) when shards disagree on sample shape or
 // classes, or (kUsage) when there are fewer shards than trainers.
-DataPlan plan_data(const std::filesystem::path& data_dir, int trainers);
+// With `every_trainer_reads_all` (dynamic dispatch) each trainer's shard list is every shard.
+DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool every_trainer_reads_all = false);
 
 // The order in which a trainer visits its `count` samples in `pass`: a permutation drawn from (seed, pass,
 // trainer) with our own Fisher-Yates over mt19937_64 (identical on every platform), or 0..count-1 without

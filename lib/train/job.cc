@@ -93,6 +93,13 @@ std::uint64_t total_updates(const JobContext& job) {
   std::int64_t per_pass = 0;
   if (sync) {
     per_pass = job.data.steps_per_pass(0, job.config.batch_size, true);
+  } else if (job.config.dynamic_dispatch) {  // every chunk once per pass, whoever takes it
+    const std::uint64_t samples = job.data.shard_samples.empty() ? 0 : job.data.trainer_samples.at(0);
+    const std::uint64_t chunk = job.config.chunk_size;
+    const std::uint64_t full_chunks = samples / chunk;
+    const std::uint64_t batches_per_chunk = (chunk + job.config.batch_size - 1) / job.config.batch_size;
+    per_pass = static_cast<std::int64_t>(full_chunks * batches_per_chunk +
+                                         (samples % chunk + job.config.batch_size - 1) / job.config.batch_size);
   } else {
     for (int trainer = 0; trainer < job.layout.trainers; ++trainer) {
       per_pass += job.data.steps_per_pass(trainer, job.config.batch_size, false);
@@ -225,8 +232,13 @@ bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {
                     : job.config.mode == Mode::kSsp
                         ? ps::make_ssp_exchange(client, trainers.handle(), poll, job.config.staleness)
                         : ps::make_async_exchange(client, trainers.handle(), poll);
+    DataDispatch dispatch;
+    if (job.config.dynamic_dispatch) {
+      dispatch.take_chunk = [&client] { return client.take_chunk(); };
+      dispatch.reset = [&client] { client.reset_chunks(); };
+    }
     completed = run_trainer(job, model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
-                            {job.sync() ? run.writer.get() : nullptr, &plan});
+                            {job.sync() ? run.writer.get() : nullptr, &plan}, dispatch);
   }
   {
     const comm::Watchdog::Wait wait("the end of training");
@@ -301,7 +313,7 @@ int run_job(int argc, char** argv) {
   // Phase 2: output folder (rank 0) and data layout (every rank, metadata only).
   failure = attempt([&] {
     if (rank == 0) prepare_output_folder(job.config, resolved_ini);
-    job.data = plan_data(job.config.data_dir, job.layout.trainers);
+    job.data = plan_data(job.config.data_dir, job.layout.trainers, job.config.dynamic_dispatch);
     job.config.optimizer.total_updates = total_updates(job);
     // An async pass applies T pushes of batch b where a sync pass applies one average of T*b: at --lr / T both
     // move the parameters equally far per pass, so one --lr means the same in both modes (measured: at the full

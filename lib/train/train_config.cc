@@ -30,6 +30,8 @@ po::options_description train_options() {
       ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
       ("mode", po::value<std::string>()->default_value("sync"), "sync | async | ssp (async with bounded staleness)")
       ("staleness", po::value<int>()->default_value(3), "ssp: steps a trainer may run ahead of the slowest (0: lock-step)")
+      ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
+      ("chunk-size", po::value<long long>()->default_value(512), "dynamic dispatch: samples per chunk")
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
       ("poll-interval-us", po::value<int>()->default_value(100), "async server: sleep between polls that found nothing")
       ("timeout-seconds", po::value<double>()->default_value(600, "600"), "end the job when a rank waits this long for others (a rank died or stalled)")
@@ -58,7 +60,8 @@ po::options_description train_options() {
       ("resume", po::value<std::string>(), "auto (newest complete checkpoint in --output-dir) or a checkpoint folder")
       ("test-checkpoint-delay-ms", po::value<int>()->default_value(0), "testing only: pause inside checkpoint writes")
       ("test-step-delay-ms", po::value<int>()->default_value(0), "testing only: pause after every step")
-      ("test-slow-trainer", po::value<int>()->default_value(-1), "testing only: apply the step delay to this trainer only");
+      ("test-slow-trainer", po::value<int>()->default_value(-1), "testing only: apply the step delay to this trainer only")
+      ("test-slow-factor", po::value<double>()->default_value(1, "1"), "testing only: --test-slow-trainer's steps (compute and exchange) take this many times as long");
   po::options_description all;
   all.add(data).add(cluster).add(model).add(checkpoints);
   return all;
@@ -171,6 +174,22 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   config.test_checkpoint_delay_ms = std::max(0, values["test-checkpoint-delay-ms"].as<int>());
   config.test_step_delay_ms = std::max(0, values["test-step-delay-ms"].as<int>());
   config.test_slow_trainer = values["test-slow-trainer"].as<int>();
+  config.test_slow_factor = values["test-slow-factor"].as<double>();
+  if (!std::isfinite(config.test_slow_factor) || config.test_slow_factor < 1) {
+    throw Error(ExitCode::kUsage, "--test-slow-factor must be >= 1");
+  }
+  const std::string dispatch = values["dispatch"].as<std::string>();
+  if (dispatch != "static" && dispatch != "dynamic") {
+    throw Error(ExitCode::kUsage, cat("--dispatch '", dispatch, "' is not one of static, dynamic"));
+  }
+  config.dynamic_dispatch = dispatch == "dynamic";
+  config.chunk_size = static_cast<std::size_t>(positive(values, "chunk-size"));
+  if (config.dynamic_dispatch && config.mode == Mode::kSync) {
+    throw Error(ExitCode::kUsage, "--dispatch dynamic needs --mode async or ssp (sync steps every trainer together)");
+  }
+  if (config.dynamic_dispatch && !config.resume.empty()) {
+    throw Error(ExitCode::kUsage, "--dispatch dynamic cannot resume yet (its runs write no checkpoints)");
+  }
   if (config.mode != Mode::kSync && (config.checkpoint_every_steps > 0 || config.checkpoint_every_seconds > 0)) {
     throw Error(ExitCode::kUsage, "--checkpoint-every-steps/--checkpoint-every-seconds are not supported with "
                                   "--mode async or ssp yet (sync and local training checkpoint; async resumes from them)");

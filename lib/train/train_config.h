@@ -46,6 +46,9 @@ struct TrainConfig {
   int test_step_delay_ms = 0;        // test only: pause after every step (to stop a run at a chosen time)
   int test_slow_trainer = -1;        // test only: the trainer the step delay applies to (-1: every trainer)
   int staleness = 3;                 // ssp: how many steps a trainer may run ahead of the slowest
+  bool dynamic_dispatch = false;     // trainers take chunks from a dispatcher instead of fixed shards
+  std::size_t chunk_size = 512;      // samples per dispatched chunk
+  double test_slow_factor = 1;       // test only: --test-slow-trainer's steps take this many times as long
   double timeout_seconds = 600;      // the watchdog: longest wait for other ranks before the job ends
 };
 

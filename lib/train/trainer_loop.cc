@@ -39,6 +39,14 @@ struct PassTotals {
   double lead_sum = 0;
 };
 
+// Per pass, over all trainers: samples never trained or trained more than once (both 0 when the data plan and
+// the dispatcher are right), and chunks each trainer took (dynamic dispatch).
+struct Coverage {
+  std::int64_t missing = 0;
+  std::int64_t repeated = 0;
+  std::vector<std::int64_t> chunks_per_trainer;
+};
+
 struct Evaluation {
   double loss = 0;
   double accuracy = 0;
@@ -86,7 +94,7 @@ class BatchAssembler {
 // samples + samples_before_resume is the pass's whole sample count.
 void report_pass(const JobContext& job, int pass, const PassTotals& totals, double pass_seconds,
                  const ps::StalenessStats& staleness, const Evaluation& evaluation, std::int64_t samples_before,
-                 double lead_max) {
+                 double lead_max, const Coverage& coverage) {
   const double steps = std::max(totals.steps, 1.0);
   const double train_loss = totals.loss_sum / std::max(totals.samples, 1.0);
   const double samples_per_sec = totals.samples / std::max(pass_seconds, 1e-9);
@@ -126,6 +134,10 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
       .add("staleness_p50", staleness.percentile(0.5))
       .add("staleness_p95", staleness.percentile(0.95))
       .add("staleness_max", staleness.max)
+      .add("samples_missing", coverage.missing)
+      .add("samples_repeated", coverage.repeated)
+      .add("dispatch", std::string(job.config.dynamic_dispatch ? "dynamic" : "static"))
+      .add_array("chunks_per_trainer", coverage.chunks_per_trainer)
       .add("ssp_bound", static_cast<std::int64_t>(job.config.mode == Mode::kSsp ? job.config.staleness : -1))
       .add("ssp_lead_mean", totals.lead_count > 0 ? totals.lead_sum / totals.lead_count : 0.0)
       .add("ssp_lead_max", lead_max)
@@ -141,7 +153,7 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
 
 bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
                  const data::Samples& samples, const std::optional<data::Samples>& test, const Progress& progress,
-                 const CheckpointSupport& checkpoints) {
+                 const CheckpointSupport& checkpoints, const DataDispatch& dispatch) {
   const TrainConfig& config = job.config;
   const int trainer = job.layout.trainer_index;
   const std::size_t sample_count = samples.labels.size();
@@ -195,21 +207,52 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
   std::int64_t global_step = progress.first_global_step();
   for (int pass = progress.first_pass(); pass < config.passes; ++pass) {
     const auto pass_start = Clock::now();
-    std::vector<std::uint32_t> order = pass_order(sample_count, config.seed, pass, trainer, config.shuffle);
+    // Dynamic dispatch shares one order among all trainers (-1: the stream of no particular trainer).
+    std::vector<std::uint32_t> order =
+        pass_order(sample_count, config.seed, pass, dispatch.take_chunk ? -1 : trainer, config.shuffle);
     if (pass == progress.first_pass()) {  // resumed mid-pass: what is left, in the pass's own order
       std::erase_if(order, [&](std::uint32_t local) { return consumed[sample_ids[local]] != 0; });
     }
     const std::size_t to_train = order.size();
-    const std::int64_t steps = progress.steps(trainer, pass);
     const std::int64_t steps_before = pass == progress.first_pass() ? progress.steps_done_in_first_pass() : 0;
+    // Where the next batch comes from. Static: `steps` batches of this trainer's own order (sync: every trainer
+    // takes the same count, some batches maybe empty). Dynamic: chunks of one order shared by all trainers, taken
+    // from the dispatcher until it runs dry, so a slow trainer simply takes fewer.
+    const bool dynamic = dispatch.take_chunk != nullptr;
+    const std::int64_t steps = dynamic ? -1 : progress.steps(trainer, pass);
+    const std::size_t chunks = (to_train + config.chunk_size - 1) / config.chunk_size;
+    std::size_t chunk_end = 0;
+    std::size_t position = 0;
+    std::int64_t chunks_taken = 0;
+    const auto next_batch = [&](std::int64_t step, std::size_t& first, std::size_t& n) {
+      if (!dynamic) {
+        if (step >= steps) return false;
+        first = std::min(to_train, static_cast<std::size_t>(step) * config.batch_size);
+        n = std::min(config.batch_size, to_train - first);
+        return true;
+      }
+      if (position == chunk_end) {
+        const std::int64_t ticket = dispatch.take_chunk();
+        if (ticket < 0 || static_cast<std::size_t>(ticket) >= chunks) return false;
+        ++chunks_taken;
+        position = static_cast<std::size_t>(ticket) * config.chunk_size;
+        chunk_end = std::min(to_train, position + config.chunk_size);
+      }
+      first = position;
+      n = std::min(config.batch_size, chunk_end - position);
+      position += n;
+      return true;
+    };
+    std::vector<std::uint8_t> trained(dynamic || job.layout.trainers > 1 ? consumed.size() : 0, 0);
     exchange.timers() = {};
     exchange.staleness() = {};
     exchange.clock_lead() = {};
     PassTotals totals;
     int flags = 0;
-    for (std::int64_t step = 0; step < steps; ++step) {
-      const std::size_t first = std::min(to_train, static_cast<std::size_t>(step) * config.batch_size);
-      const std::size_t n = std::min(config.batch_size, to_train - first);
+    std::size_t first = 0;
+    std::size_t n = 0;
+    std::int64_t step = 0;
+    for (; next_batch(step, first, n); ++step) {
       const auto compute_start = Clock::now();
       if (n > 0) {
         batch.assemble(order, first, n);
@@ -224,11 +267,17 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
         totals.correct += static_cast<double>(result.correct);
         totals.samples += static_cast<double>(n);
         for (std::size_t i = 0; i < n; ++i) consumed[sample_ids[order[first + i]]] = 1;
+        if (!trained.empty()) {
+          for (std::size_t i = 0; i < n; ++i) trained[sample_ids[order[first + i]]] = 1;
+        }
       }
       totals.compute_seconds += seconds_since(compute_start);
       flags = checkpoints.writer ? checkpoints.writer->local_flags() : 0;
       exchange.step(n > 0 ? gradient : std::span<const float>(no_gradient), n, parameters, flags);
       publish_parameters();
+      if (config.test_slow_factor > 1 && config.test_slow_trainer == trainer) {  // the whole step, F times as long
+        std::this_thread::sleep_for(std::chrono::duration<double>((config.test_slow_factor - 1) * seconds_since(compute_start)));
+      }
       ++global_step;
       if (global_step == progress.first_global_step() + 1 && job.layout.is_lead_trainer()) {
         log_info("first step done ", job.elapsed_seconds(), " s after start",
@@ -248,8 +297,28 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     }
     exchange.finish_pass(parameters);
     publish_parameters();
+    if (dynamic) {  // every trainer is past its last ticket (finish_pass ends with a barrier): rewind the dispatcher
+      if (job.layout.is_lead_trainer()) dispatch.reset();
+      MPI_CHECK(MPI_Barrier(trainers));
+    }
     const double pass_seconds_local = seconds_since(pass_start);
-    totals.steps = static_cast<double>(steps);
+    totals.steps = static_cast<double>(step);
+    // Sample accounting: how often each sample of the pass was trained, over all trainers.
+    std::int64_t missing = 0;
+    std::int64_t repeated = 0;
+    if (!trained.empty()) {
+      std::vector<std::uint8_t> counts(job.layout.is_lead_trainer() ? trained.size() : 0);
+      MPI_CHECK(MPI_Reduce(trained.data(), counts.data(), static_cast<int>(trained.size()), MPI_UINT8_T, MPI_SUM, 0,
+                           trainers));
+      const auto& before = progress.consumed_in_first_pass();
+      for (std::size_t id = 0; id < counts.size(); ++id) {
+        const int expected = pass == progress.first_pass() && before[id] ? 0 : 1;
+        missing += counts[id] < expected ? 1 : 0;
+        repeated += counts[id] > expected ? 1 : 0;
+      }
+    }
+    std::vector<std::int64_t> chunks_per_trainer(job.layout.is_lead_trainer() ? job.layout.trainers : 0);
+    MPI_CHECK(MPI_Gather(&chunks_taken, 1, MPI_INT64_T, chunks_per_trainer.data(), 1, MPI_INT64_T, 0, trainers));
     totals.push_seconds = exchange.timers().push_seconds;
     totals.sync_seconds = exchange.timers().sync_seconds;
     totals.pull_seconds = exchange.timers().pull_seconds;
@@ -285,7 +354,8 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
       checkpoint::write_pass_folder(config.output_dir, pass, model.parameters(), parameters, !config.resume.empty());
       const auto& before = progress.consumed_in_first_pass();
       report_pass(job, pass, sum, pass_seconds, staleness, evaluation,
-                  pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0, lead_max);
+                  pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0, lead_max,
+                  {missing, repeated, chunks_per_trainer});
     }
     // Nobody starts the next pass's clock while the lead is still evaluating and writing.
     {

@@ -4,6 +4,7 @@
 // pass folder and the metrics line (the lead trainer).
 #include <mpi.h>
 
+#include <functional>
 #include <optional>
 
 #include "data/shard.h"
@@ -23,11 +24,17 @@ struct CheckpointSupport {
   const ps::ShardPlan* plan = nullptr;
 };
 
+// Dynamic data dispatch: where the next chunk ticket comes from (null: static shards) and how to rewind it.
+struct DataDispatch {
+  std::function<std::int64_t()> take_chunk;
+  std::function<void()> reset;
+};
+
 // `trainers` is the communicator of all trainers (MPI_COMM_SELF when training locally). `test` is set on the
 // lead trainer only. Returns true when training completed, false when it stopped after a checkpoint on a
 // signal. Throws pstrain::Error(kDiverged) on a NaN or Inf loss.
 bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
                  const data::Samples& samples, const std::optional<data::Samples>& test, const Progress& progress,
-                 const CheckpointSupport& checkpoints);
+                 const CheckpointSupport& checkpoints, const DataDispatch& dispatch = {});
 
 }  // namespace pstrain::train
