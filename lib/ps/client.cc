@@ -96,6 +96,30 @@ void PsClient::reset_chunks() {
   lock.unlock();
 }
 
+void PsClient::request_checkpoint(std::int64_t bits) {
+  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Accumulate(&bits, 1, MPI_INT64_T, 0, kCheckpointRequestIndex, 1, MPI_INT64_T, MPI_BOR,
+                           windows_.control.handle()));
+  lock.unlock();
+}
+
+std::int64_t PsClient::checkpoint_request() {
+  const std::int64_t nothing = 0;
+  std::int64_t bits = 0;
+  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Fetch_and_op(&nothing, &bits, MPI_INT64_T, 0, kCheckpointRequestIndex, MPI_NO_OP,
+                             windows_.control.handle()));
+  lock.unlock();
+  return bits;
+}
+
+void PsClient::announce_quiesced() {
+  const std::int64_t one = 1;
+  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, kQuiescedIndex, 1, MPI_INT64_T, MPI_SUM, windows_.control.handle()));
+  lock.unlock();
+}
+
 void PsClient::publish_clock(std::int64_t clock) {
   WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
   MPI_CHECK(MPI_Put(&clock, 1, MPI_INT64_T, 0, static_cast<MPI_Aint>(control_index(layout_.trainer_index, kClock)), 1,

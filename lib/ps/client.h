@@ -38,6 +38,10 @@ class PsClient {
   // MPI_Fetch_and_op), and its reset between passes (by one trainer, while all trainers wait).
   std::int64_t take_chunk();
   void reset_chunks();
+  // Async checkpoints (shard 0's control words): add request bits, read them, count this trainer quiesced.
+  void request_checkpoint(std::int64_t bits);
+  std::int64_t checkpoint_request();
+  void announce_quiesced();
   // SSP clocks, kept on shard 0: publish this trainer's, read everyone's.
   void publish_clock(std::int64_t clock);
   std::vector<std::int64_t> read_clocks();

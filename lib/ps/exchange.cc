@@ -95,10 +95,37 @@ class AsyncExchange : public ParameterExchange {
     const comm::Watchdog::Wait wait("the end-of-pass meeting of the async trainers");
     const auto start = Clock::now();
     wait_until_applied();
-    MPI_CHECK(MPI_Barrier(trainers_));  // every trainer's last push of the pass is applied
+    // Every trainer's last push of the pass is applied after this barrier. It is nonblocking so that a checkpoint
+    // requested by a trainer still stepping can be joined while we wait for it.
+    MPI_Request meeting = MPI_REQUEST_NULL;
+    MPI_CHECK(MPI_Ibarrier(trainers_, &meeting));
+    for (int arrived = 0;;) {
+      MPI_CHECK(MPI_Test(&meeting, &arrived, MPI_STATUS_IGNORE));
+      if (arrived) break;
+      if (on_checkpoint_request_ && client_.checkpoint_request() != 0) {
+        if (on_checkpoint_request_()) return;  // stopping: the job ends after this checkpoint
+      } else {
+        std::this_thread::sleep_for(poll_interval_);
+      }
+    }
     client_.pull(parameters);
     MPI_CHECK(MPI_Barrier(trainers_));  // nobody pushes again before everyone pulled the same state
     timers_.sync_seconds += seconds_since(start);
+  }
+
+  int checkpoint_request(int wish) override {
+    if (wish != 0) client_.request_checkpoint(wish);
+    return static_cast<int>(client_.checkpoint_request());
+  }
+
+  void set_checkpoint_handler(std::function<bool()> handler) override {
+    on_checkpoint_request_ = std::move(handler);
+  }
+
+  void quiesce() override {
+    const comm::Watchdog::Wait wait("quiescing for a checkpoint (our pushes being applied)");
+    wait_until_applied();
+    client_.announce_quiesced();
   }
 
   void finish() override {
@@ -126,6 +153,7 @@ class AsyncExchange : public ParameterExchange {
   PsClient& client_;
   MPI_Comm trainers_;
   std::chrono::microseconds poll_interval_;
+  std::function<bool()> on_checkpoint_request_;
 
  private:
   std::vector<std::int64_t> pushed_;
@@ -157,6 +185,8 @@ class SspExchange final : public AsyncExchange {
         clock_lead_.record(clock_ - slowest);
         break;
       }
+      // A slower trainer may be quiescing for a checkpoint: go to the step boundary and join it.
+      if (client_.checkpoint_request() != 0) break;
       std::this_thread::sleep_for(poll_interval_);
     }
     timers_.gate_seconds += seconds_since(start);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -57,6 +58,16 @@ class ParameterExchange {
   virtual void finish_pass(std::span<float> parameters) = 0;
   // Training is over (servers may stop).
   virtual void finish() = 0;
+
+  // Async checkpoints: post this trainer's wish (StepFlags, 0 for none) and return the request standing for
+  // everyone (0: none); then quiesce(): wait until every push of ours is applied and count ourselves in. Modes
+  // with a common step boundary (sync, local) agree on flags in step() instead and return 0 here.
+  virtual int checkpoint_request(int wish) { return wish & 0; }
+  virtual void quiesce() {}
+  // Async: run by finish_pass when a checkpoint is requested while this trainer waits for the others to end the
+  // pass (a trainer still stepping asked for it and will not come to the meeting until it is written). The
+  // handler returns true when the checkpoint was a stop: the requester will not come, so finish_pass gives up.
+  virtual void set_checkpoint_handler(std::function<bool()> handler) { static_cast<void>(handler); }
 
   // The optimizer this exchange runs itself (local training), whose state a checkpoint must hold; else null.
   virtual optim::Optimizer* own_optimizer() { return nullptr; }

@@ -106,11 +106,18 @@ void ShardServer::import_state(const ShardPlan& plan, std::span<const float> par
   optimizer_->set_steps_taken(steps);
 }
 
-void ShardServer::serve_async(std::chrono::microseconds poll_interval) {
+void ShardServer::clear_checkpoint_request() {
+  WindowLock lock(windows_.control.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
+  windows_.control.local()[kCheckpointRequestIndex] = 0;
+  windows_.control.local()[kQuiescedIndex] = 0;
+}
+
+ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds poll_interval) {
   const int self = layout_.world_rank;
   const std::size_t stride = slot_stride(slice_size_);
   std::vector<std::int64_t> control(control_size(layout_.trainers));
-  std::vector<std::int64_t> applied(layout_.trainers, 0);
+  applied_.resize(static_cast<std::size_t>(layout_.trainers), 0);
+  std::vector<std::int64_t>& applied = applied_;
   std::optional<comm::Watchdog::Wait> idle;  // armed while no trainer pushes anything
   for (;;) {
     {
@@ -144,7 +151,18 @@ void ShardServer::serve_async(std::chrono::microseconds poll_interval) {
       }
       continue;  // more may have arrived while we applied
     }
-    if (control[kDoneIndex] == layout_.trainers) return;  // done is announced after the last push was applied
+    if (control[kDoneIndex] == layout_.trainers) return AsyncOutcome::kDone;  // announced after the last push
+    // A checkpoint request lives on shard 0; the others look there (only when idle: trainers that quiesce stop
+    // pushing, so every server comes here).
+    std::int64_t words[2] = {control[kCheckpointRequestIndex], control[kQuiescedIndex]};
+    if (self != 0) {
+      WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
+      MPI_CHECK(MPI_Get(words, 2, MPI_INT64_T, 0, kCheckpointRequestIndex, 2, MPI_INT64_T, windows_.control.handle()));
+    }
+    if (words[0] != 0 && words[1] == layout_.trainers) {
+      checkpoint_request_ = words[0];
+      return AsyncOutcome::kCheckpoint;
+    }
     if (!idle) idle.emplace("the server loop, no trainer pushing anything");
     std::this_thread::sleep_for(poll_interval);
   }

@@ -39,9 +39,16 @@ class ShardServer {
   // MPI_Allreduce(BOR) of `flags` instead of a plain barrier, so control decisions (checkpoint now, stop) ride on
   // it for free; returns the agreed flags.
   int sync_step(int flags);
-  // Async: applies each trainer's push as its own update until every trainer announced it is done. Between
-  // polls that found nothing it sleeps `poll_interval`, so it neither burns a core nor delays a trainer longer.
-  void serve_async(std::chrono::microseconds poll_interval);
+  // Async: applies each trainer's push as its own update until every trainer announced it is done (kDone), or
+  // until a checkpoint was requested and every trainer quiesced for it (kCheckpoint; call again afterwards).
+  // Between polls that found nothing it sleeps `poll_interval`, so it neither burns a core nor delays a trainer
+  // longer.
+  enum class AsyncOutcome { kDone, kCheckpoint };
+  AsyncOutcome serve_async(std::chrono::microseconds poll_interval);
+  // The request bits that made serve_async return kCheckpoint.
+  std::int64_t checkpoint_request() const { return checkpoint_request_; }
+  // Rank 0, after the checkpoint: clears the request and the quiesced count (before the world barrier).
+  void clear_checkpoint_request();
 
   SliceState export_state();
   // Takes this shard's slices of a full model state (flat parameters and optimizer vectors, model layout).
@@ -60,6 +67,8 @@ class ShardServer {
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::vector<float> summed_;  // sync: the averaged gradient of one step
   std::int64_t version_ = 0;
+  std::vector<std::int64_t> applied_;  // async: last push applied, per trainer
+  std::int64_t checkpoint_request_ = 0;
   ServerStats stats_;
 };
 

@@ -7,6 +7,8 @@
 //   grads   float  T x [L + 1]    one slot per trainer: its gradient for the slice, then its sample count.
 //   control int64  [2 + 5T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
 //                                 [1] trainers done (MPI_Accumulate SUM);
+//                                 [2] checkpoint request bits (StepFlags, MPI_Accumulate BOR), [3] trainers
+//                                 quiesced for it (SUM): async checkpoints, on shard 0;
 //                                 per trainer t at 2+5t: pushed_seq, base_version (written by trainer t),
 //                                 applied_seq, staleness of the last applied push (written by the server),
 //                                 clock (ssp, on shard 0 only: steps trainer t finished in this pass).
@@ -18,6 +20,9 @@
 //          pushed_seq/base_version; the server polls control, applies each new slot as its own update under an
 //          exclusive lock on params, bumps the version and publishes applied_seq and staleness. Trainers never
 //          wait for each other; the server keeps calling MPI between polls, which osc/pt2pt needs for progress.
+//   async checkpoint: any trainer may set request bits on shard 0; every trainer that sees them at a step
+//          boundary waits until its pushes are applied, counts itself quiesced and joins the collective checkpoint;
+//          servers join once all T are quiesced; rank 0 clears both words before a world barrier lets anyone on.
 //   ssp:   async, plus: after each step trainer t publishes its clock on shard 0 and waits while it is more than
 //          s steps ahead of the slowest trainer (a trainer done with its pass counts as infinitely far ahead).
 // Every access to a window's memory, local or remote, happens inside a lock epoch on that window.
@@ -34,10 +39,12 @@
 namespace pstrain::ps {
 
 inline constexpr std::size_t kParamsHeader = 2;   // floats holding the int64 version
-inline constexpr std::size_t kControlHeader = 2;
+inline constexpr std::size_t kControlHeader = 4;
 inline constexpr std::size_t kControlPerTrainer = 5;
 inline constexpr std::size_t kChunkCounterIndex = 0;
 inline constexpr std::size_t kDoneIndex = 1;
+inline constexpr std::size_t kCheckpointRequestIndex = 2;
+inline constexpr std::size_t kQuiescedIndex = 3;
 enum ControlField : std::size_t { kPushedSeq = 0, kBaseVersion = 1, kAppliedSeq = 2, kStaleness = 3, kClock = 4 };
 inline constexpr std::int64_t kClockPassDone = std::int64_t{1} << 60;
 

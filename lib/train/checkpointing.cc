@@ -92,6 +92,16 @@ bool CheckpointWriter::due(std::int64_t global_step, int agreed_flags) const {
   return (agreed_flags & ps::kCheckpointNow) != 0 || (every > 0 && global_step % every == 0);
 }
 
+int CheckpointWriter::async_wish(std::int64_t global_step, bool lead) const {
+  if (stop_signal_received()) return ps::kCheckpointNow | ps::kStopAfterCheckpoint;
+  if (!lead) return 0;
+  const std::int64_t every = job_.config.checkpoint_every_steps;
+  const double seconds = job_.config.checkpoint_every_seconds;
+  const bool by_steps = every > 0 && global_step % every == 0;
+  const bool by_time = seconds > 0 && std::chrono::duration<double>(Clock::now() - last_saved_).count() >= seconds;
+  return by_steps || by_time ? ps::kCheckpointNow : 0;
+}
+
 void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* slice,
                             const std::vector<std::uint8_t>& consumed, const checkpoint::TrainingState& progress) {
   const comm::Watchdog::Wait wait("a checkpoint (gathering the model state)");
@@ -120,6 +130,13 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
 
   checkpoint::Checkpoint checkpoint;
   checkpoint.training = progress;
+  std::int64_t counters[3] = {progress.pass, progress.step_in_pass, progress.global_step};
+  const int lead = job_.layout.pservers == 0 ? 0 : job_.layout.trainer_rank(0);
+  MPI_CHECK(MPI_Bcast(counters, 3, MPI_INT64_T, lead, MPI_COMM_WORLD));
+  checkpoint.training.pass = counters[0];
+  checkpoint.training.step_in_pass = counters[1];
+  checkpoint.training.global_step = counters[2];
+  checkpoint.training.seed = job_.config.seed;
   checkpoint.model.optimizer = job_.config.optimizer.kind;
   checkpoint.model.parameters = gather(slice ? &slice->parameters : nullptr);
   int state_vectors = slice ? static_cast<int>(slice->optimizer.size()) : 0;
@@ -154,7 +171,7 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) throw AgreedFailure(static_cast<ExitCode>(code));
   last_saved_ = Clock::now();
   if (writer) {
-    log_info("checkpoint ", written.filename().string(), " (pass ", progress.pass, ", step ", progress.step_in_pass,
+    log_info("checkpoint ", written.filename().string(), " (pass ", counters[0], ", step ", counters[1],
              ") written in ", std::chrono::duration<double>(Clock::now() - start).count(), " s");
   }
 }

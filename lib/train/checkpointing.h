@@ -55,10 +55,14 @@ class CheckpointWriter {
   int local_flags() const;
   // Whether a checkpoint is due after `global_step`, given the agreed flags.
   bool due(std::int64_t global_step, int agreed_flags) const;
+  // Async: what this trainer asks for after `global_step`: a signal from anyone; the step and time triggers from
+  // the lead trainer only (one clock decides).
+  int async_wish(std::int64_t global_step, bool lead) const;
 
   // Collective over world. `contributors_plan` splits the model state among world ranks [0, contributors):
   // the server shards in distributed mode, the single rank in local mode. `slice` is this rank's share (or null),
-  // `consumed` this rank's flags over all sample ids (empty on servers).
+  // `consumed` this rank's flags over all sample ids (empty on servers). `progress` counts as given by the lead
+  // trainer (the first trainer, or the only rank), whose steps number the checkpoints.
   void save(const ps::ShardPlan& contributors_plan, const ps::SliceState* slice, const std::vector<std::uint8_t>& consumed,
             const checkpoint::TrainingState& progress);
 

@@ -206,7 +206,24 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPl
   if (job.sync()) {
     completed = serve_sync(job, server, plan, *run.progress, *run.writer);
   } else {
-    server.serve_async(std::chrono::microseconds(job.config.poll_interval_us));
+    // Async: serve until done, joining each checkpoint the trainers quiesce for (see windows.h).
+    while (server.serve_async(std::chrono::microseconds(job.config.poll_interval_us)) ==
+           ps::ShardServer::AsyncOutcome::kCheckpoint) {
+      const ps::SliceState slice = server.export_state();
+      run.writer->save(plan, &slice, {}, {});
+      // The request as shard 0 saw it with every trainer quiesced: the one everybody acts on (trainer_loop.cc).
+      std::int64_t request = server.checkpoint_request();
+      {
+        const comm::Watchdog::Wait wait("the end of an async checkpoint");
+        MPI_CHECK(MPI_Bcast(&request, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+        if (job.layout.world_rank == 0) server.clear_checkpoint_request();
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+      }
+      if (request & ps::kStopAfterCheckpoint) {
+        completed = false;
+        break;
+      }
+    }
   }
   log_info(completed ? "done: " : "stopped after a checkpoint: ", server.stats().updates, " updates, ",
            server.stats().busy_seconds, " s busy");
@@ -238,7 +255,7 @@ bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {
       dispatch.reset = [&client] { client.reset_chunks(); };
     }
     completed = run_trainer(job, model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
-                            {job.sync() ? run.writer.get() : nullptr, &plan}, dispatch);
+                            {run.writer.get(), &plan, !job.sync()}, dispatch);
   }
   {
     const comm::Watchdog::Wait wait("the end of training");
@@ -365,8 +382,7 @@ int run_job(int argc, char** argv) {
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
   comm::Watchdog::start(rank, job.layout.world_size, job.config.timeout_seconds, job.config.output_dir);
-  const bool checkpointing = job.sync() || job.layout.pservers == 0;
-  if (checkpointing) install_checkpoint_signal_handlers();  // async keeps the default: a signal ends it
+  install_checkpoint_signal_handlers();
   if (job.layout.is_lead_trainer()) {
     log_info("pstrain ", PSTRAIN_VERSION, ": ", job.layout.world_size, " ranks = ", job.layout.pservers,
              " parameter-server shard(s) + ", job.layout.trainers, " trainer(s), mode ",

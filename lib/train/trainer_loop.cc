@@ -204,6 +204,16 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     checkpoints.writer->save(*checkpoints.plan, slice ? &*slice : nullptr, mine, state);
   };
 
+  // After an async checkpoint: the request as rank 0 (server 0) saw it once every trainer had quiesced, so that
+  // everyone agrees on "stop"; then rank 0 clears it and nobody goes on before that.
+  const auto finish_async_checkpoint = [] {
+    const comm::Watchdog::Wait wait("the end of an async checkpoint");
+    std::int64_t agreed = 0;
+    MPI_CHECK(MPI_Bcast(&agreed, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    return static_cast<int>(agreed);
+  };
+
   std::int64_t global_step = progress.first_global_step();
   for (int pass = progress.first_pass(); pass < config.passes; ++pass) {
     const auto pass_start = Clock::now();
@@ -252,6 +262,15 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     std::size_t first = 0;
     std::size_t n = 0;
     std::int64_t step = 0;
+    int stop_request = 0;  // async: a checkpoint joined while waiting at the end of the pass asked to stop
+    if (checkpoints.writer && checkpoints.asynchronous) {
+      exchange.set_checkpoint_handler([&] {
+        exchange.quiesce();
+        save(pass, steps_before + step, global_step);
+        stop_request |= finish_async_checkpoint() & ps::kStopAfterCheckpoint;
+        return stop_request != 0;
+      });
+    }
     for (; next_batch(step, first, n); ++step) {
       const auto compute_start = Clock::now();
       if (n > 0) {
@@ -289,6 +308,16 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
       if (config.test_step_delay_ms > 0 && (config.test_slow_trainer < 0 || config.test_slow_trainer == trainer)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(config.test_step_delay_ms));
       }
+      if (checkpoints.writer && checkpoints.asynchronous) {
+        const int request = exchange.checkpoint_request(
+            checkpoints.writer->async_wish(global_step, job.layout.is_lead_trainer()));
+        if (request != 0) {
+          exchange.quiesce();
+          save(pass, steps_before + step + 1, global_step);
+          if (finish_async_checkpoint() & ps::kStopAfterCheckpoint) return false;
+        }
+        continue;
+      }
       // Mid-pass checkpoints; the last step of a pass is covered by the end-of-pass checkpoint below.
       if (checkpoints.writer && step + 1 < steps && checkpoints.writer->due(global_step, flags)) {
         save(pass, steps_before + step + 1, global_step);
@@ -297,6 +326,7 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     }
     exchange.finish_pass(parameters);
     publish_parameters();
+    if (stop_request) return false;
     if (dynamic) {  // every trainer is past its last ticket (finish_pass ends with a barrier): rewind the dispatcher
       if (job.layout.is_lead_trainer()) dispatch.reset();
       MPI_CHECK(MPI_Barrier(trainers));
@@ -357,6 +387,10 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
                   pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0, lead_max,
                   {missing, repeated, chunks_per_trainer});
     }
+    // The end-of-pass checkpoint of async runs: asked for by the lead before the meeting, so everyone sees it.
+    if (checkpoints.writer && checkpoints.asynchronous && job.layout.is_lead_trainer()) {
+      exchange.checkpoint_request(ps::kCheckpointNow | checkpoints.writer->async_wish(global_step, false));
+    }
     // Nobody starts the next pass's clock while the lead is still evaluating and writing.
     {
       const comm::Watchdog::Wait waiting_for_lead("the end of the pass (the lead trainer evaluates)");
@@ -364,7 +398,9 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     }
     if (checkpoints.writer) {
       std::ranges::fill(consumed, 0);
+      if (checkpoints.asynchronous) exchange.quiesce();
       save(pass + 1, 0, global_step);
+      if (checkpoints.asynchronous) flags = finish_async_checkpoint();
       if (flags & ps::kStopAfterCheckpoint) return pass + 1 >= config.passes;
     }
   }

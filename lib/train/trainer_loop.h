@@ -22,6 +22,7 @@ namespace pstrain::train {
 struct CheckpointSupport {
   CheckpointWriter* writer = nullptr;
   const ps::ShardPlan* plan = nullptr;
+  bool asynchronous = false;  // async/ssp: checkpoints by request and quiesce (windows.h), not at common steps
 };
 
 // Dynamic data dispatch: where the next chunk ticket comes from (null: static shards) and how to rewind it.

@@ -10,10 +10,13 @@
 #   elastic           checkpoint with 2 servers + 2 trainers mid-pass, resume with 1+3 and 3+1: every sample of the
 #                     interrupted pass trained exactly once (samples + samples_before_resume), later passes whole.
 #   disk_full         a full disk (small tmpfs) makes a checkpoint write fail: exit 4 naming it, last good one intact.
+#   async_kill_resume, async_signal  [MODE DISPATCH]
+#                     the same for async/ssp with static or dynamic dispatch: checkpoints by request and
+#                     quiesce; after the resume every pass trains every sample exactly once.
 #   stall_sync, stall_async
 #                     SIGSTOP a random rank: the watchdog ends the job within --timeout-seconds, naming that rank.
 source "$(dirname "$0")/../mpi/common.sh"
-case_name=$1 np=$2 path=$3
+case_name=$1 np=$2 path=$3 async_mode=${4:-async} dispatch=${5:-static}
 work=$(new_work_dir "recovery_${case_name}_np${np}_${path}")
 # Flags every run shares; PASSES, HIDDEN and EVERY (checkpoint interval) may be set per call (pstrain refuses a
 # flag given twice).
@@ -210,6 +213,33 @@ PY
     run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(EVERY=20 common_flags) --output-dir "$out" --resume auto \
       > "$work/resume.log" 2>&1 || { cat "$work/resume.log"; fail "resume after freeing space"; }
     grep -q "resuming from .*$(basename "$good")" "$work/resume.log" || fail "the last good checkpoint did not load"
+    ;;
+  async_kill_resume | async_signal)
+    out="$work/run"
+    aflags=(--mode "$async_mode" --dispatch "$dispatch" --chunk-size 128 --test-step-delay-ms 4)
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) "${aflags[@]}" --output-dir "$out" > "$out.log" 2>&1 &
+    launcher=$!
+    sleep "$(python3 -c "import random; print(round(random.uniform(0.5, 1.5), 2))")"
+    if [ "$case_name" = async_signal ]; then
+      pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
+      wait "$launcher" || { cat "$out.log"; fail "SIGUSR1 should end the async job cleanly"; }
+      grep -q "stopped on a signal" "$out.log" || { cat "$out.log"; fail "no 'stopped on a signal' line"; }
+    else
+      kill_random_rank "$out" || echo "run already over"
+      wait "$launcher" || true
+    fi
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --mode "$async_mode" --dispatch "$dispatch" \
+      --chunk-size 128 --output-dir "$out" --resume auto > "$out.resume.log" 2>&1 || { cat "$out.resume.log"; fail "resume"; }
+    grep -h "resuming from" "$out.resume.log" || echo "(no checkpoint before the interruption: started fresh)"
+    python3 - "$out/metrics.jsonl" "$total_samples" <<'PY' || fail "sample accounting after the resume"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert [r["pass"] for r in records] == [0, 1, 2], [r["pass"] for r in records]
+for r in records:
+    assert r["samples"] + r["samples_before_resume"] == int(sys.argv[2]), r
+    assert r["samples_missing"] == 0 and r["samples_repeated"] == 0, r
+print("every pass: each sample exactly once;", [(r["pass"], r["samples_before_resume"]) for r in records])
+PY
     ;;
   stall_sync | stall_async)
     out="$work/run"
