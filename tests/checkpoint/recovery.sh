@@ -4,7 +4,8 @@
 #                     bit-identical to an uninterrupted run. FAULT_TRIALS trials (default 2; 10+ for the long run).
 #   kill_during_write SIGKILL a random rank while a checkpoint is being written: no partial checkpoint is ever
 #                     accepted, the stray temporary folder is cleaned up, the resumed run is still exact.
-#   signal            SIGUSR1 to mpirun (Slurm's --signal): checkpoint, clean exit 0, exact resume.
+#   signal            SIGUSR1 to mpirun (Slurm's --signal), or with SIGNAL=TERM SIGTERM to every rank (scancel,
+#                     Kubernetes): checkpoint, clean exit 0, exact resume.
 #   bad_checkpoints   flipped bit, truncated file, another model, another format version, refusing a folder
 #                     with checkpoints without --resume; --resume auto falls back to the previous one.
 #   elastic           checkpoint with 2 servers + 2 trainers mid-pass, resume with 1+3 and 3+1: every sample of the
@@ -119,7 +120,11 @@ case "$case_name" in
       > "$out.log" 2>&1 &
     launcher=$!
     sleep 1
-    pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
+    if [ "${SIGNAL:-USR1}" = TERM ]; then  # what srun/scancel and Kubernetes do: SIGTERM to every rank
+      pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out " || fail "no rank to signal"
+    else                                   # Slurm's --signal to the batch shell, forwarded by mpirun
+      pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
+    fi
     start=$(date +%s)
     wait "$launcher" || { cat "$out.log"; fail "SIGUSR1 should end the job cleanly (exit 0)"; }
     [ $(($(date +%s) - start)) -le 10 ] || fail "took more than 10 s to stop after the signal"
