@@ -78,47 +78,20 @@ void PsClient::announce_push(int shard, std::int64_t sequence, std::int64_t base
   lock.unlock();
 }
 
-std::int64_t PsClient::take_chunk() {
-  const std::int64_t one = 1;
-  std::int64_t ticket = 0;
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Fetch_and_op(&one, &ticket, MPI_INT64_T, 0, kChunkCounterIndex, MPI_SUM, windows_.control.handle()));
-  lock.unlock();
-  return ticket;
-}
-
-void PsClient::reset_chunks() {
-  const std::int64_t zero = 0;
-  std::int64_t ignored = 0;
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Fetch_and_op(&zero, &ignored, MPI_INT64_T, 0, kChunkCounterIndex, MPI_REPLACE,
+std::int64_t PsClient::atomic_on_shard(int shard, std::size_t index, std::int64_t operand, MPI_Op op) {
+  std::int64_t previous = 0;
+  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
+  MPI_CHECK(MPI_Fetch_and_op(&operand, &previous, MPI_INT64_T, shard, static_cast<MPI_Aint>(index), op,
                              windows_.control.handle()));
   lock.unlock();
+  return previous;
 }
 
-void PsClient::request_checkpoint(std::int64_t bits) {
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Accumulate(&bits, 1, MPI_INT64_T, 0, kCheckpointRequestIndex, 1, MPI_INT64_T, MPI_BOR,
-                           windows_.control.handle()));
-  lock.unlock();
-}
-
-std::int64_t PsClient::checkpoint_request() {
-  const std::int64_t nothing = 0;
-  std::int64_t bits = 0;
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Fetch_and_op(&nothing, &bits, MPI_INT64_T, 0, kCheckpointRequestIndex, MPI_NO_OP,
-                             windows_.control.handle()));
-  lock.unlock();
-  return bits;
-}
-
-void PsClient::announce_quiesced() {
-  const std::int64_t one = 1;
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, kQuiescedIndex, 1, MPI_INT64_T, MPI_SUM, windows_.control.handle()));
-  lock.unlock();
-}
+std::int64_t PsClient::take_chunk() { return atomic_on_shard(0, kChunkCounterIndex, 1, MPI_SUM); }
+void PsClient::reset_chunks() { atomic_on_shard(0, kChunkCounterIndex, 0, MPI_REPLACE); }
+void PsClient::request_checkpoint(std::int64_t bits) { atomic_on_shard(0, kCheckpointRequestIndex, bits, MPI_BOR); }
+std::int64_t PsClient::checkpoint_request() { return atomic_on_shard(0, kCheckpointRequestIndex, 0, MPI_NO_OP); }
+void PsClient::announce_quiesced() { atomic_on_shard(0, kQuiescedIndex, 1, MPI_SUM); }
 
 void PsClient::publish_clock(std::int64_t clock) {
   WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
@@ -139,13 +112,7 @@ std::vector<std::int64_t> PsClient::read_clocks() {
 }
 
 void PsClient::announce_done() {
-  const std::int64_t one = 1;
-  for (int shard = 0; shard < plan_.shards(); ++shard) {
-    WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
-    MPI_CHECK(MPI_Accumulate(&one, 1, MPI_INT64_T, shard, kDoneIndex, 1, MPI_INT64_T, MPI_SUM,
-                             windows_.control.handle()));
-    lock.unlock();
-  }
+  for (int shard = 0; shard < plan_.shards(); ++shard) atomic_on_shard(shard, kDoneIndex, 1, MPI_SUM);
 }
 
 }  // namespace pstrain::ps

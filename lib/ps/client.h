@@ -49,6 +49,9 @@ class PsClient {
   int shards() const { return plan_.shards(); }
 
  private:
+  // One atomic read-modify-write of a control word (MPI_Fetch_and_op); returns the previous value.
+  std::int64_t atomic_on_shard(int shard, std::size_t index, std::int64_t operand, MPI_Op op);
+
   PsWindows& windows_;
   const ShardPlan& plan_;
   comm::WorldLayout layout_;
