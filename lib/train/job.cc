@@ -22,6 +22,8 @@
 #include "ps/shard_plan.h"
 #include "train/checkpointing.h"
 #include "train/progress.h"
+#include "train/run_state.h"
+#include "train/server_role.h"
 #include "train/trainer_loop.h"
 
 extern char** environ;
@@ -138,96 +140,6 @@ std::vector<float> initial_parameters(const JobContext& job, nn::Model& model) {
   std::vector<float> parameters(model.parameter_count());
   model.get_parameters(parameters);  // the model was initialised from --seed
   return parameters;
-}
-
-// What a rank brings into training once everything is validated.
-struct RunState {
-  data::Samples samples;               // trainers
-  std::optional<data::Samples> test;   // the lead trainer
-  std::vector<float> initial;          // servers and local: the starting parameters (seed or --init-from)
-  std::optional<checkpoint::Checkpoint> resumed;
-  std::unique_ptr<Progress> progress;
-  std::unique_ptr<CheckpointWriter> writer;
-};
-
-std::vector<std::size_t> parameter_sizes(const nn::Model& model) {
-  std::vector<std::size_t> sizes;
-  for (const auto& parameter : model.parameters()) sizes.push_back(parameter.size);
-  return sizes;
-}
-
-// The server's side of a sync run, step for step in line with the trainers (see trainer_loop.cc): the same
-// pass and step counts from Progress, the same agreed flags, the same checkpoint calls.
-bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ShardPlan& plan, const Progress& progress,
-                CheckpointWriter& writer) {
-  std::int64_t global_step = progress.first_global_step();
-  const auto save = [&](int pass, std::int64_t step_in_pass) {
-    const ps::SliceState slice = server.export_state();
-    checkpoint::TrainingState state;
-    state.pass = pass;
-    state.step_in_pass = step_in_pass;
-    state.global_step = global_step;
-    state.seed = job.config.seed;
-    writer.save(plan, &slice, {}, state);
-  };
-  for (int pass = progress.first_pass(); pass < job.config.passes; ++pass) {
-    const std::int64_t steps = progress.steps(0, pass);
-    const std::int64_t steps_before = pass == progress.first_pass() ? progress.steps_done_in_first_pass() : 0;
-    int flags = 0;
-    for (std::int64_t step = 0; step < steps; ++step) {
-      flags = server.sync_step(writer.local_flags());
-      ++global_step;
-      if (step + 1 < steps && writer.due(global_step, flags)) {
-        save(pass, steps_before + step + 1);
-        if (flags & ps::kStopAfterCheckpoint) return false;
-      }
-    }
-    save(pass + 1, 0);
-    if (flags & ps::kStopAfterCheckpoint) return pass + 1 >= job.config.passes;
-  }
-  return true;
-}
-
-bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPlan& plan, RunState& run) {
-  ps::ShardServer server(windows, plan, job.layout,
-                         optim::make_optimizer(job.config.optimizer, plan.shard_size(job.layout.shard_index)),
-                         run.initial);
-  if (run.resumed) {
-    const checkpoint::ModelState& model = run.resumed->model;
-    server.import_state(plan, model.parameters, model.optimizer_state, model.optimizer_steps);
-  }
-  log_info("serving ", plan.shard_size(job.layout.shard_index), " of ", plan.total_size(), " parameters in ",
-           plan.segments(job.layout.shard_index).size(), " segments");
-  {
-    const comm::Watchdog::Wait wait("the start (waiting for the trainers)");
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
-  }
-  bool completed = true;
-  if (job.sync()) {
-    completed = serve_sync(job, server, plan, *run.progress, *run.writer);
-  } else {
-    // Async: serve until done, joining each checkpoint the trainers quiesce for (see windows.h).
-    while (server.serve_async(std::chrono::microseconds(job.config.poll_interval_us)) ==
-           ps::ShardServer::AsyncOutcome::kCheckpoint) {
-      const ps::SliceState slice = server.export_state();
-      run.writer->save(plan, &slice, {}, {});
-      // The request as shard 0 saw it with every trainer quiesced: the one everybody acts on (trainer_loop.cc).
-      std::int64_t request = server.checkpoint_request();
-      {
-        const comm::Watchdog::Wait wait("the end of an async checkpoint");
-        MPI_CHECK(MPI_Bcast(&request, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
-        if (job.layout.world_rank == 0) server.clear_checkpoint_request();
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-      }
-      if (request & ps::kStopAfterCheckpoint) {
-        completed = false;
-        break;
-      }
-    }
-  }
-  log_info(completed ? "done: " : "stopped after a checkpoint: ", server.stats().updates, " updates, ",
-           server.stats().busy_seconds, " s busy");
-  return completed;
 }
 
 bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {

@@ -1,0 +1,31 @@
+#pragma once
+// What a rank brings into training once configuration, data and any checkpoint are validated.
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "checkpoint/checkpoint.h"
+#include "data/shard.h"
+#include "nn/model.h"
+#include "train/checkpointing.h"
+#include "train/progress.h"
+
+namespace pstrain::train {
+
+// What a rank brings into training once everything is validated.
+struct RunState {
+  data::Samples samples;               // trainers
+  std::optional<data::Samples> test;   // the lead trainer
+  std::vector<float> initial;          // servers and local: the starting parameters (seed or --init-from)
+  std::optional<checkpoint::Checkpoint> resumed;
+  std::unique_ptr<Progress> progress;
+  std::unique_ptr<CheckpointWriter> writer;
+};
+
+inline std::vector<std::size_t> parameter_sizes(const nn::Model& model) {
+  std::vector<std::size_t> sizes;
+  for (const auto& parameter : model.parameters()) sizes.push_back(parameter.size);
+  return sizes;
+}
+
+}  // namespace pstrain::train
