@@ -33,6 +33,13 @@ pstrain() {  # pstrain OUT SECONDS [extra flags...]: runs in the foreground, out
   run_mpi "$np" "$path" "$seconds" "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" "$@" > "$out.log" 2>&1
 }
 
+start_pstrain() {  # start_pstrain OUT [flags...]: like pstrain, in the background; the job's pid goes to $launcher
+  local out=$1
+  shift
+  run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" "$@" > "$out.log" 2>&1 &
+  launcher=$!
+}
+
 reference() {  # the uninterrupted run every resumed run must match bit for bit
   pstrain "$work/reference" 120 || { cat "$work/reference.log"; fail "reference run"; }
 }
@@ -78,9 +85,7 @@ case "$case_name" in
     RANDOM=${FAULT_SEED:-$$}
     for ((trial = 1; trial <= ${FAULT_TRIALS:-2}; trial++)); do
       out="$work/trial-$trial"
-      run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" --test-step-delay-ms 4 \
-        > "$out.log" 2>&1 &
-      launcher=$!
+      start_pstrain "$out" --test-step-delay-ms 4
       delay=$(python3 -c "import random; random.seed($RANDOM); print(round(random.uniform(0.4, 1.6), 2))")
       sleep "$delay"
       echo "trial $trial: after ${delay}s: $(kill_random_rank "$out" || echo 'run already over')"
@@ -93,9 +98,7 @@ case "$case_name" in
   kill_during_write)
     reference
     out="$work/run"
-    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" --test-checkpoint-delay-ms 300 \
-      > "$out.log" 2>&1 &
-    launcher=$!
+    start_pstrain "$out" --test-checkpoint-delay-ms 300
     for ((i = 0; i < 400; i++)); do  # wait (bounded) until the second checkpoint is being written
       ls -d "$out"/checkpoints/ckpt-* > /dev/null 2>&1 && ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 && break
       sleep 0.02
@@ -116,9 +119,7 @@ case "$case_name" in
   signal)
     reference
     out="$work/run"
-    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" --test-step-delay-ms 10 \
-      > "$out.log" 2>&1 &
-    launcher=$!
+    start_pstrain "$out" --test-step-delay-ms 10
     sleep 1
     if [ "${SIGNAL:-USR1}" = TERM ]; then  # what srun/scancel and Kubernetes do: SIGTERM to every rank
       pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out " || fail "no rank to signal"
@@ -222,8 +223,7 @@ PY
   async_kill_resume | async_signal)
     out="$work/run"
     aflags=(--mode "$async_mode" --dispatch "$dispatch" --chunk-size 128 --test-step-delay-ms 4)
-    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) "${aflags[@]}" --output-dir "$out" > "$out.log" 2>&1 &
-    launcher=$!
+    start_pstrain "$out" "${aflags[@]}"
     sleep "$(python3 -c "import random; print(round(random.uniform(0.5, 1.5), 2))")"
     if [ "$case_name" = async_signal ]; then
       pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
