@@ -14,6 +14,27 @@ namespace pstrain::compute {
 
 enum class Activation { kRelu, kTanh, kSigmoid };
 
+// Images are channels-last (NHWC): sample n, row y, column x, channel c lives at ((n*H + y)*W + x)*C + c. A
+// convolution is then ONE matrix product over the whole batch (im2col rows are output pixels), its output is
+// already NHWC, and its bias is a row bias: the dense-layer operations serve convolutions unchanged.
+struct ConvGeometry {
+  int height = 0, width = 0, channels = 0;  // input
+  int kernel = 3;                           // square kernel
+  int stride = 1;
+  int padding = 1;                          // zeros on every side
+  int out_height() const { return (height + 2 * padding - kernel) / stride + 1; }
+  int out_width() const { return (width + 2 * padding - kernel) / stride + 1; }
+  int column_width() const { return kernel * kernel * channels; }  // one im2col row: (ky, kx, c), c fastest
+};
+
+struct PoolGeometry {
+  int height = 0, width = 0, channels = 0;  // input
+  int window = 2;
+  int stride = 2;
+  int out_height() const { return (height - window) / stride + 1; }
+  int out_width() const { return (width - window) / stride + 1; }
+};
+
 Activation parse_activation(const std::string& name);  // throws pstrain::Error(kUsage)
 std::string to_string(Activation activation);
 
@@ -54,9 +75,48 @@ class Backend {
   };
   virtual LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits,
                                            int rows, int classes) = 0;
+
+  // data[i] *= factor.
+  virtual void scale(float* data, std::size_t count, float factor) = 0;
+
+  // im2col for NHWC input x (batch x H x W x C): columns is (batch * out_h * out_w) x column_width(), row
+  // (n, oy, ox) holding the kernel window at that output pixel in (ky, kx, c) order, zeros where it hangs over
+  // the padding.
+  virtual void im2col(const float* x, float* columns, const ConvGeometry& geometry, int batch) = 0;
+  // The adjoint of im2col: OVERWRITES dx (batch x H x W x C) with the sum of every column entry that im2col
+  // copied from each input element.
+  virtual void col2im(const float* columns, float* dx, const ConvGeometry& geometry, int batch) = 0;
+
+  // Max pooling over NHWC input, per channel. y is batch x out_h x out_w x C; argmax[i] is the index into x
+  // (counting from x itself, over the whole batch) of the element y[i] was taken from (the first maximum in
+  // window order on ties).
+  virtual void max_pool_forward(const float* x, float* y, std::int32_t* argmax, const PoolGeometry& geometry,
+                                int batch) = 0;
+  // OVERWRITES dx (batch x H x W x C): zero everywhere, plus dy[i] at argmax[i] (summed if windows overlap).
+  virtual void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx,
+                                 const PoolGeometry& geometry, int batch) = 0;
+
+  // Host staging memory for the one-sided push/pull and the batch upload: page-locked (cudaMallocHost) on a
+  // GPU backend so the copies run at full speed and asynchronously, plain aligned memory on the CPU backend.
+  virtual void* allocate_host_staging(std::size_t bytes);
+  virtual void release_host_staging(void* pointer) noexcept;
+
+  // Waits for all queued work (a no-op on the CPU backend).
+  virtual void synchronize() {}
+  // The backend's CUDA stream (cudaStream_t) for NCCL, or null on the CPU backend.
+  virtual void* native_stream() { return nullptr; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();
+
+// GPUs (compute/devices.cc or cuda/devices.cc, whichever the build has).
+// Number of CUDA devices this process can use; 0 when the build has no CUDA, there is no driver or no device.
+int gpu_count();
+// A CUDA backend on device `ordinal` (cudaSetDevice for this process). Throws pstrain::Error(kUsage) naming
+// the problem when the build has no CUDA or the ordinal does not exist.
+std::unique_ptr<Backend> make_gpu_backend(int ordinal);
+// True when this binary was compiled with the CUDA backend.
+bool built_with_cuda();
 
 // RAII owner of backend memory.
 template <typename T>

@@ -15,7 +15,8 @@ namespace pstrain::data {
 
 struct ShardMeta {
   std::string dataset;                  // "fashion-mnist"
-  std::vector<std::uint64_t> sample_shape;  // {28, 28} for images, {3, 32, 32} for CIFAR
+  std::vector<std::uint64_t> sample_shape;  // {28, 28} for grey images, {32, 32, 3} for CIFAR:
+                                            // channels last (HWC), as the CNN reads them
   std::uint32_t num_classes = 0;
   std::uint64_t sample_count = 0;
   std::string source;                   // where the samples came from (input files)

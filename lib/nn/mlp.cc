@@ -89,6 +89,9 @@ class Mlp final : public Model {
     return {gradients_.data(), parameter_count_};
   }
 
+  float* backend_parameters() override { return parameters_.data(); }
+  float* backend_gradients() override { return gradients_.data(); }
+
   BatchResult train_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                           std::size_t count) override {
     PSTRAIN_ASSERT(count > 0, "train_batch needs at least one sample");

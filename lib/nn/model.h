@@ -45,6 +45,10 @@ class Model {
   // Lets a CPU trainer exchange them in place, without two copies of the model per step.
   virtual std::span<float> host_parameters() { return {}; }
   virtual std::span<const float> host_gradients() const { return {}; }
+  // The same flat buffers in backend memory (device pointers on a GPU backend), for collectives that work in
+  // place there (NCCL all-reduce).
+  virtual float* backend_parameters() = 0;
+  virtual float* backend_gradients() = 0;
 
   // Forward and backward on `count` samples (features host row-major count x input_size()).
   // Afterwards the gradient buffer holds d(mean loss over the batch)/d(parameters).
@@ -65,5 +69,25 @@ struct MlpSpec {
 
 // Layers named fc1..fcN; the last one has no activation and feeds softmax cross-entropy.
 std::unique_ptr<Model> make_mlp(compute::Backend& backend, const MlpSpec& spec);
+
+// A convolutional network on channels-last images (NHWC, see compute/backend.h):
+//   conv1 -> activation -> 2x2 max-pool (stride 2) -> conv2 -> activation -> max-pool -> ... -> flatten (h, w, c)
+//   -> fc1 -> activation -> ... -> fcN (logits, softmax cross-entropy).
+// Convolutions are stride 1 with 'same' zero padding ((kernel-1)/2), computed as im2col + one GEMM per batch.
+// Parameters in order: conv1.weight {filters, kernel, kernel, in_channels} (channels-last, so NOT PyTorch's
+// {out, in, kh, kw} order), conv1.bias {filters}, conv2..., fc1.weight {out, in}, fc1.bias, ...
+struct CnnSpec {
+  std::size_t height = 28, width = 28, channels = 1;
+  std::vector<std::size_t> conv_filters = {32, 64};
+  std::size_t kernel_size = 3;                      // odd
+  std::vector<std::size_t> hidden = {128};          // widths of the fully connected layers before the logits
+  std::size_t num_classes = 10;
+  compute::Activation activation = compute::Activation::kRelu;
+  std::size_t max_batch = 256;
+};
+
+// Throws pstrain::Error(kUsage) for a spec no network can be built from (even kernel, image too small for the
+// pools, zero filters ...).
+std::unique_ptr<Model> make_cnn(compute::Backend& backend, const CnnSpec& spec);
 
 }  // namespace pstrain::nn

@@ -38,6 +38,14 @@ class CpuBackend final : public Backend {
 
   LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits, int rows,
                                    int classes) override;
+
+  void scale(float* data, std::size_t count, float factor) override;
+  void im2col(const float* x, float* columns, const ConvGeometry& geometry, int batch) override;
+  void col2im(const float* columns, float* dx, const ConvGeometry& geometry, int batch) override;
+  void max_pool_forward(const float* x, float* y, std::int32_t* argmax, const PoolGeometry& geometry,
+                        int batch) override;
+  void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx, const PoolGeometry& geometry,
+                         int batch) override;
 };
 
 }  // namespace pstrain::compute
