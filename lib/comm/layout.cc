@@ -15,11 +15,21 @@ std::string WorldLayout::describe() const {
   return "?";
 }
 
-WorldLayout make_layout(int world_rank, int world_size, int requested_pservers) {
+WorldLayout make_layout(int world_rank, int world_size, int requested_pservers, bool collective) {
   PSTRAIN_ASSERT(world_size >= 1 && world_rank >= 0 && world_rank < world_size, world_rank, "/", world_size);
   WorldLayout layout;
   layout.world_rank = world_rank;
   layout.world_size = world_size;
+  if (collective) {
+    if (requested_pservers > 0) {
+      throw Error(ExitCode::kUsage, cat("--num-pservers ", requested_pservers,
+                                        ": all-reduce training has no parameter servers (leave it out or give 0)"));
+    }
+    layout.trainers = world_size;
+    layout.trainer_index = world_rank;
+    layout.role = world_size == 1 ? Role::kLocal : Role::kTrainer;
+    return layout;
+  }
   if (world_size == 1) {
     if (requested_pservers > 0) {
       throw Error(ExitCode::kUsage, cat("--num-pservers ", requested_pservers,

@@ -18,6 +18,7 @@ struct WorldLayout {
   // from SLURM_LOCALID and friends, which are wrong under mpirun inside an allocation.
   int local_rank = 0;
   int local_size = 1;
+  int local_trainer_rank = 0;  // rank among the trainers of this node: trainer k uses GPU k mod GPUs
 
   bool is_server() const { return role == Role::kServer; }
   bool is_trainer() const { return role != Role::kServer; }
@@ -29,6 +30,8 @@ struct WorldLayout {
 
 // requested_pservers < 0 means "default": half the ranks rounded down, at least 1 with 2 or more ranks.
 // Throws pstrain::Error(kUsage) for an impossible layout (P >= ranks, P == 0 with several ranks).
-WorldLayout make_layout(int world_rank, int world_size, int requested_pservers);
+// With `collective` (--mode allreduce) there are no servers: every rank is a trainer (requested_pservers must
+// be 0 or default).
+WorldLayout make_layout(int world_rank, int world_size, int requested_pservers, bool collective = false);
 
 }  // namespace pstrain::comm

@@ -34,6 +34,8 @@ struct ExchangeTimers {
   double push_seconds = 0;  // putting gradients (and, async, waiting for the slot to be free)
   double sync_seconds = 0;  // barriers: waiting for the other trainers and the servers' update
   double pull_seconds = 0;  // getting parameters
+  double allreduce_seconds = 0;  // allreduce: agreeing on the step and summing the gradients
+  double update_seconds = 0;     // allreduce: the trainer's own optimizer step
 };
 
 // Control decisions every rank must take together at a sync step boundary; agreed by OR over all ranks.
@@ -53,6 +55,16 @@ class ParameterExchange {
   // boundary (sync: OR over every rank; local: unchanged); async leaves them untouched.
   virtual void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters,
                     int& flags) = 0;
+  // Modes that combine gradients where the model keeps them (all-reduce: NCCL in GPU memory, MPI_Allreduce in
+  // host memory) do it here, after the backward pass and before the trainer reads the gradient out of the model:
+  // afterwards the model's gradient buffer holds the average over all trainers, which the trainer then passes to
+  // step() even if it had no samples itself (count 0: its stale buffer counts for nothing). Agrees on `flags`
+  // like step(). Returns false (and does nothing) in the modes that exchange through step() alone.
+  virtual bool combine_in_place(std::size_t count, int& flags) {
+    static_cast<void>(count);
+    static_cast<void>(flags);
+    return false;
+  }
   // Collective over the trainers: afterwards every trainer holds the same parameters, including every update of
   // the pass.
   virtual void finish_pass(std::span<float> parameters) = 0;

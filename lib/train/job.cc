@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "allreduce/allreduce_exchange.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/pass_folder.h"
 #include "comm/communicator.h"
@@ -21,6 +22,7 @@
 #include "ps/server.h"
 #include "ps/shard_plan.h"
 #include "train/checkpointing.h"
+#include "train/model_factory.h"
 #include "train/progress.h"
 #include "train/run_state.h"
 #include "train/server_role.h"
@@ -110,16 +112,6 @@ std::uint64_t total_updates(const JobContext& job) {
   return static_cast<std::uint64_t>(per_pass) * static_cast<std::uint64_t>(job.config.passes);
 }
 
-nn::MlpSpec model_spec(const JobContext& job) {
-  nn::MlpSpec spec;
-  spec.input_size = job.data.meta.sample_size();
-  spec.hidden = job.config.hidden;
-  spec.num_classes = job.data.meta.num_classes;
-  spec.activation = job.config.activation;
-  spec.max_batch = std::max(job.config.batch_size, job.config.eval_batch_size);
-  return spec;
-}
-
 // The trainer's samples: its shards concatenated in index order.
 data::Samples load_trainer_samples(const JobContext& job) {
   data::Samples all;
@@ -142,7 +134,7 @@ std::vector<float> initial_parameters(const JobContext& job, nn::Model& model) {
   return parameters;
 }
 
-bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {
+bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, job.layout.is_trainer() ? 0 : MPI_UNDEFINED, job.layout.world_rank);
   const ps::ShardPlan plan(parameter_sizes(model), job.layout.pservers, job.config.block_size);
@@ -166,7 +158,7 @@ bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {
       dispatch.take_chunk = [&client] { return client.take_chunk(); };
       dispatch.reset = [&client] { client.reset_chunks(); };
     }
-    completed = run_trainer(job, model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
+    completed = run_trainer(job, backend, model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
                             {run.writer.get(), &plan, !job.sync()}, dispatch);
   }
   {
@@ -176,12 +168,15 @@ bool run_distributed(const JobContext& job, nn::Model& model, RunState& run) {
   return completed;
 }
 
-bool run_local(const JobContext& job, nn::Model& model, RunState& run) {
+// The optimizer of a rank that holds the whole model (local and all-reduce training), restored from the
+// checkpoint when resuming; `start` receives the parameters to begin from.
+std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job, const RunState& run,
+                                                        std::vector<float>& start) {
   auto optimizer = optim::make_optimizer(job.config.optimizer, run.initial.size());
-  std::vector<float> initial = run.initial;
+  start = run.initial;
   if (run.resumed) {
     const checkpoint::ModelState& state = run.resumed->model;
-    initial = state.parameters;
+    start = state.parameters;
     for (const auto& [name, target] : optimizer->state()) {
       const auto found = std::find_if(state.optimizer_state.begin(), state.optimizer_state.end(),
                                       [&](const auto& entry) { return entry.first == name; });
@@ -190,10 +185,37 @@ bool run_local(const JobContext& job, nn::Model& model, RunState& run) {
     }
     optimizer->set_steps_taken(state.optimizer_steps);
   }
+  return optimizer;
+}
+
+bool run_local(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
+  std::vector<float> initial;
+  auto optimizer = whole_model_optimizer(job, run, initial);
   auto exchange = ps::make_local_exchange(std::move(optimizer), initial);
   const ps::ShardPlan whole(parameter_sizes(model), 1, model.parameter_count());
-  return run_trainer(job, model, *exchange, MPI_COMM_SELF, run.samples, run.test, *run.progress,
+  return run_trainer(job, backend, model, *exchange, MPI_COMM_SELF, run.samples, run.test, *run.progress,
                      {run.writer.get(), &whole});
+}
+
+// Every rank a trainer with the whole model; world rank 0 contributes the model state to checkpoints.
+bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
+  std::vector<float> initial;
+  auto optimizer = whole_model_optimizer(job, run, initial);
+  allreduce::AllreduceSetup setup;
+  setup.trainers = MPI_COMM_WORLD;
+  setup.backend = &backend;
+  setup.backend_gradient = model.backend_gradients();
+  setup.length = model.parameter_count();
+  setup.check_every_steps = job.config.check_replicas_every_steps;
+  auto summation = allreduce::make_summation(MPI_COMM_WORLD, backend);
+  if (job.layout.is_lead_trainer()) log_info("all-reduce over ", job.layout.trainers, " trainers with ", summation->name());
+  auto exchange = allreduce::make_allreduce_exchange(std::move(optimizer), initial, std::move(summation), setup);
+  const ps::ShardPlan whole(parameter_sizes(model), 1, model.parameter_count());
+  const bool completed = run_trainer(job, backend, model, *exchange, MPI_COMM_WORLD, run.samples, run.test,
+                                     *run.progress, {run.writer.get(), &whole});
+  const comm::Watchdog::Wait wait("the end of training");
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  return completed;
 }
 
 }  // namespace
@@ -228,7 +250,8 @@ int run_job(int argc, char** argv) {
       return;
     }
     job.config = resolve_train_config(options.values);
-    job.layout = comm::make_layout(rank, mpi.world_size(), job.config.num_pservers);
+    job.layout = comm::make_layout(rank, mpi.world_size(), job.config.num_pservers,
+                                   job.config.mode == Mode::kAllreduce);
     job.layout.local_rank = node.rank();
     job.layout.local_size = node.size();
     optim::make_optimizer(job.config.optimizer, 0);  // validates the optimizer flags on every rank
@@ -236,6 +259,11 @@ int run_job(int argc, char** argv) {
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
   if (exit_early) return 0;
+  {
+    const comm::Communicator node_trainers =
+        comm::Communicator::split(node.handle(), job.layout.is_trainer() ? 0 : MPI_UNDEFINED, job.layout.world_rank);
+    if (job.layout.is_trainer()) job.layout.local_trainer_rank = node_trainers.rank();
+  }
   logger.set_identity(job.layout.describe());
   logger.set_console(job.layout.is_lead_trainer());
 
@@ -264,8 +292,9 @@ int run_job(int argc, char** argv) {
     gethostname(host, sizeof host - 1);
     log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ",
              job.layout.local_size, " on this node");
-    backend = compute::make_cpu_backend();
-    model = nn::make_mlp(*backend, model_spec(job));
+    backend = make_backend(job);
+    if (job.layout.is_trainer() && job.config.device != "cpu") log_info("compute backend: ", backend->name());
+    model = make_model(job, *backend);
     model->initialize(job.config.seed);
     if (job.layout.is_trainer()) run.samples = load_trainer_samples(job);
     if (job.layout.is_lead_trainer()) run.test = data::read_shard(job.data.test_shard);
@@ -298,7 +327,8 @@ int run_job(int argc, char** argv) {
   if (job.layout.is_lead_trainer()) {
     log_info("pstrain ", PSTRAIN_VERSION, ": ", job.layout.world_size, " ranks = ", job.layout.pservers,
              " parameter-server shard(s) + ", job.layout.trainers, " trainer(s), mode ",
-             job.layout.pservers ? to_string(job.config.mode) : std::string("local"), ", ", model->parameter_count(),
+             job.layout.world_size > 1 ? to_string(job.config.mode) : std::string("local"), ", ", backend->name(),
+             " backend, ", job.config.model, " ", model->parameter_count(),
              " parameters, ", job.data.total_train_samples(), " training samples, batch ", job.config.batch_size,
              " per trainer, learning rate per update ", job.config.optimizer.learning_rate, " (",
              job.config.optimizer.schedule, ")");
@@ -312,7 +342,13 @@ int run_job(int argc, char** argv) {
   // an RMA epoch), so it ends the whole job, unless every rank already agreed on it (a failed checkpoint).
   bool completed = true;
   try {
-    completed = job.layout.pservers == 0 ? run_local(job, *model, run) : run_distributed(job, *model, run);
+    if (job.layout.world_size == 1) {
+      completed = run_local(job, *backend, *model, run);
+    } else if (job.config.mode == Mode::kAllreduce) {
+      completed = run_allreduce(job, *backend, *model, run);
+    } else {
+      completed = run_distributed(job, *backend, *model, run);
+    }
   } catch (const AgreedFailure& failure_everywhere) {
     return static_cast<int>(failure_everywhere.code());
   } catch (const Error& error) {

@@ -15,7 +15,8 @@ struct JobContext {
   DataPlan data;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
-  bool sync() const { return config.mode == Mode::kSync; }
+  // Every trainer takes the same steps together (sync parameter server, or all-reduce).
+  bool sync() const { return config.mode == Mode::kSync || config.mode == Mode::kAllreduce; }
   double elapsed_seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }

@@ -15,6 +15,7 @@ std::string to_string(Mode mode) {
     case Mode::kSync: return "sync";
     case Mode::kAsync: return "async";
     case Mode::kSsp: return "ssp";
+    case Mode::kAllreduce: return "allreduce";
   }
   return "?";
 }
@@ -28,18 +29,21 @@ po::options_description train_options() {
   po::options_description cluster("Cluster");
   cluster.add_options()
       ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
-      ("mode", po::value<std::string>()->default_value("sync"), "sync | async | ssp (async with bounded staleness)")
+      ("mode", po::value<std::string>()->default_value("sync"), "sync | async | ssp (async with bounded staleness) | allreduce (no servers: trainers average gradients with NCCL on GPUs, MPI_Allreduce on CPUs)")
       ("staleness", po::value<int>()->default_value(3), "ssp: steps a trainer may run ahead of the slowest (0: lock-step)")
       ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
       ("chunk-size", po::value<long long>()->default_value(512), "dynamic dispatch: samples per chunk")
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
       ("poll-interval-us", po::value<int>()->default_value(100), "async server: sleep between polls that found nothing")
       ("timeout-seconds", po::value<double>()->default_value(600, "600"), "end the job when a rank waits this long for others (a rank died or stalled)")
-      ("device", po::value<std::string>()->default_value("cpu"), "cpu (gpu arrives with the CUDA backend)");
+      ("check-replicas-every-steps", po::value<long long>()->default_value(0), "allreduce: also compare the trainers' parameter checksums every N steps (they are compared at the end of every pass anyway)")
+      ("device", po::value<std::string>()->default_value("cpu"), "cpu | gpu | auto (a GPU when this node has one); trainer k on a node uses GPU (k mod GPUs)");
   po::options_description model("Model and optimisation");
   model.add_options()
-      ("model", po::value<std::string>()->default_value("mlp"), "mlp")
-      ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated")
+      ("model", po::value<std::string>()->default_value("mlp"), "mlp | cnn (conv + 2x2 max-pool layers, then fully connected)")
+      ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated (cnn: the fully connected head, e.g. 128)")
+      ("conv-filters", po::value<std::string>()->default_value("32,64"), "cnn: filters of each conv layer, comma separated")
+      ("kernel-size", po::value<long long>()->default_value(3), "cnn: odd square convolution kernel")
       ("activation", po::value<std::string>()->default_value("relu"), "relu | tanh | sigmoid")
       ("optimizer", po::value<std::string>()->default_value("momentum"), "sgd | momentum | adam")
       ("lr", po::value<double>()->default_value(0.05, "0.05"), "learning rate")
@@ -61,6 +65,7 @@ po::options_description train_options() {
       ("test-checkpoint-delay-ms", po::value<int>()->default_value(0), "testing only: pause inside checkpoint writes")
       ("test-step-delay-ms", po::value<int>()->default_value(0), "testing only: pause after every step")
       ("test-slow-trainer", po::value<int>()->default_value(-1), "testing only: apply the step delay to this trainer only")
+      ("test-perturb-replica-step", po::value<long long>()->default_value(-1), "testing only: allreduce: the last trainer changes its parameters by one ulp after this global step")
       ("test-slow-factor", po::value<double>()->default_value(1, "1"), "testing only: --test-slow-trainer's steps (compute and exchange) take this many times as long");
   po::options_description all;
   all.add(data).add(cluster).add(model).add(checkpoints);
@@ -83,7 +88,7 @@ float positive_finite(const po::variables_map& values, const char* flag) {
   return static_cast<float>(value);
 }
 
-std::vector<std::size_t> parse_widths(const std::string& text) {
+std::vector<std::size_t> parse_widths(const std::string& text, const char* flag) {
   std::vector<std::size_t> widths;
   std::stringstream stream(text);
   std::string item;
@@ -96,7 +101,7 @@ std::vector<std::size_t> parse_widths(const std::string& text) {
       used = 0;
     }
     if (used == 0 || used != item.size() || width <= 0) {
-      throw Error(ExitCode::kUsage, cat("--hidden '", text, "': expected positive integers separated by commas"));
+      throw Error(ExitCode::kUsage, cat("--", flag, " '", text, "': expected positive integers separated by commas"));
     }
     widths.push_back(static_cast<std::size_t>(width));
   }
@@ -120,8 +125,10 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
     config.mode = Mode::kAsync;
   } else if (mode == "ssp") {
     config.mode = Mode::kSsp;
+  } else if (mode == "allreduce") {
+    config.mode = Mode::kAllreduce;
   } else {
-    throw Error(ExitCode::kUsage, cat("--mode '", mode, "' is not one of sync, async, ssp"));
+    throw Error(ExitCode::kUsage, cat("--mode '", mode, "' is not one of sync, async, ssp, allreduce"));
   }
   config.staleness = values["staleness"].as<int>();
   if (config.staleness < 0) throw Error(ExitCode::kUsage, "--staleness must be >= 0");
@@ -133,14 +140,25 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   if (!std::isfinite(config.timeout_seconds) || config.timeout_seconds <= 0) {
     throw Error(ExitCode::kUsage, "--timeout-seconds must be a finite number > 0");
   }
+  config.check_replicas_every_steps = values["check-replicas-every-steps"].as<long long>();
+  if (config.check_replicas_every_steps < 0) throw Error(ExitCode::kUsage, "--check-replicas-every-steps must be >= 0");
+  config.test_perturb_replica_step = values["test-perturb-replica-step"].as<long long>();
   config.device = values["device"].as<std::string>();
-  if (config.device != "cpu") {
-    throw Error(ExitCode::kUsage, cat("--device '", config.device, "': this build has only the cpu backend"));
+  if (config.device != "cpu" && config.device != "gpu" && config.device != "auto") {
+    throw Error(ExitCode::kUsage, cat("--device '", config.device, "' is not one of cpu, gpu, auto"));
   }
 
   config.model = values["model"].as<std::string>();
-  if (config.model != "mlp") throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of: mlp"));
-  config.hidden = parse_widths(values["hidden"].as<std::string>());
+  if (config.model != "mlp" && config.model != "cnn") {
+    throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of mlp, cnn"));
+  }
+  config.hidden = parse_widths(values["hidden"].as<std::string>(), "hidden");
+  config.conv_filters = parse_widths(values["conv-filters"].as<std::string>(), "conv-filters");
+  config.kernel_size = static_cast<std::size_t>(positive(values, "kernel-size"));
+  if (config.kernel_size % 2 == 0) {
+    throw Error(ExitCode::kUsage, cat("--kernel-size ", config.kernel_size, " must be odd ('same' padding keeps the "
+                                      "image size only for odd kernels)"));
+  }
   config.activation = compute::parse_activation(values["activation"].as<std::string>());
 
   config.optimizer.kind = values["optimizer"].as<std::string>();
@@ -184,8 +202,13 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   }
   config.dynamic_dispatch = dispatch == "dynamic";
   config.chunk_size = static_cast<std::size_t>(positive(values, "chunk-size"));
-  if (config.dynamic_dispatch && config.mode == Mode::kSync) {
-    throw Error(ExitCode::kUsage, "--dispatch dynamic needs --mode async or ssp (sync steps every trainer together)");
+  if (config.dynamic_dispatch && (config.mode == Mode::kSync || config.mode == Mode::kAllreduce)) {
+    throw Error(ExitCode::kUsage,
+                cat("--dispatch dynamic needs --mode async or ssp (", to_string(config.mode), " steps every trainer together)"));
+  }
+  if (config.mode == Mode::kAllreduce && config.num_pservers > 0) {
+    throw Error(ExitCode::kUsage, cat("--mode allreduce has no parameter servers: --num-pservers must be 0 or left out (got ",
+                                      config.num_pservers, ")"));
   }
 
 

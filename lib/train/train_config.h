@@ -12,7 +12,8 @@
 
 namespace pstrain::train {
 
-enum class Mode { kSync, kAsync, kSsp };
+// allreduce: no servers; trainers average gradients collectively (NCCL on GPUs, MPI_Allreduce on CPUs).
+enum class Mode { kSync, kAsync, kSsp, kAllreduce };
 std::string to_string(Mode mode);
 
 struct TrainConfig {
@@ -22,10 +23,12 @@ struct TrainConfig {
 
   int num_pservers = -1;  // -1: default layout
   Mode mode = Mode::kSync;
-  std::string model = "mlp";
-  std::vector<std::size_t> hidden{256, 128};
+  std::string model = "mlp";                  // mlp | cnn
+  std::vector<std::size_t> hidden{256, 128};  // mlp: hidden widths; cnn: widths of the fully connected head
+  std::vector<std::size_t> conv_filters{32, 64};  // cnn: filters per conv layer (each followed by a 2x2 pool)
+  std::size_t kernel_size = 3;                // cnn: odd square kernel
   compute::Activation activation = compute::Activation::kRelu;
-  std::string device = "cpu";
+  std::string device = "cpu";                 // cpu | gpu | auto (a GPU when this node has one)
 
   optim::OptimizerConfig optimizer;
   std::size_t batch_size = 64;
@@ -49,6 +52,8 @@ struct TrainConfig {
   bool dynamic_dispatch = false;     // trainers take chunks from a dispatcher instead of fixed shards
   std::size_t chunk_size = 512;      // samples per dispatched chunk
   double test_slow_factor = 1;       // test only: --test-slow-trainer's steps take this many times as long
+  std::int64_t check_replicas_every_steps = 0;  // allreduce: compare trainer replicas every N steps too
+  std::int64_t test_perturb_replica_step = -1;  // test only: the last trainer nudges its copy after this step
   double timeout_seconds = 600;      // the watchdog: longest wait for other ranks before the job ends
 };
 

@@ -34,6 +34,9 @@ struct PassTotals {
   double sync_seconds = 0;
   double pull_seconds = 0;
   double gate_seconds = 0;  // ssp
+  double allreduce_seconds = 0;
+  double update_seconds = 0;  // allreduce: the trainer's optimizer
+  double copy_seconds = 0;    // device <-> host copies of gradients and parameters (GPU trainers)
   double steps = 0;
   double lead_count = 0;    // ssp: clock leads recorded, their sum and (reduced separately) their maximum
   double lead_sum = 0;
@@ -109,7 +112,11 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
                                          per_step(totals.sync_seconds) * 1e3, " ms pull ",
                                          per_step(totals.pull_seconds) * 1e3, " ms | staleness mean ",
                                          staleness.mean(), " max ", staleness.max)
-                                   : std::string());
+           : job.config.mode == Mode::kAllreduce && trainers > 1
+               ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3, " ms all-reduce ",
+                     per_step(totals.allreduce_seconds) * 1e3, " ms update ", per_step(totals.update_seconds) * 1e3,
+                     " ms")
+               : std::string());
   JsonLine line;
   line.add("pass", std::int64_t{pass})
       .add("train_loss", train_loss)
@@ -119,7 +126,9 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
       .add("samples_per_sec", samples_per_sec)
       .add("pass_seconds", pass_seconds)
       .add("elapsed_s", job.elapsed_seconds())
-      .add("mode", job.layout.pservers == 0 ? std::string("local") : to_string(job.config.mode))
+      .add("mode", job.layout.world_size == 1 ? std::string("local") : to_string(job.config.mode))
+      .add("device", job.config.device)
+      .add("model", job.config.model)
       .add("trainers", std::int64_t{trainers})
       .add("pservers", std::int64_t{job.layout.pservers})
       .add("batch_size", static_cast<std::int64_t>(job.config.batch_size))
@@ -130,6 +139,9 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
       .add("push_s_per_step", per_step(totals.push_seconds))
       .add("barrier_s_per_step", per_step(totals.sync_seconds))
       .add("pull_s_per_step", per_step(totals.pull_seconds))
+      .add("allreduce_s_per_step", per_step(totals.allreduce_seconds))
+      .add("update_s_per_step", per_step(totals.update_seconds))
+      .add("copy_s_per_step", per_step(totals.copy_seconds))
       .add("staleness_mean", staleness.mean())
       .add("staleness_p50", staleness.percentile(0.5))
       .add("staleness_p95", staleness.percentile(0.95))
@@ -151,7 +163,7 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
 
 }  // namespace
 
-bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
+bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
                  const data::Samples& samples, const std::optional<data::Samples>& test, const Progress& progress,
                  const CheckpointSupport& checkpoints, const DataDispatch& dispatch) {
   const TrainConfig& config = job.config;
@@ -159,14 +171,15 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
   const std::size_t sample_count = samples.labels.size();
 
   // The vectors the exchange works on. On a host backend they are the model's own buffers (no copy per
-  // step); otherwise host mirrors copied to and from the device.
+  // step); otherwise host mirrors copied to and from the device, in the backend's staging memory (page-locked
+  // on a GPU: the copies run at full speed and the one-sided push/pull reads and writes them directly).
   const bool in_place = !model.host_parameters().empty();
-  std::vector<float> parameter_mirror(in_place ? 0 : model.parameter_count());
-  std::vector<float> gradient_mirror(in_place ? 0 : model.parameter_count());
+  const std::size_t mirror_size = in_place ? 0 : model.parameter_count();
+  const compute::StagingBuffer<float> parameter_mirror(backend, mirror_size);
+  const compute::StagingBuffer<float> gradient_mirror(backend, mirror_size);
   const std::vector<float> no_gradient(model.parameter_count(), 0.0f);  // a sync step without samples
-  const std::span<float> parameters = in_place ? model.host_parameters() : std::span<float>(parameter_mirror);
-  const std::span<const float> gradient =
-      in_place ? model.host_gradients() : std::span<const float>(gradient_mirror);
+  const std::span<float> parameters = in_place ? model.host_parameters() : parameter_mirror.span();
+  const std::span<const float> gradient = in_place ? model.host_gradients() : gradient_mirror.span();
   const auto publish_parameters = [&] {
     if (!in_place) model.set_parameters(parameters);
   };
@@ -188,7 +201,8 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
   // A checkpoint of the state after `step_in_pass` steps of `pass` (collective with the servers in sync mode).
   const auto save = [&](int pass, std::int64_t step_in_pass, std::int64_t global_step) {
     std::optional<ps::SliceState> slice;
-    if (optim::Optimizer* optimizer = exchange.own_optimizer()) {  // local training holds the whole state
+    optim::Optimizer* optimizer = exchange.own_optimizer();  // local and all-reduce trainers hold the whole state
+    if (optimizer != nullptr && job.layout.world_rank < checkpoints.plan->shards()) {  // ... one of them gives it
       slice.emplace();
       slice->parameters.assign(parameters.begin(), parameters.end());
       for (const auto& [name, values] : optimizer->state()) slice->optimizer.emplace_back(name, *values);
@@ -281,7 +295,6 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
                       cat("training diverged: the loss became ", result.loss_sum, " at pass ", pass, " step ", step,
                           " on trainer ", trainer, " (lower --lr, or check the data)"));
         }
-        if (!in_place) model.get_gradients(gradient_mirror);
         totals.loss_sum += result.loss_sum;
         totals.correct += static_cast<double>(result.correct);
         totals.samples += static_cast<double>(n);
@@ -292,8 +305,22 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
       }
       totals.compute_seconds += seconds_since(compute_start);
       flags = checkpoints.writer ? checkpoints.writer->local_flags() : 0;
-      exchange.step(n > 0 ? gradient : std::span<const float>(no_gradient), n, parameters, flags);
-      publish_parameters();
+      const bool combined = exchange.combine_in_place(n, flags);  // all-reduce: the average is in the model now
+      const bool has_gradient = n > 0 || combined;
+      if (has_gradient && !in_place) {
+        const auto copy_start = Clock::now();
+        model.get_gradients(gradient_mirror.span());
+        totals.copy_seconds += seconds_since(copy_start);
+      }
+      exchange.step(has_gradient ? gradient : std::span<const float>(no_gradient), n, parameters, flags);
+      if (config.test_perturb_replica_step == global_step && trainer == job.layout.trainers - 1) {
+        parameters[0] = std::nextafter(parameters[0], 1e30f);  // one ulp: a replica that drifted
+      }
+      if (!in_place) {
+        const auto copy_start = Clock::now();
+        publish_parameters();
+        totals.copy_seconds += seconds_since(copy_start);
+      }
       if (config.test_slow_factor > 1 && config.test_slow_trainer == trainer) {  // the whole step, F times as long
         std::this_thread::sleep_for(std::chrono::duration<double>((config.test_slow_factor - 1) * seconds_since(compute_start)));
       }
@@ -353,6 +380,8 @@ bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange&
     totals.sync_seconds = exchange.timers().sync_seconds;
     totals.pull_seconds = exchange.timers().pull_seconds;
     totals.gate_seconds = exchange.timers().gate_seconds;
+    totals.allreduce_seconds = exchange.timers().allreduce_seconds;
+    totals.update_seconds = exchange.timers().update_seconds;
     totals.lead_count = static_cast<double>(exchange.clock_lead().count);
     totals.lead_sum = static_cast<double>(exchange.clock_lead().sum);
     const double my_lead_max = static_cast<double>(exchange.clock_lead().max);

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "data/shard.h"
+#include "compute/backend.h"
 #include "nn/model.h"
 #include "ps/exchange.h"
 #include "ps/shard_plan.h"
@@ -34,7 +35,7 @@ struct DataDispatch {
 // `trainers` is the communicator of all trainers (MPI_COMM_SELF when training locally). `test` is set on the
 // lead trainer only. Returns true when training completed, false when it stopped after a checkpoint on a
 // signal. Throws pstrain::Error(kDiverged) on a NaN or Inf loss.
-bool run_trainer(const JobContext& job, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
+bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model, ps::ParameterExchange& exchange, MPI_Comm trainers,
                  const data::Samples& samples, const std::optional<data::Samples>& test, const Progress& progress,
                  const CheckpointSupport& checkpoints, const DataDispatch& dispatch = {});
 

@@ -38,6 +38,17 @@ case "$case" in
   unwritable_output) echo "a file" > "$work/file"; out="$work/file/out"; expect="$work/file/out" ;;
   existing_output) mkdir -p "$out"; cp -r "$REFERENCE_PASS" "$out/pass-00000"; expect="already holds" ;;
   nan_loss) extra=(--lr 1e12 --optimizer sgd); expect="diverged" ;;
+  no_gpu)  # only meaningful where there is no GPU; CTest counts exit 77 as skipped
+    if nvidia-smi -L > /dev/null 2>&1; then echo "SKIP: this machine has a GPU"; exit 77; fi
+    extra=(--device gpu); expect="sees no GPU" ;;
+  bad_device) extra=(--device tpu); expect="--device" ;;
+  allreduce_with_servers) extra=(--mode allreduce --num-pservers 1); expect="no parameter servers" ;;
+  cnn_on_vectors)  # samples without an image shape
+    mkdir -p "$work/vectors"; data="$work/vectors"
+    for shard in 0 1 2 3; do "$TOOLS_DIR/make_shard" "$data/train-0000$shard.h5" 784 10 64 1; done
+    "$TOOLS_DIR/make_shard" "$data/test.h5" 784 10 64 1
+    extra=(--model cnn); expect="image samples" ;;
+  even_kernel) extra=(--model cnn --kernel-size 4); expect="kernel" ;;
   *) fail "unknown case $case" ;;
 esac
 
@@ -48,7 +59,7 @@ set +e
 env "${envs[@]}" timeout -k 2 10 mpirun --oversubscribe --bind-to none -np "$np" \
   $( [ "$path" = tcp ] && echo --mca btl tcp,self --mca osc pt2pt ) \
   "$BIN_DIR/pstrain" --data-dir "$data" --output-dir "$out" --passes 2 --batch-size 32 --hidden 32 \
-  --init-from "$REFERENCE_PASS" "${extra[@]}" > "$work/stdout" 2> "$work/stderr"
+  $( [[ " ${extra[*]} " == *" cnn "* ]] || echo --init-from "$REFERENCE_PASS" ) "${extra[@]}" > "$work/stdout" 2> "$work/stderr"
 code=$?
 set -e
 elapsed=$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")

@@ -51,5 +51,26 @@ TEST(Layout, ImpossibleLayoutsAreUsageErrors) {
   expect_usage_error(0, 1, 1, "needs at least 2 ranks");
 }
 
+TEST(Layout, AllreduceMakesEveryRankATrainer) {
+  for (int rank = 0; rank < 4; ++rank) {
+    for (const int requested : {-1, 0}) {
+      const WorldLayout layout = make_layout(rank, 4, requested, /*collective=*/true);
+      EXPECT_EQ(layout.pservers, 0);
+      EXPECT_EQ(layout.trainers, 4);
+      EXPECT_EQ(layout.role, Role::kTrainer);
+      EXPECT_EQ(layout.trainer_index, rank);
+      EXPECT_EQ(layout.is_lead_trainer(), rank == 0);
+    }
+  }
+  EXPECT_EQ(make_layout(0, 1, -1, true).role, Role::kLocal);
+  try {
+    make_layout(0, 4, 1, true);
+    FAIL() << "servers accepted in all-reduce mode";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(error.what()).find("no parameter servers"), std::string::npos) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace pstrain::comm

@@ -55,6 +55,32 @@ TEST(TrainConfig, BadValuesNameTheirFlag) {
   expect_rejected({"--device", "tpu"}, "--device");
 }
 
+TEST(TrainConfig, CnnAllreduceAndDeviceFlags) {
+  const TrainConfig config = resolve({"--model", "cnn", "--conv-filters", "16,32,64", "--kernel-size", "5", "--hidden",
+                                      "128", "--mode", "allreduce", "--device", "auto", "--check-replicas-every-steps",
+                                      "10"});
+  EXPECT_EQ(config.model, "cnn");
+  EXPECT_EQ(config.conv_filters, (std::vector<std::size_t>{16, 32, 64}));
+  EXPECT_EQ(config.kernel_size, 5u);
+  EXPECT_EQ(config.hidden, (std::vector<std::size_t>{128}));
+  EXPECT_EQ(config.mode, Mode::kAllreduce);
+  EXPECT_EQ(to_string(config.mode), "allreduce");
+  EXPECT_EQ(config.device, "auto");
+  EXPECT_EQ(config.check_replicas_every_steps, 10);
+  EXPECT_EQ(resolve({"--device", "gpu"}).device, "gpu");
+  EXPECT_EQ(resolve({}).device, "cpu");
+}
+
+TEST(TrainConfig, BadCnnAndAllreduceValuesNameTheirFlag) {
+  expect_rejected({"--kernel-size", "4"}, "--kernel-size");
+  expect_rejected({"--kernel-size", "0"}, "--kernel-size");
+  expect_rejected({"--conv-filters", "32,,64"}, "--conv-filters");
+  expect_rejected({"--conv-filters", "0"}, "--conv-filters");
+  expect_rejected({"--mode", "allreduce", "--num-pservers", "2"}, "no parameter servers");
+  expect_rejected({"--mode", "allreduce", "--dispatch", "dynamic"}, "--dispatch");
+  expect_rejected({"--check-replicas-every-steps", "-1"}, "--check-replicas-every-steps");
+}
+
 TEST(TrainConfig, MissingRequiredFolderIsAnError) {
   std::vector<const char*> argv = {"pstrain", "--data-dir", "d"};
   const char* environment[] = {nullptr};

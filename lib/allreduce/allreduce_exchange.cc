@@ -1,0 +1,125 @@
+#include "allreduce/allreduce_exchange.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "comm/mpi_check.h"
+#include "comm/watchdog.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace pstrain::allreduce {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class AllreduceExchange final : public ps::ParameterExchange {
+ public:
+  AllreduceExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial,
+                    std::unique_ptr<Summation> summation, const AllreduceSetup& setup)
+      : optimizer_(std::move(optimizer)),
+        initial_(initial.begin(), initial.end()),
+        summation_(std::move(summation)),
+        setup_(setup) {
+    PSTRAIN_ASSERT(setup_.backend != nullptr && setup_.backend_gradient != nullptr && setup_.length == initial_.size(),
+                   "all-reduce exchange set up for ", setup_.length, " parameters, initial vector ", initial_.size());
+  }
+
+  void start(std::span<float> parameters) override { std::ranges::copy(initial_, parameters.begin()); }
+
+  // Agrees on the step's sample count and flags, then leaves sum_t (n_t / N) g_t in every trainer's gradient
+  // buffer: the gradient of the mean loss over all N samples of the step, as one trainer with batch N would get.
+  bool combine_in_place(std::size_t count, int& flags) override {
+    const comm::Watchdog::Wait wait("an all-reduce step");
+    const auto start = Clock::now();
+    std::int64_t agreed[3] = {static_cast<std::int64_t>(count), (flags & ps::kCheckpointNow) ? 1 : 0,
+                              (flags & ps::kStopAfterCheckpoint) ? 1 : 0};
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_INT64_T, MPI_SUM, setup_.trainers));
+    step_samples_ = agreed[0];
+    flags = (agreed[1] > 0 ? ps::kCheckpointNow : 0) | (agreed[2] > 0 ? ps::kStopAfterCheckpoint : 0);
+    if (step_samples_ > 0) {
+      if (count == 0) {  // the buffer holds an older step's gradient: it must count for nothing
+        setup_.backend->fill(setup_.backend_gradient, setup_.length, 0.0f);
+      } else {
+        setup_.backend->scale(setup_.backend_gradient, setup_.length,
+                              static_cast<float>(static_cast<double>(count) / static_cast<double>(step_samples_)));
+      }
+      summation_->sum(setup_.backend_gradient, setup_.length);
+    }
+    timers_.allreduce_seconds += seconds_since(start);
+    return true;
+  }
+
+  void step(std::span<const float> gradient, std::size_t, std::span<float> parameters, int&) override {
+    if (step_samples_ == 0) return;  // no trainer had samples: nothing to apply
+    const auto start = Clock::now();
+    optimizer_->step(parameters, gradient);
+    timers_.update_seconds += seconds_since(start);
+    staleness_.record(0);
+    ++steps_;
+    if (setup_.check_every_steps > 0 && steps_ % setup_.check_every_steps == 0) verify(parameters);
+  }
+
+  void finish_pass(std::span<float> parameters) override { verify(parameters); }
+  void finish() override {}
+  optim::Optimizer* own_optimizer() override { return optimizer_.get(); }
+
+ private:
+  void verify(std::span<const float> parameters) {
+    const comm::Watchdog::Wait wait("the replica check of the all-reduce trainers");
+    if (replicas_agree(parameters, setup_.trainers)) return;
+    int rank = 0;
+    MPI_CHECK(MPI_Comm_rank(setup_.trainers, &rank));
+    if (rank == 0) {
+      log_error("trainer replicas diverged: their parameters differ after update ", steps_,
+                " although all-reduce gives every trainer the same gradient (a non-deterministic reduction or a "
+                "memory fault); stopping rather than training inconsistent models");
+    }
+    throw AgreedFailure(ExitCode::kInternal);  // every trainer reached the same verdict
+  }
+
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::vector<float> initial_;
+  std::unique_ptr<Summation> summation_;
+  AllreduceSetup setup_;
+  std::int64_t step_samples_ = 0;
+  std::int64_t steps_ = 0;
+};
+
+}  // namespace
+
+bool replicas_agree(std::span<const float> parameters, MPI_Comm trainers) {
+  // zlib's crc32 takes at most UINT_MAX bytes per call.
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto* bytes = reinterpret_cast<const Bytef*>(parameters.data());
+  std::size_t left = parameters.size_bytes();
+  while (left > 0) {
+    const auto piece = static_cast<uInt>(std::min<std::size_t>(left, std::numeric_limits<uInt>::max()));
+    crc = crc32(crc, bytes, piece);
+    bytes += piece;
+    left -= piece;
+  }
+  // One reduction gives both the largest and (as UINT32_MAX minus the largest complement) the smallest CRC.
+  std::uint32_t extremes[2] = {static_cast<std::uint32_t>(crc), UINT32_MAX - static_cast<std::uint32_t>(crc)};
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT32_T, MPI_MAX, trainers));
+  return extremes[0] == UINT32_MAX - extremes[1];
+}
+
+std::unique_ptr<ps::ParameterExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,
+                                                               std::span<const float> initial,
+                                                               std::unique_ptr<Summation> summation,
+                                                               const AllreduceSetup& setup) {
+  return std::make_unique<AllreduceExchange>(std::move(optimizer), initial, std::move(summation), setup);
+}
+
+}  // namespace pstrain::allreduce

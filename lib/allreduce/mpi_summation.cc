@@ -1,0 +1,34 @@
+#include <limits>
+
+#include "allreduce/summation.h"
+#include "comm/mpi_check.h"
+#include "core/error.h"
+
+namespace pstrain::allreduce {
+
+namespace {
+
+class MpiSummation final : public Summation {
+ public:
+  explicit MpiSummation(MPI_Comm trainers) : trainers_(trainers) {}
+  std::string name() const override { return "MPI_Allreduce"; }
+  void sum(float* data, std::size_t length) override {
+    PSTRAIN_ASSERT(length <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "all-reduce of ", length,
+                   " floats exceeds MPI's int count");
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(length), MPI_FLOAT, MPI_SUM, trainers_));
+  }
+
+ private:
+  MPI_Comm trainers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Summation> make_mpi_summation(MPI_Comm trainers) { return std::make_unique<MpiSummation>(trainers); }
+
+std::unique_ptr<Summation> make_summation(MPI_Comm trainers, compute::Backend& backend) {
+  if (backend.host_accessible()) return make_mpi_summation(trainers);
+  return make_nccl_summation(trainers, backend);
+}
+
+}  // namespace pstrain::allreduce
