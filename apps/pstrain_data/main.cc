@@ -1,5 +1,6 @@
-// pstrain-data: reads a dataset as distributed (gzip'd IDX files for MNIST and Fashion-MNIST), validates all
-// of it, and writes OUTPUT/train-00000.h5 ... train-(N-1).h5 plus OUTPUT/test.h5 (format in data/shard.h).
+// pstrain-data: reads a dataset as distributed (gzip'd IDX files for MNIST and Fashion-MNIST, the binary batch
+// files of CIFAR-10), validates all of it, and writes OUTPUT/train-00000.h5 ... train-(N-1).h5 plus
+// OUTPUT/test.h5 (format in data/shard.h).
 #include <boost/program_options.hpp>
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "data/cifar.h"
 #include "data/idx.h"
 #include "data/shard.h"
 #include "data/split.h"
@@ -40,7 +42,11 @@ const char* const kUsage =
     "\n"
     "DATASET:\n"
     "  fashion-mnist, mnist   INPUT holds train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,\n"
-    "                         t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz (or the unpacked files)\n";
+    "                         t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz (or the unpacked files)\n"
+    "  cifar10                INPUT holds data_batch_1.bin ... data_batch_5.bin and test_batch.bin, or is the\n"
+    "                         folder holding cifar-10-batches-bin/ (the binary version: unpack\n"
+    "                         https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz); written as 32x32x3,\n"
+    "                         channels last\n";
 
 // std::size_t options are parsed as strings: Boost would accept "-1" and wrap it to a huge count.
 std::size_t parse_count(const std::string& flag, const std::string& text) {
@@ -95,8 +101,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   Options options;
   if (!values.count("dataset")) throw Error(ExitCode::kUsage, "missing DATASET (see pstrain-data --help)");
   options.dataset = values["dataset"].as<std::string>();
-  if (options.dataset != "fashion-mnist" && options.dataset != "mnist") {
-    throw Error(ExitCode::kUsage, cat("unknown dataset '", options.dataset, "' (known: fashion-mnist, mnist)"));
+  if (options.dataset != "fashion-mnist" && options.dataset != "mnist" && options.dataset != "cifar10") {
+    throw Error(ExitCode::kUsage,
+                cat("unknown dataset '", options.dataset, "' (known: fashion-mnist, mnist, cifar10)"));
   }
   for (const char* required : {"input", "output", "split-count"}) {
     if (!values.count(required)) {
@@ -138,20 +145,34 @@ fs::path input_file(const fs::path& folder, const std::string& name) {
   return packed;
 }
 
+struct TrainTest {
+  pstrain::data::Samples train, test;
+};
+
+// Reads and validates the whole input of one dataset.
+TrainTest read_input(const Options& options) {
+  using namespace pstrain::data;
+  const fs::path& in = options.input;
+  if (options.dataset == "cifar10") {
+    const Cifar10Files files = find_cifar10_files(in);
+    return {read_cifar10_batches(files.train), read_cifar10_batches({files.test})};
+  }
+  constexpr std::uint32_t kClasses = 10;  // MNIST and Fashion-MNIST
+  return {read_idx_pair(input_file(in, "train-images-idx3-ubyte"), input_file(in, "train-labels-idx1-ubyte"),
+                        options.dataset, kClasses),
+          read_idx_pair(input_file(in, "t10k-images-idx3-ubyte"), input_file(in, "t10k-labels-idx1-ubyte"),
+                        options.dataset, kClasses)};
+}
+
 void convert(const Options& options) {
   using namespace pstrain::data;
-  constexpr std::uint32_t kClasses = 10;  // MNIST and Fashion-MNIST
 
   // Everything is read and validated first, so corrupt input leaves the output folder untouched.
   std::error_code ec;
   if (!fs::is_directory(options.input, ec)) {
     throw Error(ExitCode::kInputData, cat("input folder ", options.input.string(), " does not exist"));
   }
-  const fs::path& in = options.input;
-  Samples train = read_idx_pair(input_file(in, "train-images-idx3-ubyte"), input_file(in, "train-labels-idx1-ubyte"),
-                                options.dataset, kClasses);
-  Samples test = read_idx_pair(input_file(in, "t10k-images-idx3-ubyte"), input_file(in, "t10k-labels-idx1-ubyte"),
-                               options.dataset, kClasses);
+  auto [train, test] = read_input(options);
   if (train.meta.sample_shape != test.meta.sample_shape) {
     throw Error(ExitCode::kInputData, cat(options.input.string(), ": training images are ",
                                           shape_text(train.meta.sample_shape), " but test images are ",
@@ -181,8 +202,8 @@ void convert(const Options& options) {
   pstrain::log_info("wrote ", shards.size(), " train shards of ",
                     smallest == largest ? cat(largest) : cat(smallest, "-", largest), " samples (",
                     train.meta.sample_count, " in all) and ", kTestShardFileName, " with ", test.meta.sample_count,
-                    " samples; ", options.dataset, ", ", shape_text(train.meta.sample_shape), ", ", kClasses,
-                    " classes; in ", options.output.string());
+                    " samples; ", options.dataset, ", ", shape_text(train.meta.sample_shape), ", ",
+                    train.meta.num_classes, " classes; in ", options.output.string());
 }
 
 }  // namespace

@@ -45,10 +45,15 @@ std::unique_ptr<compute::Backend> make_backend(const JobContext& job) {
   return compute::make_gpu_backend(ordinal);
 }
 
+std::size_t evaluation_batch_size(const TrainConfig& config) {
+  if (config.model != "cnn") return config.eval_batch_size;
+  return std::min(config.eval_batch_size, std::max<std::size_t>(config.batch_size, 256));
+}
+
 std::unique_ptr<nn::Model> make_model(const JobContext& job, compute::Backend& backend) {
   const TrainConfig& config = job.config;
   const data::ShardMeta& meta = job.data.meta;
-  const std::size_t max_batch = std::max(config.batch_size, config.eval_batch_size);
+  const std::size_t max_batch = std::max(config.batch_size, evaluation_batch_size(config));
   if (config.model == "mlp") {
     nn::MlpSpec spec;
     spec.input_size = meta.sample_size();

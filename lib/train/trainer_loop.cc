@@ -13,6 +13,7 @@
 #include "core/files.h"
 #include "core/log.h"
 #include "train/metrics.h"
+#include "train/model_factory.h"
 
 namespace pstrain::train {
 
@@ -405,7 +406,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
 
     wait.reset();
     if (job.layout.is_lead_trainer()) {
-      const Evaluation evaluation = evaluate(model, *test, config.eval_batch_size);
+      const Evaluation evaluation = evaluate(model, *test, evaluation_batch_size(config));
       if (!std::isfinite(evaluation.loss)) {
         throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
                                              pass, " (lower --lr)"));

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# The checks to run on the GPU machine (one H100; CUDA, PyTorch and h5py there, no MPI or HDF5), with the bundle
+# made here by benchmarks/gpu/package.sh. From the repository root on that machine:
+#
+#   bash benchmarks/gpu/run_checks.sh [PHASE ...]        PHASE: env unit train bench (default: all four)
+#
+# With the device tool (one call may run 10 minutes at most: split the phases over two calls if needed):
+#   run(command="bash benchmarks/gpu/run_checks.sh env unit train", carry=["gpu-bundle"])
+#   run(command="bash benchmarks/gpu/run_checks.sh bench", carry=["gpu-bundle"])
+#
+# Phases:
+#   env    nvidia-smi, the bundle's BUILD_INFO, pstrain --version, mpirun --version, how pstrain's libraries resolve
+#          (a "not found" fails), PyTorch's view of the GPU
+#   unit   test_gpu (the CUDA backend against the CPU backend), then the other bundled test_* binaries
+#   train  Fashion-MNIST on the GPU, MLP and CNN, each in PS mode (mpirun -np 2: 1 server + 1 trainer, sync) and
+#          in allreduce mode (mpirun -np 2 with 2+ GPUs, else -np 1); PASS needs a zero exit, a metrics.jsonl,
+#          and a final test accuracy >= MIN_ACCURACY
+#   bench  benchmarks/cnn_vs_pytorch.sh with DEVICE=gpu for each model in BENCH_MODELS
+# The data (Fashion-MNIST shards) is made first where a phase needs it, with the bundled pstrain-data from the
+# bundled IDX files, into WORK (kept between calls while the machine stays warm).
+#
+# Results go to $OUT (the device tool's folder; default <repo>/gpu-results), at most 8 files as the tool brings
+# back: summary.txt (one PASS/FAIL line per step), bench-<model>.md (the benchmark tables), and
+# results-<phases>.tar.gz (every log, metrics.jsonl, config.ini and the benchmarks' raw output).
+# Exit status: 0 when every step passed, 1 otherwise.
+#
+# Settings (environment): OUT  BUNDLE=<repo>/gpu-bundle  WORK=/tmp/pstrain-gpu-checks  PASSES=2 (train phase)
+#   MIN_ACCURACY=0.7  TRAIN_TIMEOUT=300  UNIT_TIMEOUT=300  BENCH_MODELS="cnn mlp"  BATCHES="64 256 1024"
+#   BENCH_PASSES=3  (GPUS, TORCH_ARGS, RUN_TIMEOUT ... pass through to cnn_vs_pytorch.sh)
+#   SYSTEM_PYTHON=python3 (the interpreter that has PyTorch).
+#   For a dry run on a machine without a GPU: DEVICE=cpu (train and bench on the CPU) and DATA_LIMIT=N (convert
+#   only the first N training samples).
+set -uo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$SCRIPT_DIR/../.." && pwd)"
+BUNDLE="${BUNDLE:-$REPO/gpu-bundle}"
+OUT="${OUT:-$REPO/gpu-results}"
+WORK="${WORK:-/tmp/pstrain-gpu-checks}"
+PASSES="${PASSES:-2}"
+MIN_ACCURACY="${MIN_ACCURACY:-0.7}"
+TRAIN_TIMEOUT="${TRAIN_TIMEOUT:-300}"
+UNIT_TIMEOUT="${UNIT_TIMEOUT:-300}"
+BENCH_MODELS="${BENCH_MODELS:-cnn mlp}"
+BENCH_BATCHES="${BATCHES:-64 256 1024}"
+BENCH_PASSES="${BENCH_PASSES:-3}"
+DEVICE="${DEVICE:-gpu}"
+DATA_LIMIT="${DATA_LIMIT:-}"
+SYSTEM_PYTHON="${SYSTEM_PYTHON:-python3}"   # the interpreter with PyTorch (on the GPU machine: python3)
+
+phases=("$@")
+(( ${#phases[@]} > 0 )) || phases=(env unit train bench)
+for phase in "${phases[@]}"; do
+  case "$phase" in env|unit|train|bench) ;; *) echo "run_checks.sh: unknown phase '$phase' (env unit train bench)" >&2; exit 2 ;; esac
+done
+
+[[ -f "$BUNDLE/env.sh" ]] || { echo "run_checks.sh: $BUNDLE/env.sh is missing: run benchmarks/gpu/package.sh on the build machine and carry gpu-bundle" >&2; exit 2; }
+# shellcheck source=/dev/null
+source "$BUNDLE/env.sh" || { echo "run_checks.sh: sourcing $BUNDLE/env.sh failed" >&2; exit 2; }
+
+mkdir -p "$OUT" "$WORK"
+RUN="$WORK/run-$(date -u +%Y%m%dT%H%M%SZ)-$(IFS=-; echo "${phases[*]}")"
+LOGS="$RUN/logs"
+mkdir -p "$LOGS"
+SUMMARY="$RUN/summary.txt"
+DATA="$WORK/data/fashion-mnist"
+failures=0
+
+# PyTorch runs with the machine's own libraries, not the bundle's older zlib/OpenSSL/libstdc++.
+PYTHON="$WORK/python"
+cat > "$PYTHON" <<SH
+#!/bin/sh
+if [ -n "\${GPU_BUNDLE_SAVED_LD_LIBRARY_PATH:-}" ]; then export LD_LIBRARY_PATH="\$GPU_BUNDLE_SAVED_LD_LIBRARY_PATH"; else unset LD_LIBRARY_PATH; fi
+exec $SYSTEM_PYTHON "\$@"
+SH
+chmod +x "$PYTHON"
+
+GPUS="${GPUS:-$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ' || true)}"
+[[ "$GPUS" =~ ^[0-9]+$ ]] || GPUS=0
+AR_NP=2   # allreduce trainers: one per GPU, so 1 on a machine with one GPU
+[[ "$DEVICE" == gpu ]] && (( GPUS < 2 )) && AR_NP=1
+
+# Packs the results on every exit, so that a step that hangs until the tool's limit still leaves its logs.
+finish() {
+  cp "$SUMMARY" "$OUT/summary.txt" 2> /dev/null
+  tar -C "$WORK" --exclude="*.h5" -czf "$OUT/results-$(IFS=-; echo "${phases[*]}").tar.gz" "$(basename "$RUN")" 2> /dev/null
+  echo
+  echo "== summary ($failures failed) =="
+  cat "$SUMMARY" 2> /dev/null
+  echo "results: $OUT"
+}
+trap finish EXIT
+
+# step NAME SECONDS COMMAND...: runs COMMAND with a time limit, its output in logs/NAME.log; one summary line.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name: $*"
+  local start=$SECONDS rc=0
+  timeout -k 10 "$limit" "$@" > "$LOGS/$name.log" 2>&1 || rc=$?
+  local took=$((SECONDS - start)) verdict=PASS
+  (( rc == 0 )) || { verdict=FAIL; failures=$((failures + 1)); }
+  (( rc == 124 || rc == 137 )) && verdict="FAIL (timed out after ${limit}s)"
+  tail -n 8 "$LOGS/$name.log"
+  local command="$*"
+  command="${command//$'\n'/ }"
+  (( ${#command} <= 200 )) || command="${command:0:197}..."
+  printf '%-5s %-28s rc=%-3s %4ss  %s\n' "${verdict%% *}" "$name" "$rc" "$took" "$command" >> "$SUMMARY"
+  [[ "$verdict" == "FAIL (timed out"* ]] && echo "      ^ timed out after ${limit}s" >> "$SUMMARY"
+  return "$rc"
+}
+
+record() {  # record PASS|FAIL NAME TEXT: a summary line for a check that is not a command
+  [[ "$1" == PASS ]] || failures=$((failures + 1))
+  printf '%-5s %-28s %s\n' "$1" "$2" "$3" >> "$SUMMARY"
+}
+
+prepare_data() {
+  [[ -f "$DATA/test.h5" && -f "$DATA/train-00003.h5" ]] && return 0
+  if [[ -z "${GPU_BUNDLE_FASHION_MNIST_IDX:-}" ]]; then
+    record FAIL data "the bundle carries no Fashion-MNIST IDX files (package.sh with DATA=idx)"
+    return 1
+  fi
+  local limit=()
+  [[ -n "$DATA_LIMIT" ]] && limit=(--limit "$DATA_LIMIT" --test-limit "$(( DATA_LIMIT < 10000 ? DATA_LIMIT : 10000 ))")
+  rm -rf "$DATA"
+  step data 300 pstrain-data fashion-mnist --input "$GPU_BUNDLE_FASHION_MNIST_IDX" --output "$DATA" --split-count 4 \
+    "${limit[@]}"
+}
+
+# ---- env ----------------------------------------------------------------------------------------
+
+phase_env() {
+  step nvidia-smi 60 nvidia-smi
+  step bundle-info 30 cat "$BUNDLE/BUILD_INFO"
+  step pstrain-version 30 pstrain --version
+  step mpirun-version 30 mpirun --version
+  # Every library pstrain needs must resolve: the bundle's, the CUDA toolkit's, the driver's.
+  step pstrain-libraries 30 bash -c 'ldd "$(command -v pstrain)"; ! ldd "$(command -v pstrain)" | grep -q "not found"'
+  step ompi-info 60 bash -c 'ompi_info | head -n 40; ompi_info --parsable --path all | grep -E "pkglibdir|pkgdatadir|sysconfdir"'
+  step mpi-hello 60 mpirun --oversubscribe --bind-to none -np 2 bash -c 'echo "rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE on $(hostname)"'
+  step torch-cuda 120 "$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
+"available", torch.cuda.is_available(), "devices", torch.cuda.device_count(),
+torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")
+try:
+    import h5py; print("h5py", h5py.__version__)
+except ImportError:
+    print("no h5py: torch_cnn.py reads shards through libhdf5 (ctypes)")'
+}
+
+# ---- unit ---------------------------------------------------------------------------------------
+
+phase_unit() {
+  local bin name
+  if [[ -x "$GPU_BUNDLE_ROOT/bin/test_gpu" ]]; then
+    step test_gpu "$UNIT_TIMEOUT" test_gpu --gtest_output="xml:$LOGS/test_gpu.xml"
+    # A build without CUDA skips every GPU test; a GPU machine must not pass that way.
+    if grep -q 'skipped="[1-9]' "$LOGS/test_gpu.xml" 2> /dev/null && (( GPUS > 0 )); then
+      record FAIL test_gpu-skips "test_gpu skipped tests on a machine with $GPUS GPU(s): is the bundle a CUDA build? (BUILD_INFO)"
+    fi
+  else
+    record FAIL test_gpu "no test_gpu in the bundle (package.sh with TESTS='test_*', from a build with tests)"
+  fi
+  for bin in "$GPU_BUNDLE_ROOT"/bin/test_*; do
+    name="$(basename "$bin")"
+    [[ "$name" == test_gpu || ! -x "$bin" ]] && continue
+    step "$name" "$UNIT_TIMEOUT" "$name" --gtest_output="xml:$LOGS/$name.xml"
+  done
+}
+
+# ---- train --------------------------------------------------------------------------------------
+
+# train NAME NP ARGS...: one pstrain run on the GPU (DEVICE), checked for its metrics and final test accuracy.
+train() {
+  local name=$1 np=$2
+  shift 2
+  local dir="$RUN/train/$name"
+  step "train-$name" "$TRAIN_TIMEOUT" mpirun --oversubscribe --bind-to none -np "$np" \
+    pstrain --data-dir "$DATA" --output-dir "$dir" --device "$DEVICE" --passes "$PASSES" --batch-size 64 "$@" || return 0
+  if [[ ! -s "$dir/metrics.jsonl" ]]; then
+    record FAIL "accuracy-$name" "no $dir/metrics.jsonl"
+    return 0
+  fi
+  local line accuracy
+  line="$(tail -n 1 "$dir/metrics.jsonl")"
+  accuracy="$("$PYTHON" -c 'import json, sys; print(json.loads(sys.argv[1])["test_accuracy"])' "$line" 2> /dev/null)"
+  line="$("$PYTHON" -c 'import json, sys; r = json.loads(sys.argv[1])
+print(", ".join(f"{k} {r[k]}" for k in ("device", "model", "mode", "trainers", "pservers", "samples_per_sec",
+                                         "compute_s_per_step", "allreduce_s_per_step") if k in r))' "$line" 2> /dev/null)"
+  if "$PYTHON" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "${accuracy:-0}" "$MIN_ACCURACY" 2> /dev/null; then
+    record PASS "accuracy-$name" "test accuracy $accuracy >= $MIN_ACCURACY after $PASSES passes ($line)"
+  else
+    record FAIL "accuracy-$name" "test accuracy ${accuracy:-?} < $MIN_ACCURACY after $PASSES passes ($line)"
+  fi
+}
+
+# shellcheck disable=SC2054  # the commas are inside flag values
+phase_train() {
+  prepare_data || return 0
+  local cnn=(--model cnn --conv-filters 32,64 --kernel-size 3 --hidden 128)
+  local mlp=(--model mlp --hidden 256,128)
+  train mlp-ps-sync 2 "${mlp[@]}" --mode sync --num-pservers 1
+  train cnn-ps-sync 2 "${cnn[@]}" --mode sync --num-pservers 1
+  train mlp-allreduce-np$AR_NP "$AR_NP" "${mlp[@]}" --mode allreduce
+  train cnn-allreduce-np$AR_NP "$AR_NP" "${cnn[@]}" --mode allreduce
+}
+
+# ---- bench --------------------------------------------------------------------------------------
+
+phase_bench() {
+  prepare_data || return 0
+  local model table
+  for model in $BENCH_MODELS; do
+    step "bench-$model" 1800 env DEVICE="$DEVICE" MODEL="$model" BATCHES="$BENCH_BATCHES" PASSES="$BENCH_PASSES" \
+      BUILD_DIR="$GPU_BUNDLE_ROOT" DATA_DIR="$DATA" PYTHON="$PYTHON" GPUS="$GPUS" RESULTS_ROOT="$RUN/bench" \
+      bash "$REPO/benchmarks/cnn_vs_pytorch.sh"
+    table="$(ls -d "$RUN"/bench/*-"$model"-"$DEVICE" 2> /dev/null | tail -n 1)"
+    if [[ -n "$table" && -f "$table/table.md" ]]; then
+      cp "$table/table.md" "$OUT/bench-$model.md"
+      cat "$table/table.md"
+    fi
+  done
+}
+
+for phase in "${phases[@]}"; do
+  echo "==== phase $phase ===="
+  "phase_$phase"
+done
+(( failures == 0 ))
