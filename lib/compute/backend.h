@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace pstrain::compute {
@@ -151,6 +152,25 @@ class Buffer {
   Backend* backend_ = nullptr;
   T* data_ = nullptr;
   std::size_t count_ = 0;
+};
+
+// RAII owner of host staging memory (Backend::allocate_host_staging): host memory the caller reads and writes
+// directly, page-locked on a GPU backend.
+template <typename T>
+class StagingBuffer {
+ public:
+  StagingBuffer(Backend& backend, std::size_t count)
+      : backend_(backend), data_(static_cast<T*>(backend.allocate_host_staging(count * sizeof(T)))), count_(count) {}
+  ~StagingBuffer() { backend_.release_host_staging(data_); }
+  StagingBuffer(const StagingBuffer&) = delete;
+  StagingBuffer& operator=(const StagingBuffer&) = delete;
+
+  std::span<T> span() const { return {data_, count_}; }
+
+ private:
+  Backend& backend_;
+  T* data_;
+  std::size_t count_;
 };
 
 }  // namespace pstrain::compute
