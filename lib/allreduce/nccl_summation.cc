@@ -8,21 +8,13 @@
 
 #include "allreduce/summation.h"
 #include "comm/mpi_check.h"
+#include "compute/cuda/cuda_check.h"
+#include "compute/cuda/nccl_check.h"
 #include "core/error.h"
 
 namespace pstrain::allreduce {
 
 namespace {
-
-void check_nccl(ncclResult_t result, const char* call) {
-  if (result != ncclSuccess) {
-    throw Error(ExitCode::kInternal, cat(call, " failed: ", ncclGetErrorString(result)));
-  }
-}
-
-void check_cuda(cudaError_t result, const char* call) {
-  if (result != cudaSuccess) throw Error(ExitCode::kInternal, cat(call, " failed: ", cudaGetErrorString(result)));
-}
 
 class NcclSummation final : public Summation {
  public:
@@ -34,9 +26,9 @@ class NcclSummation final : public Summation {
     MPI_CHECK(MPI_Comm_rank(trainers, &rank));
     MPI_CHECK(MPI_Comm_size(trainers, &size));
     ncclUniqueId id{};
-    if (rank == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    if (rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
     MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, trainers));
-    check_nccl(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+    NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank));
   }
   ~NcclSummation() override {
     if (comm_ != nullptr) ncclCommDestroy(comm_);  // errors at teardown are not actionable
@@ -47,10 +39,10 @@ class NcclSummation final : public Summation {
   std::string name() const override { return "NCCL"; }
 
   void sum(float* data, std::size_t length) override {
-    check_nccl(ncclAllReduce(data, data, length, ncclFloat, ncclSum, comm_, stream_), "ncclAllReduce");
+    NCCL_CHECK(ncclAllReduce(data, data, length, ncclFloat, ncclSum, comm_, stream_));
     // The caller copies the result to the host next, on the same stream; waiting here keeps the all-reduce
     // time where it belongs in the step-time breakdown.
-    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after ncclAllReduce");
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
  private:

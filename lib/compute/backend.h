@@ -99,6 +99,8 @@ class Backend {
 
   // Host staging memory for the one-sided push/pull and the batch upload: page-locked (cudaMallocHost) on a
   // GPU backend so the copies run at full speed and asynchronously, plain aligned memory on the CPU backend.
+  // A copy_from_host FROM staging memory may return before the copy is done: the caller must not change the
+  // source before synchronize() (or a copy_to_host, which synchronises).
   virtual void* allocate_host_staging(std::size_t bytes);
   virtual void release_host_staging(void* pointer) noexcept;
 

@@ -182,7 +182,11 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
   const std::span<float> parameters = in_place ? model.host_parameters() : parameter_mirror.span();
   const std::span<const float> gradient = in_place ? model.host_gradients() : gradient_mirror.span();
   const auto publish_parameters = [&] {
-    if (!in_place) model.set_parameters(parameters);
+    if (in_place) return;
+    model.set_parameters(parameters);
+    // From staging memory the copy may still be in flight, and the exchange writes `parameters` next (a pull
+    // at the end of the pass). Nothing is lost by waiting: the next batch needs these parameters anyway.
+    backend.synchronize();
   };
   exchange.start(parameters);
   publish_parameters();

@@ -1,0 +1,136 @@
+#pragma once
+// The CUDA backend: buffers are device memory (cudaMalloc), matrix products go to cuBLAS (fp32, no TF32),
+// everything else to the kernels in kernels.cu. All work is queued on ONE non-blocking stream owned by the
+// backend (also handed to NCCL through native_stream()), so operations run in the order they were called.
+//
+// Synchronisation, i.e. when the host waits for the stream:
+//  - copy_to_host and softmax_cross_entropy (its loss and count) return with their results in host memory;
+//  - copy_from_host from pageable memory returns once the copy is done, so the caller may reuse the source;
+//  - copy_from_host from page-locked memory (allocate_host_staging) only queues the copy: the source must stay
+//    unchanged until the next synchronising call (synchronize, copy_to_host, softmax_cross_entropy);
+//  - release_bytes and release_host_staging wait for the stream first, so memory is never freed under queued work;
+//  - everything else (fill, gemm, kernels, device-to-device work) only queues.
+//
+// Every operation first makes this backend's device current on the calling thread, so a backend may be used
+// from a thread other than the one that made it. One backend must not be used from two threads at once.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "compute/backend.h"
+#include "compute/cuda/kernels.h"
+
+namespace pstrain::compute::cuda {
+
+// RAII owners; their destructors log (never throw) when the release call fails.
+class Stream {
+ public:
+  Stream();  // non-blocking: never synchronises with the legacy default stream
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class CublasHandle {
+ public:
+  explicit CublasHandle(cudaStream_t stream);
+  ~CublasHandle();
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// Device memory that only grows, for the temporaries of sum_rows and softmax_cross_entropy. Work queued on the
+// one stream uses it in order, so one region serves every operation.
+class DeviceScratch {
+ public:
+  DeviceScratch() = default;
+  ~DeviceScratch();
+  DeviceScratch(const DeviceScratch&) = delete;
+  DeviceScratch& operator=(const DeviceScratch&) = delete;
+  // At least `bytes` bytes (256-byte aligned). Growing waits for `stream` before freeing the old region.
+  void* reserve(std::size_t bytes, cudaStream_t stream);
+
+ private:
+  void* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+class PinnedLossTotals {
+ public:
+  PinnedLossTotals();
+  ~PinnedLossTotals();
+  PinnedLossTotals(const PinnedLossTotals&) = delete;
+  PinnedLossTotals& operator=(const PinnedLossTotals&) = delete;
+  LossTotals* get() const { return totals_; }
+
+ private:
+  LossTotals* totals_ = nullptr;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  // `device` must already be current on this thread (make_gpu_backend does cudaSetDevice).
+  explicit CudaBackend(int device);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override { return name_; }
+  int device() const { return device_; }
+
+  void* allocate_bytes(std::size_t bytes) override;
+  void release_bytes(void* pointer) noexcept override;
+  void copy_from_host(void* destination, const void* host_source, std::size_t bytes) override;
+  void copy_to_host(void* host_destination, const void* source, std::size_t bytes) override;
+  void fill(float* data, std::size_t count, float value) override;
+
+  void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a, const float* b,
+            float beta, float* c) override;
+  void add_row_bias(float* y, const float* bias, int rows, int cols) override;
+  void sum_rows(const float* x, float* out, int rows, int cols, float beta) override;
+
+  void activation_forward(Activation activation, const float* x, float* y, std::size_t count) override;
+  void activation_backward(Activation activation, const float* y, const float* dy, float* dx,
+                           std::size_t count) override;
+
+  LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits, int rows,
+                                   int classes) override;
+
+  void scale(float* data, std::size_t count, float factor) override;
+  void im2col(const float* x, float* columns, const ConvGeometry& geometry, int batch) override;
+  void col2im(const float* columns, float* dx, const ConvGeometry& geometry, int batch) override;
+  void max_pool_forward(const float* x, float* y, std::int32_t* argmax, const PoolGeometry& geometry,
+                        int batch) override;
+  void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx, const PoolGeometry& geometry,
+                         int batch) override;
+
+  void* allocate_host_staging(std::size_t bytes) override;
+  void release_host_staging(void* pointer) noexcept override;
+  void synchronize() override;
+  void* native_stream() override { return stream_.get(); }
+
+ private:
+  void make_current() const;
+  cudaStream_t stream() const { return stream_.get(); }
+
+  int device_;
+  std::string name_;
+  // Declared in construction order; destroyed in reverse (the handle before its stream).
+  Stream stream_;
+  CublasHandle cublas_;
+  DeviceScratch scratch_;
+  PinnedLossTotals host_totals_;
+};
+
+}  // namespace pstrain::compute::cuda

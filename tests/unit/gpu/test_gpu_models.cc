@@ -1,0 +1,179 @@
+// The MLP and the CNN on the GPU backend against the same model on the CPU backend: same spec, seed and batch,
+// so the same parameters; train_batch's loss, correct count and every gradient tensor, then evaluate_batch, must
+// agree to a relative error below 1e-4 (correct counts exactly). A second step from updated parameters checks
+// set_parameters and that nothing stale survives between batches. Skips where there is no GPU.
+//
+// Features and parameters are rounded to a coarse binary grid (multiples of 1/8 and 1/64). Every product and
+// partial sum of the first two layers is then an exact fp32 number, whatever order cuBLAS and OpenBLAS add in,
+// so both backends take the same discrete decisions (ReLU signs, max-pool winners). With arbitrary values, two
+// nearly equal window entries or a pre-activation within an ulp of 0 can route a gradient differently on the two
+// backends, and one such flip moves a weight gradient by far more than 1e-4.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "backend_test_util.h"
+#include "gpu_test_util.h"
+#include "nn/model.h"
+
+namespace pstrain::nn {
+namespace {
+
+using compute::Activation;
+using compute::testing::all_close;
+using compute::testing::random_floats;
+using compute::testing::relative_close;
+
+class GpuModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (compute::gpu_count() == 0) GTEST_SKIP() << "no GPU";
+    gpu_ = compute::make_gpu_backend(0);
+  }
+
+  std::unique_ptr<compute::Backend> cpu_ = compute::make_cpu_backend();
+  std::unique_ptr<compute::Backend> gpu_;
+};
+
+std::vector<float> gradients_of(const Model& model) {
+  std::vector<float> values(model.parameter_count());
+  model.get_gradients(values);
+  return values;
+}
+
+std::vector<float> parameters_of(const Model& model) {
+  std::vector<float> values(model.parameter_count());
+  model.get_parameters(values);
+  return values;
+}
+
+std::vector<std::int32_t> random_labels(std::size_t count, std::size_t classes, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::vector<std::int32_t> labels(count);
+  for (auto& label : labels) label = static_cast<std::int32_t>(engine() % classes);
+  return labels;
+}
+
+constexpr float kFeatureStep = 1.0f / 8;
+constexpr float kParameterStep = 1.0f / 64;
+
+std::vector<float> on_grid(std::vector<float> values, float step) {
+  for (float& value : values) value = std::round(value / step) * step;
+  return values;
+}
+
+void expect_same_batch_results(const BatchResult& gpu, const BatchResult& cpu, const std::string& what) {
+  EXPECT_TRUE(relative_close(gpu.loss_sum, cpu.loss_sum)) << what << " loss";
+  EXPECT_EQ(gpu.correct, cpu.correct) << what << " correct";
+  EXPECT_EQ(gpu.count, cpu.count) << what << " count";
+}
+
+// Gradients compared tensor by tensor, so that a small tensor (a bias) is not judged by a large one's scale.
+void expect_same_gradients(const Model& gpu, const Model& cpu, const std::string& what) {
+  const auto gpu_gradients = gradients_of(gpu);
+  const auto cpu_gradients = gradients_of(cpu);
+  for (const ParameterInfo& parameter : cpu.parameters()) {
+    const auto begin = static_cast<std::ptrdiff_t>(parameter.offset);
+    const auto end = static_cast<std::ptrdiff_t>(parameter.offset + parameter.size);
+    const std::vector<float> gpu_part(gpu_gradients.begin() + begin, gpu_gradients.begin() + end);
+    const std::vector<float> cpu_part(cpu_gradients.begin() + begin, cpu_gradients.begin() + end);
+    EXPECT_TRUE(all_close(gpu_part, cpu_part)) << what << " gradient of " << parameter.name;
+  }
+}
+
+// Two training steps and an evaluation on both models, a full batch and then a partial one.
+void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uint64_t seed) {
+  ASSERT_EQ(gpu.parameters().size(), cpu.parameters().size());
+  ASSERT_EQ(gpu.parameter_count(), cpu.parameter_count());
+  gpu.initialize(seed);
+  cpu.initialize(seed);
+  ASSERT_EQ(parameters_of(gpu), parameters_of(cpu));
+  const auto initial = on_grid(parameters_of(cpu), kParameterStep);
+  gpu.set_parameters(initial);
+  cpu.set_parameters(initial);
+  EXPECT_TRUE(gpu.host_parameters().empty());
+  EXPECT_NE(gpu.backend_parameters(), nullptr);
+  EXPECT_NE(gpu.backend_gradients(), nullptr);
+
+  std::size_t step = 0;
+  for (std::size_t count : {max_batch, max_batch / 2 + 1}) {
+    const std::string what = "step " + std::to_string(++step) + " (" + std::to_string(count) + " samples)";
+    const auto features = on_grid(random_floats(count * cpu.input_size(), seed + 10 * step), kFeatureStep);
+    const auto labels = random_labels(count, cpu.num_classes(), seed + 10 * step + 1);
+
+    const BatchResult gpu_train = gpu.train_batch(features, labels, count);
+    const BatchResult cpu_train = cpu.train_batch(features, labels, count);
+    expect_same_batch_results(gpu_train, cpu_train, what + " train_batch");
+    expect_same_gradients(gpu, cpu, what);
+
+    expect_same_batch_results(gpu.evaluate_batch(features, labels, count), cpu.evaluate_batch(features, labels, count),
+                              what + " evaluate_batch");
+
+    // One SGD step from the CPU's parameters and gradients, given to both: the next step starts from equal
+    // parameters again (back on the grid), through set_parameters.
+    auto parameters = parameters_of(cpu);
+    const auto gradients = gradients_of(cpu);
+    for (std::size_t i = 0; i < parameters.size(); ++i) parameters[i] -= 4.0f * gradients[i];
+    parameters = on_grid(parameters, kParameterStep);
+    gpu.set_parameters(parameters);
+    cpu.set_parameters(parameters);
+    EXPECT_EQ(parameters_of(gpu), parameters);
+  }
+}
+
+TEST_F(GpuModelTest, MlpMatchesCpuForEveryActivation) {
+  for (Activation activation : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
+    SCOPED_TRACE(compute::to_string(activation));
+    const MlpSpec spec{.input_size = 40, .hidden = {64, 33}, .num_classes = 10, .activation = activation,
+                       .max_batch = 48};
+    auto gpu = make_mlp(*gpu_, spec);
+    auto cpu = make_mlp(*cpu_, spec);
+    expect_models_agree(*gpu, *cpu, spec.max_batch, 7);
+  }
+}
+
+TEST_F(GpuModelTest, FashionSizedMlpMatchesCpu) {
+  const MlpSpec spec{.input_size = 784, .hidden = {256, 128}, .num_classes = 10, .activation = Activation::kRelu,
+                     .max_batch = 64};
+  auto gpu = make_mlp(*gpu_, spec);
+  auto cpu = make_mlp(*cpu_, spec);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 8);
+}
+
+TEST_F(GpuModelTest, LogisticRegressionMatchesCpu) {
+  const MlpSpec spec{.input_size = 13, .hidden = {}, .num_classes = 3, .max_batch = 20};
+  auto gpu = make_mlp(*gpu_, spec);
+  auto cpu = make_mlp(*cpu_, spec);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 9);
+}
+
+TEST_F(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
+  for (Activation activation : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
+    SCOPED_TRACE(compute::to_string(activation));
+    const CnnSpec spec{.height = 12, .width = 10, .channels = 3, .conv_filters = {4, 6}, .kernel_size = 3,
+                       .hidden = {16}, .num_classes = 5, .activation = activation, .max_batch = 16};
+    auto gpu = make_cnn(*gpu_, spec);
+    auto cpu = make_cnn(*cpu_, spec);
+    expect_models_agree(*gpu, *cpu, spec.max_batch, 10);
+  }
+}
+
+TEST_F(GpuModelTest, OddSizedCnnWithLargeKernelMatchesCpu) {
+  const CnnSpec spec{.height = 9, .width = 7, .channels = 2, .conv_filters = {3}, .kernel_size = 5, .hidden = {},
+                     .num_classes = 4, .activation = Activation::kRelu, .max_batch = 10};
+  auto gpu = make_cnn(*gpu_, spec);
+  auto cpu = make_cnn(*cpu_, spec);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 11);
+}
+
+TEST_F(GpuModelTest, MnistSizedCnnMatchesCpu) {
+  CnnSpec spec;  // 28x28x1, conv {32, 64}, kernel 3, hidden {128}, 10 classes
+  spec.max_batch = 32;
+  auto gpu = make_cnn(*gpu_, spec);
+  auto cpu = make_cnn(*cpu_, spec);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 12);
+}
+
+}  // namespace
+}  // namespace pstrain::nn
