@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <iostream>
 #include <limits>
 #include <vector>
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
-#include "core/log.h"
 
 namespace pstrain::allreduce {
 
@@ -80,10 +80,11 @@ class AllreduceExchange final : public ps::ParameterExchange {
     if (replicas_agree(parameters, setup_.trainers)) return;
     int rank = 0;
     MPI_CHECK(MPI_Comm_rank(setup_.trainers, &rank));
-    if (rank == 0) {
-      log_error("trainer replicas diverged: their parameters differ after update ", steps_,
-                " although all-reduce gives every trainer the same gradient (a non-deterministic reduction or a "
-                "memory fault); stopping rather than training inconsistent models");
+    if (rank == 0) {  // one message for the whole job, as for every failure all ranks agree on
+      std::cerr << "pstrain: error: trainer replicas diverged: their parameters differ after update " << steps_
+                << " although all-reduce gives every trainer the same gradient (a non-deterministic reduction or a "
+                   "memory fault); stopping rather than training inconsistent models"
+                << std::endl;
     }
     throw AgreedFailure(ExitCode::kInternal);  // every trainer reached the same verdict
   }

@@ -28,6 +28,11 @@ class NcclSummation final : public Summation {
     ncclUniqueId id{};
     if (rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
     MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, trainers));
+    // ncclCommInitRank binds the communicator to the CURRENT device of the calling thread. The CUDA backend may
+    // be used from a thread other than the one that made it (it sets its device on every call), so make its
+    // device current here too: synchronize() does that (and only drains the stream). Later NCCL calls switch
+    // to the communicator's own device by themselves.
+    backend.synchronize();
     NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank));
   }
   ~NcclSummation() override {

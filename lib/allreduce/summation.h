@@ -28,7 +28,14 @@ std::unique_ptr<Summation> make_mpi_summation(MPI_Comm trainers);
 std::unique_ptr<Summation> make_nccl_summation(MPI_Comm trainers, compute::Backend& backend);
 bool built_with_nccl();
 
-// The right one for `backend`: MPI where its memory is host memory, NCCL otherwise.
-std::unique_ptr<Summation> make_summation(MPI_Comm trainers, compute::Backend& backend);
+// MPI_Allreduce through a page-locked host copy: for GPU trainers that cannot use NCCL (two trainers on one GPU,
+// which NCCL refuses, or a mix of CPU and GPU trainers under --device auto).
+std::unique_ptr<Summation> make_staged_mpi_summation(MPI_Comm trainers, compute::Backend& backend, std::size_t length);
+
+// Collective over `trainers`: NCCL when every trainer has a GPU of its own (`exclusive_gpu`) and the build has
+// NCCL, else MPI (directly on host memory, staged for GPU memory). All trainers take part in the same kind of
+// collective, so a mixed job never waits in NCCL for a rank that went to MPI.
+std::unique_ptr<Summation> make_summation(MPI_Comm trainers, compute::Backend& backend, bool exclusive_gpu,
+                                          std::size_t length);
 
 }  // namespace pstrain::allreduce

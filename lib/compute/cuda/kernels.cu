@@ -132,6 +132,10 @@ __global__ void softmax_rows_kernel(const float* logits, const std::int32_t* lab
     int best_index = INT_MAX;
     for (int c = lane; c < classes; c += 32) {
       const float v = x[c];
+      // The CPU seeds with class 0 and replaces only on `>`: a NaN wins only as class 0 and is ignored anywhere
+      // else. Without this skip a lane whose FIRST class is a NaN (c = 1..31) would keep it and lose its later,
+      // real maximum, so the arg-max (the `correct` count) of a NaN row would differ from the CPU's.
+      if (v != v && c != 0) continue;
       if (best_index == INT_MAX || v > best) {
         best = v;
         best_index = c;
