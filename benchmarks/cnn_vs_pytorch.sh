@@ -28,32 +28,15 @@
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$SCRIPT_DIR/.." && pwd)"
+# shellcheck source=benchmarks/lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
-MODEL="${MODEL:-cnn}"
-DEVICE="${DEVICE:-cpu}"
-BATCHES="${BATCHES:-64 256 1024}"
-PASSES="${PASSES:-3}"
-LR="${LR:-0.05}"
-MOMENTUM="${MOMENTUM:-0.9}"
-SEED="${SEED:-1}"
-CONV_FILTERS="${CONV_FILTERS:-32,64}"
-KERNEL_SIZE="${KERNEL_SIZE:-3}"
-THREADS="${THREADS:-1}"
-TORCH_DDP="${TORCH_DDP:-0}"
-TORCH_ARGS="${TORCH_ARGS:-}"
-MPIRUN_ARGS="${MPIRUN_ARGS:-}"
-BUILD_DIR="${BUILD_DIR:-$REPO/build}"
-DATA_DIR="${DATA_DIR:-$REPO/data/fashion-mnist}"
-RUN_TIMEOUT="${RUN_TIMEOUT:-1800}"
-BINARY_WAIT="${BINARY_WAIT:-180}"
-RESULTS_ROOT="${RESULTS_ROOT:-$REPO/benchmarks/results}"
+set_defaults MODEL=cnn DEVICE=cpu BATCHES="64 256 1024" PASSES=3 LR=0.05 MOMENTUM=0.9 SEED=1 CONV_FILTERS=32,64 \
+  KERNEL_SIZE=3 THREADS=1 TORCH_DDP=0 TORCH_ARGS= MPIRUN_ARGS= BUILD_DIR="$REPO/build" \
+  DATA_DIR="$REPO/data/fashion-mnist" RUN_TIMEOUT=1800 BINARY_WAIT=180 RESULTS_ROOT="$REPO/benchmarks/results"
 
 PSTRAIN="$BUILD_DIR/bin/pstrain"
 TORCH_CNN="$SCRIPT_DIR/torch_cnn.py"
-
-die() { echo "cnn_vs_pytorch.sh: $*" >&2; exit 1; }
-note() { echo "[bench] $*" >&2; }
 
 # ---- checks -------------------------------------------------------------------------------------
 
@@ -67,41 +50,21 @@ case "$DEVICE" in
   gpu) TORCH_DEVICE=cuda ;;
   *) die "DEVICE must be cpu or gpu (got '$DEVICE')" ;;
 esac
-[[ "$PASSES" =~ ^[1-9][0-9]*$ ]] || die "PASSES must be a positive integer (got '$PASSES')"
-[[ "$THREADS" =~ ^[1-9][0-9]*$ ]] || die "THREADS must be a positive integer (got '$THREADS')"
+check_positive PASSES THREADS
 [[ "$TORCH_DDP" =~ ^[01]$ ]] || die "TORCH_DDP must be 0 or 1 (got '$TORCH_DDP')"
-for b in $BATCHES; do [[ "$b" =~ ^[1-9][0-9]*$ ]] || die "BATCHES must hold positive integers (got '$b')"; done
-[[ -n "${BATCHES// /}" ]] || die "BATCHES is empty"
+check_batches
 
 if [[ -z "${PYTHON:-}" ]]; then
   PYTHON=/usr/bin/python3
   if ! "$PYTHON" -c 'import torch' 2>/dev/null; then PYTHON="$(command -v python3 || echo python3)"; fi
 fi
 
-# The build may be in the middle of a rebuild by somebody else: give a missing binary a while to reappear.
-wait_for_binary() {
-  local waited=0
-  while [[ ! -x "$PSTRAIN" ]]; do
-    if (( waited >= BINARY_WAIT )); then
-      die "$PSTRAIN is missing (waited ${BINARY_WAIT}s). Build it with: cmake --build $BUILD_DIR -j2 --target pstrain pstrain-data"
-    fi
-    (( waited == 0 )) && note "$PSTRAIN is missing, probably being rebuilt; waiting up to ${BINARY_WAIT}s"
-    sleep 5; waited=$((waited + 5))
-  done
-}
-
-for tool in mpirun timeout; do command -v "$tool" >/dev/null || die "'$tool' is not on PATH"; done
+require_tools mpirun timeout
 [[ -x "$(command -v "$PYTHON")" ]] || die "$PYTHON not found (an interpreter with torch; h5py optional)"
 "$PYTHON" -c 'import torch' 2>/dev/null || die "$PYTHON cannot import torch (CPU machine: apt-get install -y python3-torch python3-h5py)"
 [[ -f "$TORCH_CNN" ]] || die "$TORCH_CNN is missing"
 wait_for_binary
-shopt -s nullglob
-shards=("$DATA_DIR"/train-[0-9][0-9][0-9][0-9][0-9].h5)
-shopt -u nullglob
-if (( ${#shards[@]} < 2 )) || [[ ! -f "$DATA_DIR/test.h5" ]]; then
-  die "$DATA_DIR needs test.h5 and at least 2 train-NNNNN.h5 shards (found ${#shards[@]}). Create them with:
-  $BUILD_DIR/bin/pstrain-data fashion-mnist --input /usr/share/datasets/fashion-mnist --output $DATA_DIR --split-count 4"
-fi
+check_shards
 
 # Allreduce with 2 trainers puts one trainer on each GPU: with fewer than 2 GPUs it runs 1 trainer instead.
 GPUS="${GPUS:-}"
@@ -114,19 +77,9 @@ two_gpus() { [[ "$DEVICE" == cpu ]] || (( GPUS >= 2 )); }
 
 # ---- output folder ------------------------------------------------------------------------------
 
-STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
-OUT="$RESULTS_ROOT/$STAMP-$MODEL-$DEVICE"
-mkdir -p "$OUT/raw"
-SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/pstrain-bench.XXXXXX")"   # pstrain's pass folders (checkpoints) go here
-trap 'rm -rf "$SCRATCH"' EXIT
-
+start_results "-$MODEL-$DEVICE"
 {
-  echo "timestamp_utc=$STAMP"
-  echo "host=$(hostname)"
-  echo "nproc=$(nproc)"
-  echo "git_head=$(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo unknown)"
-  echo "git_dirty_files=$(git -C "$REPO" status --porcelain 2>/dev/null | wc -l)"
-  echo "pstrain_sha256=$(sha256sum "$PSTRAIN" | cut -d' ' -f1)"
+  environment_head
   echo "pstrain_version=$("$PSTRAIN" --version 2>/dev/null | head -n1)"
   echo "mpirun=$(mpirun --version 2>/dev/null | head -n1)"
   echo "python=$PYTHON"
@@ -141,9 +94,7 @@ trap 'rm -rf "$SCRATCH"' EXIT
   echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/environment.txt"
 
-export OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
-MPI_ENV=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
-MPI_EXPORTS=(-x OMP_NUM_THREADS -x OPENBLAS_NUM_THREADS -x MKL_NUM_THREADS)
+set_threads "$THREADS"
 for var in LD_LIBRARY_PATH PATH CUDA_VISIBLE_DEVICES; do [[ -n "${!var:-}" ]] && MPI_EXPORTS+=(-x "$var"); done
 read -r -a EXTRA_MPI <<< "$MPIRUN_ARGS"
 read -r -a EXTRA_TORCH <<< "$TORCH_ARGS"
@@ -152,61 +103,22 @@ MODEL_FLAGS=(--model "$MODEL" --hidden "$HIDDEN")
 COMMON=(--data-dir "$DATA_DIR" "${MODEL_FLAGS[@]}" --device "$DEVICE" --optimizer momentum --lr "$LR"
         --momentum "$MOMENTUM" --passes "$PASSES" --seed "$SEED")
 
-echo "config,batch,source,loadavg_before" > "$OUT/runs.csv"
-echo "name,batch,status,processes" > "$OUT/rows.csv"   # what the table shows, in order; status ran|skipped:<why>
-
-# run_pstrain NAME BATCH local|sync|allreduce [NP]
-run_pstrain() {
-  local name=$1 batch=$2 kind=$3 np=${4:-2} dir="$SCRATCH/$1-b$2" log="$OUT/raw/$1-b$2.log"
-  wait_for_binary
-  local sha; sha="$(sha256sum "$PSTRAIN" | cut -d' ' -f1)"
-  grep -q "pstrain_sha256=$sha" "$OUT/environment.txt" ||
-    note "WARNING: $PSTRAIN changed since the start of this run (rebuilt under us); see $OUT/environment.txt"
-  echo "pstrain_sha256[$name-b$batch]=$sha" >> "$OUT/environment.txt"
-  echo "$name,$batch,pstrain,$(cut -d' ' -f1 /proc/loadavg)" >> "$OUT/runs.csv"
-  note "$name, batch $batch"
-  local cmd
-  if [[ $kind == local ]]; then
-    np=1
-    cmd=("$PSTRAIN" "${COMMON[@]}" --batch-size "$batch" --output-dir "$dir")
-  else
-    local layout=(--mode "$kind")
-    [[ $kind == allreduce ]] || layout+=(--num-pservers 1)
-    cmd=(env "${MPI_ENV[@]}" mpirun --oversubscribe --bind-to none -np "$np" "${MPI_EXPORTS[@]}" "${EXTRA_MPI[@]}"
-         "$PSTRAIN" "${COMMON[@]}" --batch-size "$batch" --output-dir "$dir" "${layout[@]}")
-  fi
-  echo "${cmd[*]}" > "$log"
-  if ! timeout --kill-after=30 "$RUN_TIMEOUT" "${cmd[@]}" >> "$log" 2>&1; then
-    tail -n 20 "$log" >&2
-    die "$name (batch $batch) failed or timed out after ${RUN_TIMEOUT}s; log: $log"
-  fi
-  [[ -s "$dir/metrics.jsonl" ]] || die "$name (batch $batch) wrote no $dir/metrics.jsonl; log: $log"
-  cp "$dir/metrics.jsonl" "$OUT/raw/$name-b$batch.metrics.jsonl"
-  cp "$dir/config.ini" "$OUT/raw/$name-b$batch.config.ini" 2>/dev/null || true
-  echo "$name,$batch,ran,$np" >> "$OUT/rows.csv"
-}
+ROWS_CSV="$OUT/rows.csv"
+echo "name,batch,status,processes" > "$ROWS_CSV"   # what the table shows, in order; status ran|skipped:<why>
 
 # run_torch NAME BATCH single|ddp
 run_torch() {
-  local name=$1 batch=$2 mode=$3 log="$OUT/raw/$1-b$2.log" np=1
-  [[ $mode == ddp ]] && np=2
-  echo "$name,$batch,pytorch,$(cut -d' ' -f1 /proc/loadavg)" >> "$OUT/runs.csv"
-  note "$name, batch $batch"
-  local cmd=("$PYTHON" "$TORCH_CNN" --mode "$mode" --world-size "$np" --device "$TORCH_DEVICE" --data-dir "$DATA_DIR"
-             "${MODEL_FLAGS[@]}" --batch-size "$batch" --passes "$PASSES" --lr "$LR" --momentum "$MOMENTUM"
-             --seed "$SEED" --threads "$THREADS" "${EXTRA_TORCH[@]}")
-  echo "${cmd[*]}" > "$log"
-  if ! timeout --kill-after=30 "$RUN_TIMEOUT" "${cmd[@]}" > "$OUT/raw/$name-b$batch.json" 2>> "$log"; then
-    tail -n 20 "$log" >&2
-    die "$name (batch $batch) failed or timed out after ${RUN_TIMEOUT}s; log: $log"
-  fi
-  [[ -s "$OUT/raw/$name-b$batch.json" ]] || die "$name (batch $batch) printed no JSON; log: $log"
-  echo "$name,$batch,ran,$np" >> "$OUT/rows.csv"
+  local np=1
+  [[ $3 == ddp ]] && np=2
+  run_torch_cmd "$1" "$2" "$np" \
+    "$PYTHON" "$TORCH_CNN" --mode "$3" --world-size "$np" --device "$TORCH_DEVICE" --data-dir "$DATA_DIR" \
+    "${MODEL_FLAGS[@]}" --batch-size "$2" --passes "$PASSES" --lr "$LR" --momentum "$MOMENTUM" \
+    --seed "$SEED" --threads "$THREADS" "${EXTRA_TORCH[@]}"
 }
 
 skip_row() {  # skip_row NAME BATCH WHY
   note "$1, batch $2: skipped ($3)"
-  echo "$1,$2,skipped:$3,-" >> "$OUT/rows.csv"
+  echo "$1,$2,skipped:$3,-" >> "$ROWS_CSV"
 }
 
 # ---- runs, interleaved per batch size -----------------------------------------------------------

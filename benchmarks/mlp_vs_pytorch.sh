@@ -20,74 +20,33 @@
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$SCRIPT_DIR/.." && pwd)"
+# shellcheck source=benchmarks/lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
-BATCHES="${BATCHES:-64 256}"
-PASSES="${PASSES:-3}"
-LR="${LR:-0.05}"
-MOMENTUM="${MOMENTUM:-0.9}"
-SEED="${SEED:-1}"
-HIDDEN="${HIDDEN:-256,128}"
-BUILD_DIR="${BUILD_DIR:-$REPO/build}"
-DATA_DIR="${DATA_DIR:-$REPO/data/fashion-mnist}"
-PYTHON="${PYTHON:-/usr/bin/python3}"
-RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
-BINARY_WAIT="${BINARY_WAIT:-180}"
-RESULTS_ROOT="${RESULTS_ROOT:-$REPO/benchmarks/results}"
+set_defaults BATCHES="64 256" PASSES=3 LR=0.05 MOMENTUM=0.9 SEED=1 HIDDEN=256,128 BUILD_DIR="$REPO/build" \
+  DATA_DIR="$REPO/data/fashion-mnist" PYTHON=/usr/bin/python3 RUN_TIMEOUT=900 BINARY_WAIT=180 \
+  RESULTS_ROOT="$REPO/benchmarks/results"
 
 PSTRAIN="$BUILD_DIR/bin/pstrain"
 TORCH_MLP="$SCRIPT_DIR/torch_mlp.py"
 
-die() { echo "mlp_vs_pytorch.sh: $*" >&2; exit 1; }
-note() { echo "[bench] $*" >&2; }
-
 # ---- checks -------------------------------------------------------------------------------------
 
-[[ "$PASSES" =~ ^[1-9][0-9]*$ ]] || die "PASSES must be a positive integer (got '$PASSES')"
-for b in $BATCHES; do [[ "$b" =~ ^[1-9][0-9]*$ ]] || die "BATCHES must hold positive integers (got '$b')"; done
-[[ -n "${BATCHES// /}" ]] || die "BATCHES is empty"
-
-# The build may be in the middle of a rebuild by somebody else: give a missing binary a while to reappear.
-wait_for_binary() {
-  local waited=0
-  while [[ ! -x "$PSTRAIN" ]]; do
-    if (( waited >= BINARY_WAIT )); then
-      die "$PSTRAIN is missing (waited ${BINARY_WAIT}s). Build it with: cmake --build $BUILD_DIR -j2 --target pstrain pstrain-data"
-    fi
-    (( waited == 0 )) && note "$PSTRAIN is missing, probably being rebuilt; waiting up to ${BINARY_WAIT}s"
-    sleep 5; waited=$((waited + 5))
-  done
-}
-
-for tool in mpirun timeout; do command -v "$tool" >/dev/null || die "'$tool' is not on PATH"; done
+check_positive PASSES
+check_batches
+require_tools mpirun timeout
 [[ -x "$PYTHON" ]] || die "$PYTHON not found (the Debian interpreter with python3-torch and python3-h5py)"
 "$PYTHON" -c 'import torch, h5py' 2>/dev/null ||
   die "$PYTHON cannot import torch and h5py: apt-get install -y python3-torch python3-h5py"
 [[ -f "$TORCH_MLP" ]] || die "$TORCH_MLP is missing"
 wait_for_binary
-shopt -s nullglob
-shards=("$DATA_DIR"/train-[0-9][0-9][0-9][0-9][0-9].h5)
-shopt -u nullglob
-if (( ${#shards[@]} < 2 )) || [[ ! -f "$DATA_DIR/test.h5" ]]; then
-  die "$DATA_DIR needs test.h5 and at least 2 train-NNNNN.h5 shards (found ${#shards[@]}). Create them with:
-  $BUILD_DIR/bin/pstrain-data fashion-mnist --input /usr/share/datasets/fashion-mnist --output $DATA_DIR --split-count 4"
-fi
+check_shards
 
 # ---- output folder ------------------------------------------------------------------------------
 
-STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
-OUT="$RESULTS_ROOT/$STAMP"
-mkdir -p "$OUT/raw"
-SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/pstrain-bench.XXXXXX")"   # pstrain's pass folders (checkpoints) go here
-trap 'rm -rf "$SCRATCH"' EXIT
-
+start_results ""   # RESULTS_ROOT/<timestamp>/
 {
-  echo "timestamp_utc=$STAMP"
-  echo "host=$(hostname)"
-  echo "nproc=$(nproc)"
-  echo "git_head=$(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo unknown)"
-  echo "git_dirty_files=$(git -C "$REPO" status --porcelain 2>/dev/null | wc -l)"
-  echo "pstrain_sha256=$(sha256sum "$PSTRAIN" | cut -d' ' -f1)"
+  environment_head
   echo "mpirun=$(mpirun --version 2>/dev/null | head -n1)"
   echo "torch=$("$PYTHON" -c 'import torch; print(torch.__version__)')"
   echo "batches=$BATCHES passes=$PASSES lr=$LR momentum=$MOMENTUM seed=$SEED hidden=$HIDDEN"
@@ -95,54 +54,15 @@ trap 'rm -rf "$SCRATCH"' EXIT
   echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/environment.txt"
 
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
-MPI_ENV=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+set_threads 1
 COMMON=(--data-dir "$DATA_DIR" --hidden "$HIDDEN" --optimizer momentum --lr "$LR" --momentum "$MOMENTUM"
         --passes "$PASSES" --seed "$SEED")
 
-echo "config,batch,source,loadavg_before" > "$OUT/runs.csv"
-
-# run_pstrain NAME BATCH [local|sync|async]
-run_pstrain() {
-  local name=$1 batch=$2 kind=$3 dir="$SCRATCH/$1-b$2" log="$OUT/raw/$1-b$2.log"
-  wait_for_binary
-  local sha; sha="$(sha256sum "$PSTRAIN" | cut -d' ' -f1)"
-  grep -q "pstrain_sha256=$sha" "$OUT/environment.txt" ||
-    note "WARNING: $PSTRAIN changed since the start of this run (rebuilt under us); see $OUT/environment.txt"
-  echo "pstrain_sha256[$name-b$batch]=$sha" >> "$OUT/environment.txt"
-  echo "$name,$batch,pstrain,$(cut -d' ' -f1 /proc/loadavg)" >> "$OUT/runs.csv"
-  note "$name, batch $batch"
-  local cmd
-  if [[ $kind == local ]]; then
-    cmd=("$PSTRAIN" "${COMMON[@]}" --batch-size "$batch" --output-dir "$dir")
-  else
-    cmd=(env "${MPI_ENV[@]}" mpirun --oversubscribe --bind-to none -np 2
-         -x OMP_NUM_THREADS -x OPENBLAS_NUM_THREADS -x MKL_NUM_THREADS
-         "$PSTRAIN" "${COMMON[@]}" --batch-size "$batch" --output-dir "$dir" --mode "$kind" --num-pservers 1)
-  fi
-  echo "${cmd[*]}" > "$log"
-  if ! timeout --kill-after=30 "$RUN_TIMEOUT" "${cmd[@]}" >> "$log" 2>&1; then
-    tail -n 20 "$log" >&2
-    die "$name (batch $batch) failed or timed out after ${RUN_TIMEOUT}s; log: $log"
-  fi
-  [[ -s "$dir/metrics.jsonl" ]] || die "$name (batch $batch) wrote no $dir/metrics.jsonl; log: $log"
-  cp "$dir/metrics.jsonl" "$OUT/raw/$name-b$batch.metrics.jsonl"
-  cp "$dir/config.ini" "$OUT/raw/$name-b$batch.config.ini" 2>/dev/null || true
-}
-
 # run_torch NAME BATCH single|ddp
 run_torch() {
-  local name=$1 batch=$2 mode=$3 log="$OUT/raw/$1-b$2.log"
-  echo "$name,$batch,pytorch,$(cut -d' ' -f1 /proc/loadavg)" >> "$OUT/runs.csv"
-  note "$name, batch $batch"
-  local cmd=("$PYTHON" "$TORCH_MLP" --mode "$mode" --data-dir "$DATA_DIR" --hidden "$HIDDEN" --batch-size "$batch"
-             --passes "$PASSES" --lr "$LR" --momentum "$MOMENTUM" --seed "$SEED")
-  echo "${cmd[*]}" > "$log"
-  if ! timeout --kill-after=30 "$RUN_TIMEOUT" "${cmd[@]}" > "$OUT/raw/$name-b$batch.json" 2>> "$log"; then
-    tail -n 20 "$log" >&2
-    die "$name (batch $batch) failed or timed out after ${RUN_TIMEOUT}s; log: $log"
-  fi
-  [[ -s "$OUT/raw/$name-b$batch.json" ]] || die "$name (batch $batch) printed no JSON; log: $log"
+  run_torch_cmd "$1" "$2" "$([[ $3 == ddp ]] && echo 2 || echo 1)" \
+    "$PYTHON" "$TORCH_MLP" --mode "$3" --data-dir "$DATA_DIR" --hidden "$HIDDEN" --batch-size "$2" \
+    --passes "$PASSES" --lr "$LR" --momentum "$MOMENTUM" --seed "$SEED"
 }
 
 # ---- runs, interleaved per batch size -----------------------------------------------------------

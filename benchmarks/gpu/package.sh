@@ -28,21 +28,15 @@
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$SCRIPT_DIR/../.." && pwd)"
-BUILD_DIR="${BUILD_DIR:-$REPO/build}"
-BUNDLE="${BUNDLE:-$REPO/gpu-bundle}"
-FASHION_MNIST_IDX="${FASHION_MNIST_IDX:-/usr/share/datasets/fashion-mnist}"
-DATA="${DATA:-idx}"
-TESTS="${TESTS-test_*}"
-LIMIT_MB="${LIMIT_MB:-64}"
-XZ_LEVEL="${XZ_LEVEL:-6}"
+# shellcheck source=benchmarks/lib/common.sh
+source "$SCRIPT_DIR/../lib/common.sh"
+NOTE_TAG=package
 
-die() { echo "package.sh: $*" >&2; exit 1; }
-note() { echo "[package] $*" >&2; }
+set_defaults BUILD_DIR="$REPO/build" BUNDLE="$REPO/gpu-bundle" FASHION_MNIST_IDX=/usr/share/datasets/fashion-mnist \
+  DATA=idx LIMIT_MB=64 XZ_LEVEL=6
+TESTS="${TESTS-test_*}"   # set but empty: no test binaries
 
-for tool in ldd strip tar xz sha256sum readelf ompi_info; do
-  command -v "$tool" > /dev/null || die "'$tool' is not on PATH"
-done
+require_tools ldd strip tar xz sha256sum readelf ompi_info
 for bin in pstrain pstrain-data; do
   [[ -x "$BUILD_DIR/bin/$bin" ]] || die "$BUILD_DIR/bin/$bin is missing: build first (cmake --build $BUILD_DIR -j2)"
 done
@@ -164,8 +158,7 @@ needed_versions() {  # PREFIX
   echo "packed_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "packed_on=$(hostname) ($(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-unknown}"))"
   echo "build_dir=$BUILD_DIR"
-  echo "git_head=$(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo unknown)"
-  echo "git_dirty_files=$(git -C "$REPO" status --porcelain 2>/dev/null | wc -l)"
+  git_info
   echo "pstrain_version=$("$BUILD_DIR/bin/pstrain" --version 2>/dev/null | head -n1 || echo unknown)"
   echo "cuda_libraries_needed=$(ldd "$BUILD_DIR/bin/pstrain" | awk '{print $1}' | grep -E "$GPU_LIBS" | paste -sd' ' || true)"
   echo "open_mpi=$(ompi_info --parsable --version ompi full 2>/dev/null | head -n1 || ompi_info --version | head -n1)"

@@ -33,20 +33,12 @@
 set -uo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$SCRIPT_DIR/../.." && pwd)"
-BUNDLE="${BUNDLE:-$REPO/gpu-bundle}"
-OUT="${OUT:-$REPO/gpu-results}"
-WORK="${WORK:-/tmp/pstrain-gpu-checks}"
-PASSES="${PASSES:-2}"
-MIN_ACCURACY="${MIN_ACCURACY:-0.7}"
-TRAIN_TIMEOUT="${TRAIN_TIMEOUT:-300}"
-UNIT_TIMEOUT="${UNIT_TIMEOUT:-300}"
-BENCH_MODELS="${BENCH_MODELS:-cnn mlp}"
+# shellcheck source=benchmarks/lib/common.sh
+source "$SCRIPT_DIR/../lib/common.sh"
+# SYSTEM_PYTHON: the interpreter with PyTorch (on the GPU machine: python3)
+set_defaults BUNDLE="$REPO/gpu-bundle" OUT="$REPO/gpu-results" WORK=/tmp/pstrain-gpu-checks PASSES=2 MIN_ACCURACY=0.7 \
+  TRAIN_TIMEOUT=300 UNIT_TIMEOUT=300 BENCH_MODELS="cnn mlp" BENCH_PASSES=3 DEVICE=gpu DATA_LIMIT= SYSTEM_PYTHON=python3
 BENCH_BATCHES="${BATCHES:-64 256 1024}"
-BENCH_PASSES="${BENCH_PASSES:-3}"
-DEVICE="${DEVICE:-gpu}"
-DATA_LIMIT="${DATA_LIMIT:-}"
-SYSTEM_PYTHON="${SYSTEM_PYTHON:-python3}"   # the interpreter with PyTorch (on the GPU machine: python3)
 
 phases=("$@")
 (( ${#phases[@]} > 0 )) || phases=(env unit train bench)
@@ -77,8 +69,9 @@ chmod +x "$PYTHON"
 
 GPUS="${GPUS:-$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ' || true)}"
 [[ "$GPUS" =~ ^[0-9]+$ ]] || GPUS=0
-AR_NP=2   # allreduce trainers: one per GPU, so 1 on a machine with one GPU
-[[ "$DEVICE" == gpu ]] && (( GPUS < 2 )) && AR_NP=1
+# allreduce trainers: 2 everywhere. With one GPU both share it and pstrain sums through MPI (NCCL refuses two
+# ranks on one GPU); with 2+ GPUs each has its own and the sum is NCCL's. The log says which it used.
+AR_NP=2
 
 # Packs the results on every exit, so that a step that hangs until the tool's limit still leaves its logs.
 finish() {
