@@ -10,15 +10,11 @@
 #include <cstddef>
 
 #include "compute/backend.h"
+#include "nn/layer_view.h"
 
 namespace pstrain::nn {
 
-struct Conv2dView {
-  float* weight = nullptr;           // filters x kernel x kernel x channels
-  float* bias = nullptr;             // filters
-  float* weight_gradient = nullptr;  // same shape as weight
-  float* bias_gradient = nullptr;    // same shape as bias
-};
+using Conv2dView = LayerView;  // weight filters x kernel x kernel x channels, bias filters
 
 class Conv2d {
  public:

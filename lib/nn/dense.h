@@ -7,15 +7,11 @@
 #include <cstddef>
 
 #include "compute/backend.h"
+#include "nn/layer_view.h"
 
 namespace pstrain::nn {
 
-struct DenseView {
-  float* weight = nullptr;           // outputs x inputs
-  float* bias = nullptr;             // outputs
-  float* weight_gradient = nullptr;  // same shape as weight
-  float* bias_gradient = nullptr;    // same shape as bias
-};
+using DenseView = LayerView;  // weight outputs x inputs, bias outputs
 
 class Dense {
  public:

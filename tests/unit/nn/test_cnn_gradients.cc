@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "backend_test_util.h"
+#include "model_test_util.h"
 #include "nn/model.h"
 
 namespace pstrain::nn {
@@ -21,50 +22,18 @@ TEST_P(CnnGradientTest, ParameterGradientsMatchFiniteDifferences) {
                      .hidden = {5}, .num_classes = 3, .activation = GetParam(), .max_batch = 4};
   auto model = make_cnn(*backend_, spec);
   model->initialize(3);
-  std::vector<float> parameters(model->parameter_count());
-  model->get_parameters(parameters);
-  // Non-zero biases so that the bias path is exercised beyond its zero initialisation.
-  for (const ParameterInfo& info : model->parameters()) {
-    if (info.shape.size() == 1) {
-      const auto biases = random_floats(info.size, 41, -0.3f, 0.3f);
-      std::copy(biases.begin(), biases.end(), parameters.begin() + static_cast<std::ptrdiff_t>(info.offset));
-    }
-  }
-  model->set_parameters(parameters);
-
   const std::size_t batch = 3;
-  const auto features = random_floats(batch * model->input_size(), 42, -1.0f, 1.0f);
-  const std::vector<std::int32_t> labels{0, 2, 1};
-
-  const BatchResult trained = model->train_batch(features, labels, batch);
-  EXPECT_EQ(trained.count, batch);
-  std::vector<float> gradients(model->parameter_count());
-  model->get_gradients(gradients);
-
-  auto mean_loss = [&](const std::vector<float>& values) {
-    model->set_parameters(values);
-    return model->evaluate_batch(features, labels, batch).loss_sum / static_cast<double>(batch);
-  };
-  EXPECT_NEAR(mean_loss(parameters), trained.loss_sum / batch, 1e-6);
-
-  auto central_difference = [&](std::size_t i, float step) {
-    auto shifted = parameters;
-    shifted[i] = parameters[i] + step;
-    const double plus = mean_loss(shifted);
-    shifted[i] = parameters[i] - step;
-    const double minus = mean_loss(shifted);
-    // Divide by the step actually taken: parameters[i] +- step rounds in fp32.
-    return (plus - minus) / (static_cast<double>(parameters[i] + step) - static_cast<double>(parameters[i] - step));
-  };
+  testing::GradientCheck check(*model, random_floats(batch * model->input_size(), 42, -1.0f, 1.0f), {0, 2, 1});
+  const std::vector<float>& gradients = check.gradients();
   auto tolerance = [](double numeric) { return 5e-4 + 1e-2 * std::abs(numeric); };
 
   for (const ParameterInfo& info : model->parameters()) {
     double largest_gradient = 0;
     for (std::size_t i = info.offset; i < info.offset + info.size; ++i) {
-      double numeric = central_difference(i, 1e-3f);
+      double numeric = check.central_difference(i, 1e-3f);
       // A max-pool switching its argmax (or a relu crossing 0) within the step makes the loss kinked there and
       // spoils the difference; a step 4x smaller that stays clear of the kink decides.
-      if (std::abs(gradients[i] - numeric) > tolerance(numeric)) numeric = central_difference(i, 2.5e-4f);
+      if (std::abs(gradients[i] - numeric) > tolerance(numeric)) numeric = check.central_difference(i, 2.5e-4f);
       EXPECT_NEAR(gradients[i], numeric, tolerance(numeric)) << info.name << " element " << i - info.offset;
       largest_gradient = std::max(largest_gradient, std::abs(numeric));
     }

@@ -6,6 +6,7 @@
 
 #include "backend_test_util.h"
 #include "core/error.h"
+#include "model_test_util.h"
 #include "nn/model.h"
 
 namespace pstrain::nn {
@@ -13,18 +14,7 @@ namespace {
 
 using compute::Activation;
 using compute::testing::random_floats;
-
-std::vector<float> parameters_of(Model& model) {
-  std::vector<float> values(model.parameter_count());
-  model.get_parameters(values);
-  return values;
-}
-
-std::vector<float> gradients_of(Model& model) {
-  std::vector<float> values(model.parameter_count());
-  model.get_gradients(values);
-  return values;
-}
+using testing::parameters_of;
 
 class CnnModelTest : public compute::testing::BackendTest {};
 
@@ -32,24 +22,11 @@ TEST_F(CnnModelTest, DefaultSpecLayoutIsConvThenFcWeightThenBias) {
   CnnSpec spec;  // 28x28x1, conv {32, 64}, kernel 3, hidden {128}, 10 classes
   spec.max_batch = 8;
   auto model = make_cnn(*backend_, spec);
-  const auto& parameters = model->parameters();
-  const std::vector<std::string> names{"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
-                                       "fc1.weight",   "fc1.bias",   "fc2.weight",   "fc2.bias"};
   // 28x28 -> pool 14x14 -> pool 7x7, so fc1 sees 7 * 7 * 64 = 3136 inputs.
-  const std::vector<std::vector<std::size_t>> shapes{{32, 3, 3, 1}, {32}, {64, 3, 3, 32}, {64},
-                                                     {128, 3136},   {128}, {10, 128},     {10}};
-  ASSERT_EQ(parameters.size(), names.size());
-  std::size_t offset = 0;
-  for (std::size_t i = 0; i < parameters.size(); ++i) {
-    EXPECT_EQ(parameters[i].name, names[i]);
-    EXPECT_EQ(parameters[i].shape, shapes[i]);
-    EXPECT_EQ(parameters[i].offset, offset);
-    std::size_t product = 1;
-    for (std::size_t extent : shapes[i]) product *= extent;
-    EXPECT_EQ(parameters[i].size, product);
-    offset += product;
-  }
-  EXPECT_EQ(model->parameter_count(), offset);
+  testing::expect_packed_layout(*model,
+                                {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                                 "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"},
+                                {{32, 3, 3, 1}, {32}, {64, 3, 3, 32}, {64}, {128, 3136}, {128}, {10, 128}, {10}});
   EXPECT_EQ(model->parameter_count(), 421642u);
   EXPECT_EQ(model->input_size(), 784u);
   EXPECT_EQ(model->num_classes(), 10u);
@@ -196,33 +173,19 @@ TEST_F(CnnModelTest, SamplesInABatchAreIndependent) {
 TEST_F(CnnModelTest, InitializationIsDeterministicFromTheSeed) {
   CnnSpec spec;
   spec.max_batch = 2;
-  auto first = make_cnn(*backend_, spec);
-  auto second = make_cnn(*backend_, spec);
-  first->initialize(42);
-  second->initialize(42);
-  EXPECT_EQ(parameters_of(*first), parameters_of(*second));
-  second->initialize(43);
-  EXPECT_NE(parameters_of(*first), parameters_of(*second));
+  testing::expect_initialization_deterministic(*make_cnn(*backend_, spec), *make_cnn(*backend_, spec));
 }
 
 TEST_F(CnnModelTest, InitializationMatchesTheDocumentedRecipe) {
-  // One mt19937_64 output per weight, top 24 bits as u in [0, 1), weight = (2u - 1) * a, layers in layout order,
-  // biases consume nothing. A convolution's fan-in is k*k*C and its fan-out k*k*filters.
+  // A convolution's fan-in is k*k*C and its fan-out k*k*filters.
   const CnnSpec spec{.height = 4, .width = 4, .channels = 2, .conv_filters = {3}, .kernel_size = 3, .hidden = {},
                      .num_classes = 2, .activation = Activation::kTanh};
   auto model = make_cnn(*backend_, spec);
   model->initialize(7);
-  std::mt19937_64 engine(7);
-  auto next = [&](double limit) {
-    const double u = static_cast<double>(engine() >> 40) / 16777216.0;
-    return static_cast<float>((2 * u - 1) * static_cast<float>(limit));
-  };
-  std::vector<float> expected;
-  for (int i = 0; i < 3 * 3 * 3 * 2; ++i) expected.push_back(next(std::sqrt(6.0 / (9 * 2 + 9 * 3))));  // conv1
-  expected.insert(expected.end(), 3, 0.0f);                                                          // conv1.bias
-  for (int i = 0; i < 2 * 12; ++i) expected.push_back(next(std::sqrt(6.0 / (12 + 2))));  // fc1: 2x2x3 -> 2
-  expected.insert(expected.end(), 2, 0.0f);                                              // fc1.bias
-  EXPECT_EQ(parameters_of(*model), expected);
+  testing::RecipeParameters expected(7);
+  expected.add_layer(3 * 3 * 3 * 2, std::sqrt(6.0 / (9 * 2 + 9 * 3)), 3);  // conv1
+  expected.add_layer(2 * 12, std::sqrt(6.0 / (12 + 2)), 2);                // fc1: 2x2x3 -> 2
+  EXPECT_EQ(parameters_of(*model), expected.values());
 }
 
 TEST_F(CnnModelTest, ReluWeightsSpanTheKaimingLimitAndBiasesStartAtZero) {
@@ -230,22 +193,10 @@ TEST_F(CnnModelTest, ReluWeightsSpanTheKaimingLimitAndBiasesStartAtZero) {
   spec.max_batch = 2;
   auto model = make_cnn(*backend_, spec);
   model->initialize(5);
-  const auto values = parameters_of(*model);
-  for (const ParameterInfo& info : model->parameters()) {
-    const auto begin = values.begin() + static_cast<std::ptrdiff_t>(info.offset);
-    const auto end = begin + static_cast<std::ptrdiff_t>(info.size);
-    if (info.shape.size() == 1) {
-      EXPECT_TRUE(std::all_of(begin, end, [](float v) { return v == 0.0f; })) << info.name;
-      continue;
-    }
+  testing::expect_weights_span_their_limit(*model, [](const ParameterInfo& info) {
     const double fan_in = static_cast<double>(info.size / info.shape[0]);  // k*k*C, or the dense inputs
-    const double limit = std::sqrt(6 / fan_in);
-    const auto [low, high] = std::minmax_element(begin, end);
-    EXPECT_GE(*low, -limit) << info.name;
-    EXPECT_LT(*high, limit) << info.name;
-    EXPECT_GT(*high, 0.9 * limit) << info.name;
-    EXPECT_LT(*low, -0.9 * limit) << info.name;
-  }
+    return std::sqrt(6 / fan_in);
+  });
 }
 
 TEST_F(CnnModelTest, HostSpansAreTheFlatBuffers) {
@@ -265,17 +216,7 @@ TEST_F(CnnModelTest, BatchLargerThanMaxBatchIsAUsageError) {
   auto model = make_cnn(*backend_, {.height = 4, .width = 4, .channels = 1, .conv_filters = {2}, .hidden = {3},
                                     .num_classes = 2, .max_batch = 4});
   model->initialize(1);
-  const std::vector<float> features(5 * 16, 0.5f);
-  const std::vector<std::int32_t> labels(5, 1);
-  for (bool training : {true, false}) {
-    try {
-      training ? model->train_batch(features, labels, 5) : model->evaluate_batch(features, labels, 5);
-      FAIL() << "expected an error";
-    } catch (const Error& error) {
-      EXPECT_EQ(error.code(), ExitCode::kUsage);
-      EXPECT_NE(std::string(error.what()).find("maximum batch size 4"), std::string::npos) << error.what();
-    }
-  }
+  testing::expect_oversized_batch_is_a_usage_error(*model, 4);
 }
 
 TEST_F(CnnModelTest, InvalidSpecsAreUsageErrorsThatNameTheProblem) {
@@ -324,24 +265,7 @@ TEST_F(CnnModelTest, EvaluateMatchesTrainAndLeavesGradientsAlone) {
   auto model = make_cnn(*backend_, {.height = 6, .width = 6, .channels = 2, .conv_filters = {3}, .hidden = {5},
                                     .num_classes = 3, .max_batch = 8});
   model->initialize(9);
-  const auto features = random_floats(8 * model->input_size(), 61, 0.0f, 1.0f);
-  const std::vector<std::int32_t> labels{0, 1, 2, 0, 1, 2, 0, 1};
-  const BatchResult trained = model->train_batch(features, labels, 8);
-  const auto gradients = gradients_of(*model);
-
-  const BatchResult evaluated = model->evaluate_batch(features, labels, 8);
-  EXPECT_EQ(evaluated.loss_sum, trained.loss_sum);
-  EXPECT_EQ(evaluated.correct, trained.correct);
-  EXPECT_EQ(evaluated.count, 8u);
-
-  // A different (smaller) batch through evaluate must not disturb the gradients of the last training step.
-  const auto other = random_floats(3 * model->input_size(), 62, 0.0f, 1.0f);
-  model->evaluate_batch(other, std::vector<std::int32_t>{2, 2, 2}, 3);
-  EXPECT_EQ(gradients_of(*model), gradients);
-
-  // Gradients are overwritten by each step, not accumulated.
-  model->train_batch(features, labels, 8);
-  EXPECT_EQ(gradients_of(*model), gradients);
+  testing::expect_evaluate_matches_train_and_leaves_gradients_alone(*model);
 }
 
 // A translation-invariant task an MLP on so few samples would find hard: where a short bar lies is random, its
