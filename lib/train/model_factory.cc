@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "compute/opaque_backend.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -27,7 +28,9 @@ std::string shape_text(const std::vector<std::uint64_t>& shape) {
 
 std::unique_ptr<compute::Backend> make_backend(const JobContext& job) {
   const std::string& device = job.config.device;
-  if (job.layout.is_server() || device == "cpu") return compute::make_cpu_backend();
+  if (job.layout.is_server()) return compute::make_cpu_backend();
+  if (job.config.test_opaque_backend) return compute::make_opaque_cpu_backend();
+  if (device == "cpu") return compute::make_cpu_backend();
   const int gpus = compute::gpu_count();
   if (gpus == 0) {
     if (device == "auto") return compute::make_cpu_backend();

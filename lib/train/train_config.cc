@@ -66,6 +66,7 @@ po::options_description train_options() {
       ("test-step-delay-ms", po::value<int>()->default_value(0), "testing only: pause after every step")
       ("test-slow-trainer", po::value<int>()->default_value(-1), "testing only: apply the step delay to this trainer only")
       ("test-perturb-replica-step", po::value<long long>()->default_value(-1), "testing only: allreduce: the last trainer changes its parameters by one ulp after this global step")
+      ("test-opaque-backend", po::value<bool>()->default_value(false, "false"), "testing only: trainers compute on the CPU backend as if its memory were a GPU's (only through copies), to run the GPU trainers' code paths without a GPU")
       ("test-slow-factor", po::value<double>()->default_value(1, "1"), "testing only: --test-slow-trainer's steps (compute and exchange) take this many times as long");
   po::options_description all;
   all.add(data).add(cluster).add(model).add(checkpoints);
@@ -143,6 +144,7 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   config.check_replicas_every_steps = values["check-replicas-every-steps"].as<long long>();
   if (config.check_replicas_every_steps < 0) throw Error(ExitCode::kUsage, "--check-replicas-every-steps must be >= 0");
   config.test_perturb_replica_step = values["test-perturb-replica-step"].as<long long>();
+  config.test_opaque_backend = values["test-opaque-backend"].as<bool>();
   config.device = values["device"].as<std::string>();
   if (config.device != "cpu" && config.device != "gpu" && config.device != "auto") {
     throw Error(ExitCode::kUsage, cat("--device '", config.device, "' is not one of cpu, gpu, auto"));

@@ -53,7 +53,8 @@ struct TrainConfig {
   std::size_t chunk_size = 512;      // samples per dispatched chunk
   double test_slow_factor = 1;       // test only: --test-slow-trainer's steps take this many times as long
   std::int64_t check_replicas_every_steps = 0;  // allreduce: compare trainer replicas every N steps too
-  std::int64_t test_perturb_replica_step = -1;  // test only: the last trainer nudges its copy after this step
+  std::int64_t test_perturb_replica_step = -1;
+  bool test_opaque_backend = false;             // test only: trainers use the CPU backend behind copies (as a GPU)  // test only: the last trainer nudges its copy after this step
   double timeout_seconds = 600;      // the watchdog: longest wait for other ranks before the job ends
 };
 
