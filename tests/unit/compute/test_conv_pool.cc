@@ -1,30 +1,16 @@
-// im2col/col2im and max pooling (NHWC) against naive references written here, through the Backend interface only
-// so that the same checks hold for a backend whose memory is not host memory.
+// im2col/col2im and max pooling (NHWC) against the naive references of reference_ops.h, through the Backend
+// interface only so that the same checks hold for a backend whose memory is not host memory.
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "backend_test_util.h"
+#include "reference_ops.h"
 
 namespace pstrain::compute::testing {
 namespace {
 
-std::string describe(const ConvGeometry& g) {
-  return "input " + std::to_string(g.height) + "x" + std::to_string(g.width) + "x" + std::to_string(g.channels) +
-         " kernel " + std::to_string(g.kernel) + " stride " + std::to_string(g.stride) + " padding " +
-         std::to_string(g.padding);
-}
-
-std::string describe(const PoolGeometry& g) {
-  return "input " + std::to_string(g.height) + "x" + std::to_string(g.width) + "x" + std::to_string(g.channels) +
-         " window " + std::to_string(g.window) + " stride " + std::to_string(g.stride);
-}
-
 std::size_t image_size(const ConvGeometry& g) { return static_cast<std::size_t>(g.height) * g.width * g.channels; }
-
-std::size_t column_count(const ConvGeometry& g, int batch) {
-  return static_cast<std::size_t>(batch) * g.out_height() * g.out_width() * g.column_width();
-}
 
 // x[n, y, x, c], or 0 in the padding.
 float pixel(const std::vector<float>& x, const ConvGeometry& g, int n, int y, int x_coordinate, int c) {
@@ -60,25 +46,6 @@ std::vector<double> direct_convolution(const std::vector<float>& x, const std::v
   return y;
 }
 
-// im2col from its definition: row (n, oy, ox), column (ky, kx, c).
-std::vector<float> naive_im2col(const std::vector<float>& x, const ConvGeometry& g, int batch) {
-  std::vector<float> columns;
-  for (int n = 0; n < batch; ++n) {
-    for (int oy = 0; oy < g.out_height(); ++oy) {
-      for (int ox = 0; ox < g.out_width(); ++ox) {
-        for (int ky = 0; ky < g.kernel; ++ky) {
-          for (int kx = 0; kx < g.kernel; ++kx) {
-            for (int c = 0; c < g.channels; ++c) {
-              columns.push_back(pixel(x, g, n, oy * g.stride - g.padding + ky, ox * g.stride - g.padding + kx, c));
-            }
-          }
-        }
-      }
-    }
-  }
-  return columns;
-}
-
 // Padding 0/1/2, stride 1 and 2, one and several channels, kernels 1/3/5, odd and even sizes, a kernel larger than
 // the image, and windows that lie entirely in the padding (stride 2, padding 2, kernel 1).
 const std::vector<ConvGeometry> kConvGeometries{
@@ -104,7 +71,7 @@ TEST_P(ConvolutionTest, Im2colMatchesItsDefinition) {
   // Garbage first: im2col must write every entry, zeros included.
   backend_->fill(columns.data(), columns.size(), std::numeric_limits<float>::quiet_NaN());
   backend_->im2col(x_buffer.data(), columns.data(), g, kBatch);
-  EXPECT_EQ(to_host(*backend_, columns), naive_im2col(x, g, kBatch)) << describe(g);
+  EXPECT_EQ(to_host(*backend_, columns), reference_im2col(x, g, kBatch)) << describe(g);
 }
 
 TEST_P(ConvolutionTest, Im2colTimesWeightsEqualsDirectConvolution) {
@@ -185,35 +152,6 @@ INSTANTIATE_TEST_SUITE_P(Geometries, ConvolutionTest, ::testing::ValuesIn(kConvG
 
 // Max pooling ---------------------------------------------------------------------------------------------------
 
-struct PoolReference {
-  std::vector<float> y;
-  std::vector<std::int32_t> argmax;
-};
-
-// The first maximum in window order (wy, then wx).
-PoolReference naive_max_pool(const std::vector<float>& x, const PoolGeometry& g, int batch) {
-  PoolReference reference;
-  for (int n = 0; n < batch; ++n) {
-    for (int oy = 0; oy < g.out_height(); ++oy) {
-      for (int ox = 0; ox < g.out_width(); ++ox) {
-        for (int c = 0; c < g.channels; ++c) {
-          std::int32_t best = -1;
-          for (int wy = 0; wy < g.window; ++wy) {
-            for (int wx = 0; wx < g.window; ++wx) {
-              const auto index = static_cast<std::int32_t>(
-                  ((n * g.height + oy * g.stride + wy) * g.width + ox * g.stride + wx) * g.channels + c);
-              if (best < 0 || x[index] > x[best]) best = index;
-            }
-          }
-          reference.y.push_back(x[best]);
-          reference.argmax.push_back(best);
-        }
-      }
-    }
-  }
-  return reference;
-}
-
 // Values from a handful of levels, so that most windows hold ties; all negative in part, so that a maximum
 // seeded with 0 instead of the window's first element would show.
 std::vector<float> tied_values(std::size_t count, std::uint64_t seed) {
@@ -252,7 +190,7 @@ TEST_P(MaxPoolTest, ForwardTakesTheFirstMaximumOfEachWindow) {
     Buffer<float> y_buffer(*backend_, out_count(g));
     Buffer<std::int32_t> argmax_buffer(*backend_, out_count(g));
     backend_->max_pool_forward(x_buffer.data(), y_buffer.data(), argmax_buffer.data(), g, kBatch);
-    const PoolReference expected = naive_max_pool(x, g, kBatch);
+    const PoolResult expected = reference_max_pool(x, g, kBatch);
     EXPECT_EQ(to_host(*backend_, y_buffer), expected.y) << describe(g);
     EXPECT_EQ(to_host(*backend_, argmax_buffer), expected.argmax) << describe(g);
   }
@@ -271,7 +209,7 @@ TEST_P(MaxPoolTest, BackwardScattersIntoTheArgmaxAndZeroesTheRest) {
   backend_->max_pool_forward(x_buffer.data(), y_buffer.data(), argmax_buffer.data(), g, kBatch);
   backend_->max_pool_backward(dy_buffer.data(), argmax_buffer.data(), dx_buffer.data(), g, kBatch);
 
-  const PoolReference reference = naive_max_pool(x, g, kBatch);
+  const PoolResult reference = reference_max_pool(x, g, kBatch);
   std::vector<double> expected(in_count(g), 0.0);
   for (std::size_t i = 0; i < dy.size(); ++i) expected[reference.argmax[i]] += dy[i];  // overlapping windows sum
   const auto dx = to_host(*backend_, dx_buffer);

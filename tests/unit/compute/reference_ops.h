@@ -1,6 +1,7 @@
 #pragma once
-// Convolution and pooling straight from their definitions in compute/backend.h, as the yardstick for the CUDA
-// kernels (test_gpu_backend.cc) and for their index arithmetic run on the host (test_index_math.cc).
+// Convolution and pooling straight from their definitions in compute/backend.h: the yardstick for the CPU
+// backend (test_conv_pool.cc), the CUDA kernels (tests/unit/gpu/test_gpu_backend.cc) and their index arithmetic
+// run on the host (tests/unit/gpu/test_index_math.cc).
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
