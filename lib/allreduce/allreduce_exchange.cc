@@ -30,15 +30,20 @@ class AllreduceExchange final : public ps::ParameterExchange {
       : optimizer_(std::move(optimizer)),
         initial_(initial.begin(), initial.end()),
         summation_(std::move(summation)),
-        setup_(setup) {
+        setup_(setup),
+        sums_in_backend_(setup.backend->host_accessible() || summation_->sums_device_memory()),
+        host_sum_(sums_in_backend_ ? 0 : setup.length) {
     PSTRAIN_ASSERT(setup_.backend != nullptr && setup_.backend_gradient != nullptr && setup_.length == initial_.size(),
                    "all-reduce exchange set up for ", setup_.length, " parameters, initial vector ", initial_.size());
   }
 
   void start(std::span<float> parameters) override { std::ranges::copy(initial_, parameters.begin()); }
 
-  // Agrees on the step's sample count and flags, then leaves sum_t (n_t / N) g_t in every trainer's gradient
-  // buffer: the gradient of the mean loss over all N samples of the step, as one trainer with batch N would get.
+  // Agrees on the step's sample count and flags. Where the summation can read the model's gradient buffer (NCCL
+  // on GPU memory, MPI on the CPU backend's host memory) it also leaves sum_t (n_t / N) g_t there, the gradient of
+  // the mean loss over all N samples of the step as one trainer with batch N would get it, and returns true.
+  // Otherwise (GPU trainers without NCCL) step() sums the host copy of the gradient that the trainer makes anyway,
+  // rather than copying it out, back in and out again.
   bool combine_in_place(std::size_t count, int& flags) override {
     const comm::Watchdog::Wait wait("an all-reduce step");
     const auto start = Clock::now();
@@ -47,23 +52,32 @@ class AllreduceExchange final : public ps::ParameterExchange {
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_INT64_T, MPI_SUM, setup_.trainers));
     step_samples_ = agreed[0];
     flags = (agreed[1] > 0 ? ps::kCheckpointNow : 0) | (agreed[2] > 0 ? ps::kStopAfterCheckpoint : 0);
-    if (step_samples_ > 0) {
+    if (step_samples_ > 0 && sums_in_backend_) {
       if (count == 0) {  // the buffer holds an older step's gradient: it must count for nothing
         setup_.backend->fill(setup_.backend_gradient, setup_.length, 0.0f);
       } else {
-        setup_.backend->scale(setup_.backend_gradient, setup_.length,
-                              static_cast<float>(static_cast<double>(count) / static_cast<double>(step_samples_)));
+        setup_.backend->scale(setup_.backend_gradient, setup_.length, weight(count));
       }
       summation_->sum(setup_.backend_gradient, setup_.length);
     }
     timers_.allreduce_seconds += seconds_since(start);
-    return true;
+    return sums_in_backend_;
   }
 
-  void step(std::span<const float> gradient, std::size_t, std::span<float> parameters, int&) override {
+  // `gradient` is the average already (summed in backend memory), or this trainer's own (summed here).
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) override {
     if (step_samples_ == 0) return;  // no trainer had samples: nothing to apply
+    std::span<const float> average = gradient;
+    if (!sums_in_backend_) {  // the same multiply and sum as in backend memory, so the same bits
+      const auto start = Clock::now();
+      const float factor = weight(count);
+      std::ranges::transform(gradient, host_sum_.begin(), [factor](float value) { return value * factor; });
+      summation_->sum(host_sum_.data(), host_sum_.size());
+      average = host_sum_;
+      timers_.allreduce_seconds += seconds_since(start);
+    }
     const auto start = Clock::now();
-    optimizer_->step(parameters, gradient);
+    optimizer_->step(parameters, average);
     timers_.update_seconds += seconds_since(start);
     staleness_.record(0);
     ++steps_;
@@ -75,6 +89,11 @@ class AllreduceExchange final : public ps::ParameterExchange {
   optim::Optimizer* own_optimizer() override { return optimizer_.get(); }
 
  private:
+  // This trainer's share of the step's mean gradient.
+  float weight(std::size_t count) const {
+    return static_cast<float>(static_cast<double>(count) / static_cast<double>(step_samples_));
+  }
+
   void verify(std::span<const float> parameters) {
     const comm::Watchdog::Wait wait("the replica check of the all-reduce trainers");
     if (replicas_agree(parameters, setup_.trainers)) return;
@@ -93,6 +112,8 @@ class AllreduceExchange final : public ps::ParameterExchange {
   std::vector<float> initial_;
   std::unique_ptr<Summation> summation_;
   AllreduceSetup setup_;
+  bool sums_in_backend_;
+  std::vector<float> host_sum_;  // the host-side sum when the summation cannot read backend memory
   std::int64_t step_samples_ = 0;
   std::int64_t steps_ = 0;
 };

@@ -42,6 +42,7 @@ class NcclSummation final : public Summation {
   NcclSummation& operator=(const NcclSummation&) = delete;
 
   std::string name() const override { return "NCCL"; }
+  bool sums_device_memory() const override { return true; }
 
   void sum(float* data, std::size_t length) override {
     NCCL_CHECK(ncclAllReduce(data, data, length, ncclFloat, ncclSum, comm_, stream_));

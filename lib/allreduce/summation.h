@@ -1,7 +1,7 @@
 #pragma once
-// Summing a float vector over all trainers, in place, where the model keeps it: NCCL in GPU memory, MPI in host
-// memory. Every trainer ends with the same bits (both NCCL's ring/tree and Open MPI's algorithms reduce each
-// element once and broadcast the result; the per-pass replica check verifies it).
+// Summing a float vector over all trainers, in place: NCCL in GPU memory, MPI in host memory. Every trainer ends
+// with the same bits (both NCCL's ring/tree and Open MPI's algorithms reduce each element once and broadcast the
+// result; the per-pass replica check verifies it).
 #include <mpi.h>
 
 #include <cstddef>
@@ -16,11 +16,13 @@ class Summation {
  public:
   virtual ~Summation() = default;
   virtual std::string name() const = 0;
-  // data: `length` floats of backend memory; on return it holds the element-wise sum over the trainers.
+  // True when sum() takes the backend's device memory (NCCL); false when it takes host memory (MPI).
+  virtual bool sums_device_memory() const = 0;
+  // data: `length` floats; on return it holds the element-wise sum over the trainers.
   virtual void sum(float* data, std::size_t length) = 0;
 };
 
-// MPI_Allreduce in place: for backends whose memory is host memory (the CPU backend).
+// MPI_Allreduce in place, on host memory.
 std::unique_ptr<Summation> make_mpi_summation(MPI_Comm trainers);
 
 // NCCL over the trainers (one communicator, built from an id broadcast over `trainers`), on the backend's stream.
@@ -28,14 +30,10 @@ std::unique_ptr<Summation> make_mpi_summation(MPI_Comm trainers);
 std::unique_ptr<Summation> make_nccl_summation(MPI_Comm trainers, compute::Backend& backend);
 bool built_with_nccl();
 
-// MPI_Allreduce through a page-locked host copy: for GPU trainers that cannot use NCCL (two trainers on one GPU,
-// which NCCL refuses, or a mix of CPU and GPU trainers under --device auto).
-std::unique_ptr<Summation> make_staged_mpi_summation(MPI_Comm trainers, compute::Backend& backend, std::size_t length);
-
 // Collective over `trainers`: NCCL when every trainer has a GPU of its own (`exclusive_gpu`) and the build has
-// NCCL, else MPI (directly on host memory, staged for GPU memory). All trainers take part in the same kind of
-// collective, so a mixed job never waits in NCCL for a rank that went to MPI.
-std::unique_ptr<Summation> make_summation(MPI_Comm trainers, compute::Backend& backend, bool exclusive_gpu,
-                                          std::size_t length);
+// NCCL, else MPI. All trainers take part in the same kind of collective, so a mixed job (two trainers sharing a
+// GPU, which NCCL refuses, or CPU and GPU trainers under --device auto) never waits in NCCL for a rank that went
+// to MPI.
+std::unique_ptr<Summation> make_summation(MPI_Comm trainers, compute::Backend& backend, bool exclusive_gpu);
 
 }  // namespace pstrain::allreduce

@@ -209,7 +209,7 @@ bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& 
   setup.check_every_steps = job.config.check_replicas_every_steps;
   // NCCL refuses two ranks on one GPU: trainers beyond the node's GPU count share one and use MPI instead.
   const bool exclusive_gpu = job.layout.local_trainer_rank < compute::gpu_count();
-  auto summation = allreduce::make_summation(MPI_COMM_WORLD, backend, exclusive_gpu, model.parameter_count());
+  auto summation = allreduce::make_summation(MPI_COMM_WORLD, backend, exclusive_gpu);
   if (job.layout.is_lead_trainer()) log_info("all-reduce over ", job.layout.trainers, " trainers with ", summation->name());
   auto exchange = allreduce::make_allreduce_exchange(std::move(optimizer), initial, std::move(summation), setup);
   const ps::ShardPlan whole(parameter_sizes(model), 1, model.parameter_count());

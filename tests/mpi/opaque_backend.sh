@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The code paths of GPU trainers without a GPU: --test-opaque-backend makes trainers compute on the CPU backend
-# through copies only (host mirrors in staging memory, parameter uploads, all-reduce staged through host memory),
+# through copies only (host mirrors in staging memory, parameter uploads, all-reduce summed in host memory),
 # exactly as with a GPU backend. The arithmetic is the CPU's, so each run must give the SAME BITS as the same
 # run on the ordinary CPU path: sync PS (1 server + 2 trainers) and all-reduce (2 trainers), MLP and CNN.
 source "$(dirname "$0")/common.sh"
