@@ -25,6 +25,23 @@ struct PoolShape {
   int height, width, channels, window, stride, out_height, out_width;
 };
 
+// Coordinates of flat index i in an NHWC tensor of height x width x channels per sample.
+struct NhwcPoint {
+  std::int64_t n;
+  int y, x, c;
+};
+
+PSTRAIN_HOST_DEVICE inline NhwcPoint nhwc_point(std::int64_t i, int height, int width, int channels) {
+  NhwcPoint point;
+  point.c = static_cast<int>(i % channels);
+  std::int64_t rest = i / channels;
+  point.x = static_cast<int>(rest % width);
+  rest /= width;
+  point.y = static_cast<int>(rest % height);
+  point.n = rest / height;
+  return point;
+}
+
 // columns[i] for i in [0, batch * out_h * out_w * column_width).
 PSTRAIN_HOST_DEVICE inline float im2col_value(const float* x, std::int64_t i, const ConvShape& s) {
   const std::int64_t pixel = i / s.column_width;  // (n, oy, ox)
@@ -46,12 +63,7 @@ PSTRAIN_HOST_DEVICE inline float im2col_value(const float* x, std::int64_t i, co
 // dx[j] for j in [0, batch * H * W * C): the sum, in (ky, kx) order, of every columns entry that im2col copied
 // from input element j. A gather, so every output is written by one thread: no atomics, deterministic.
 PSTRAIN_HOST_DEVICE inline float col2im_value(const float* columns, std::int64_t j, const ConvShape& s) {
-  const int c = static_cast<int>(j % s.channels);
-  std::int64_t rest = j / s.channels;
-  const int ix = static_cast<int>(rest % s.width);
-  rest /= s.width;
-  const int iy = static_cast<int>(rest % s.height);
-  const std::int64_t n = rest / s.height;
+  const auto [n, iy, ix, c] = nhwc_point(j, s.height, s.width, s.channels);
   float sum = 0.0f;
   for (int ky = 0; ky < s.kernel; ++ky) {
     const int ty = iy + s.padding - ky;  // oy * stride when (oy, ky) covers iy
@@ -74,12 +86,7 @@ PSTRAIN_HOST_DEVICE inline float col2im_value(const float* columns, std::int64_t
 // in window order (ky, then kx). A NaN wins over numbers (the first NaN), so a diverged layer stays visible.
 PSTRAIN_HOST_DEVICE inline float max_pool_value(const float* x, std::int64_t i, const PoolShape& s,
                                                 std::int64_t* argmax) {
-  const int c = static_cast<int>(i % s.channels);
-  std::int64_t rest = i / s.channels;
-  const int ox = static_cast<int>(rest % s.out_width);
-  rest /= s.out_width;
-  const int oy = static_cast<int>(rest % s.out_height);
-  const std::int64_t n = rest / s.out_height;
+  const auto [n, oy, ox, c] = nhwc_point(i, s.out_height, s.out_width, s.channels);
   const std::int64_t corner = ((n * s.height + static_cast<std::int64_t>(oy) * s.stride) * s.width +
                                static_cast<std::int64_t>(ox) * s.stride) * s.channels + c;
   std::int64_t best_index = corner;
@@ -102,12 +109,7 @@ PSTRAIN_HOST_DEVICE inline float max_pool_value(const float* x, std::int64_t i, 
 // element j and took their maximum from it. A gather: deterministic, and correct for overlapping windows too.
 PSTRAIN_HOST_DEVICE inline float max_pool_gradient(const float* dy, const std::int32_t* argmax, std::int64_t j,
                                                    const PoolShape& s) {
-  const int c = static_cast<int>(j % s.channels);
-  std::int64_t rest = j / s.channels;
-  const int ix = static_cast<int>(rest % s.width);
-  rest /= s.width;
-  const int iy = static_cast<int>(rest % s.height);
-  const std::int64_t n = rest / s.height;
+  const auto [n, iy, ix, c] = nhwc_point(j, s.height, s.width, s.channels);
   // Windows oy with oy * stride <= iy < oy * stride + window.
   const int oy_first = iy < s.window ? 0 : (iy - s.window) / s.stride + 1;
   const int ox_first = ix < s.window ? 0 : (ix - s.window) / s.stride + 1;
