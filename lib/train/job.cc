@@ -242,6 +242,7 @@ int run_job(int argc, char** argv) {
       if (rank == 0 && options.help_requested) {
         std::cout << "Usage: mpirun -np N pstrain --data-dir DIR --output-dir DIR [options]\n"
                      "Ranks [0, P) are parameter-server shards, the others trainers; one rank trains alone.\n"
+                     "With --mode allreduce there are no servers: every rank is a trainer.\n"
                      "Every flag can also be set as PSTRAIN_<FLAG> (upper case, '-' -> '_') or in --config FILE;\n"
                      "the command line wins over the environment, which wins over the file.\n\n"
                   << description << "\n";
