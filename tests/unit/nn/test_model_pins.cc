@@ -1,0 +1,93 @@
+// Results that exist stay: the parameters that the built-in models reach from a fixed seed, data and update rule,
+// pinned bit for bit. The hashes were recorded with the models of pstrain 0.1 (the flat MLP and CNN classes,
+// before models became layer graphs) on this project's CPU backend, so a refactoring of the model layer must keep
+// every floating-point operation and its order. They depend on the GEMM kernels too: a change of BLAS provider
+// or kernel (see the CPU-performance work) may change them, and then the pins are re-recorded on purpose, in a
+// commit that says so and shows the old code's hashes no longer match either. OpenBLAS splits a product
+// differently for another thread count, so test_nn runs with OPENBLAS_NUM_THREADS=1 (tests/unit/nn/CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "compute/backend.h"
+#include "model_pins.h"
+#include "nn/initialization.h"
+
+namespace pstrain::nn {
+namespace {
+
+// FNV-1a over the bit patterns, so that -0.0 and 0.0 (or two NaNs) count as different.
+std::uint64_t bit_hash(const std::vector<float>& values) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (const float value : values) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    for (int byte = 0; byte < 4; ++byte) {
+      hash ^= (bits >> (8 * byte)) & 0xffu;
+      hash *= 1099511628211ull;
+    }
+  }
+  return hash;
+}
+
+struct Trained {
+  std::uint64_t parameters;
+  std::uint64_t last_gradient;
+};
+
+// Three steps of plain SGD (lr 0.05) on batches of 16 drawn from the seed, with the documented initialisation
+// from seed 11; hashes of the final parameters and of the last step's gradient.
+Trained train_and_hash(Model& model) {
+  std::mt19937_64 engine(2024);
+  model.initialize(11);
+  const std::size_t batch = 16;
+  std::vector<float> parameters(model.parameter_count());
+  std::vector<float> gradient(model.parameter_count());
+  for (int step = 0; step < 3; ++step) {
+    std::vector<float> features(batch * model.input_size());
+    for (float& value : features) value = unit_float(engine());
+    std::vector<std::int32_t> labels(batch);
+    for (auto& label : labels) label = static_cast<std::int32_t>(engine() % model.num_classes());
+    model.train_batch(features, labels, batch);
+    model.get_parameters(parameters);
+    model.get_gradients(gradient);
+    for (std::size_t i = 0; i < parameters.size(); ++i) parameters[i] -= 0.05f * gradient[i];
+    model.set_parameters(parameters);
+  }
+  return {bit_hash(parameters), bit_hash(gradient)};
+}
+
+class ModelPinTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<compute::Backend> backend_ = compute::make_cpu_backend();
+};
+
+TEST_F(ModelPinTest, MlpReluKeepsItsTrainedParametersBitForBit) {
+  const Trained trained = train_and_hash(*testing::pinned_mlp(*backend_, compute::Activation::kRelu));
+  EXPECT_EQ(trained.parameters, 18331978025029142794ull);
+  EXPECT_EQ(trained.last_gradient, 9824204602605417312ull);
+}
+
+TEST_F(ModelPinTest, MlpTanhKeepsItsTrainedParametersBitForBit) {
+  const Trained trained = train_and_hash(*testing::pinned_mlp(*backend_, compute::Activation::kTanh));
+  EXPECT_EQ(trained.parameters, 7701942081960941100ull);
+  EXPECT_EQ(trained.last_gradient, 9322766369805082436ull);
+}
+
+TEST_F(ModelPinTest, CnnReluKeepsItsTrainedParametersBitForBit) {
+  const Trained trained = train_and_hash(*testing::pinned_cnn(*backend_, compute::Activation::kRelu));
+  EXPECT_EQ(trained.parameters, 15635944703334812131ull);
+  EXPECT_EQ(trained.last_gradient, 17313457944356970834ull);
+}
+
+TEST_F(ModelPinTest, CnnSigmoidKeepsItsTrainedParametersBitForBit) {
+  const Trained trained = train_and_hash(*testing::pinned_cnn(*backend_, compute::Activation::kSigmoid));
+  EXPECT_EQ(trained.parameters, 12423323502620272040ull);
+  EXPECT_EQ(trained.last_gradient, 5083582845917152159ull);
+}
+
+}  // namespace
+}  // namespace pstrain::nn
