@@ -74,11 +74,24 @@ class Backend {
     double loss_sum = 0;
     std::size_t correct = 0;
   };
+  // With label_smoothing e > 0 the target is (1 - e) onehot + e / classes (PyTorch's label_smoothing): the
+  // loss is the cross-entropy against that target and dlogits = (softmax - target) / rows.
   virtual LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits,
-                                           int rows, int classes) = 0;
+                                           int rows, int classes, float label_smoothing) = 0;
 
   // data[i] *= factor.
   virtual void scale(float* data, std::size_t count, float factor) = 0;
+  // Backend memory to backend memory (the two ranges do not overlap).
+  virtual void copy(void* destination, const void* source, std::size_t bytes) = 0;
+  // y[i] += alpha * x[i].
+  virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;
+  // out[i] = a[i] * b[i] (out may be a or b).
+  virtual void multiply(const float* a, const float* b, float* out, std::size_t count) = 0;
+  // A block of `cols` columns of `rows` rows from a matrix with rows of `source_stride` floats into one with
+  // rows of `destination_stride` (the caller offsets both pointers to the block's first column): channel
+  // concatenation and its adjoint.
+  virtual void copy_columns(const float* source, int source_stride, float* destination, int destination_stride,
+                            int rows, int cols) = 0;
 
   // im2col for NHWC input x (batch x H x W x C): columns is (batch * out_h * out_w) x column_width(), row
   // (n, oy, ox) holding the kernel window at that output pixel in (ky, kx, c) order, zeros where it hangs over
@@ -96,6 +109,49 @@ class Backend {
   // OVERWRITES dx (batch x H x W x C): zero everywhere, plus dy[i] at argmax[i] (summed if windows overlap).
   virtual void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx,
                                  const PoolGeometry& geometry, int batch) = 0;
+
+  // Average pooling over NHWC input, per channel, every window fully inside the image (no padding).
+  virtual void avg_pool_forward(const float* x, float* y, const PoolGeometry& geometry, int batch) = 0;
+  // OVERWRITES dx: each input element receives dy / window^2 from every window that covers it.
+  virtual void avg_pool_backward(const float* dy, float* dx, const PoolGeometry& geometry, int batch) = 0;
+  // Global average pooling: x is batch x pixels x channels, y batch x channels, y[n, c] = mean over pixels.
+  virtual void spatial_mean(const float* x, float* y, int batch, int pixels, int channels) = 0;
+  // OVERWRITES dx with dy[n, c] / pixels at every pixel.
+  virtual void spatial_mean_backward(const float* dy, float* dx, int batch, int pixels, int channels) = 0;
+
+  // Batch normalisation over a rows x channels matrix (rows = samples x pixels), per channel. Training mode
+  // normalises with the batch's mean and biased variance, keeps mean and 1/sqrt(var + epsilon) for backward,
+  // and moves the running statistics: running = (1 - momentum) * running + momentum * batch (the running
+  // variance takes the unbiased batch variance, as PyTorch does). Reductions run in a fixed order: the same
+  // inputs give the same bits on every call.
+  struct BatchNormTensors {
+    const float* gamma;
+    const float* beta;
+    float* running_mean;
+    float* running_var;
+    float* batch_mean;      // channels floats, written in training mode
+    float* batch_inv_std;   // channels floats, written in training mode
+  };
+  virtual void batch_norm_training(const float* x, float* y, const BatchNormTensors& tensors, float momentum,
+                                   float epsilon, int rows, int channels) = 0;
+  // Normalises with the running statistics (evaluation).
+  virtual void batch_norm_inference(const float* x, float* y, const BatchNormTensors& tensors, float epsilon,
+                                    int rows, int channels) = 0;
+  // After batch_norm_training on the same x: OVERWRITES dx, dgamma and dbeta.
+  virtual void batch_norm_backward(const float* x, const float* dy, const BatchNormTensors& tensors, float* dx,
+                                   float* dgamma, float* dbeta, int rows, int channels) = 0;
+
+  // Dropout's mask: mask[i] = 1 / (1 - rate) where counter_uniform(key, i) >= rate, else 0 (counter_random.h),
+  // so the same key draws the same mask on every backend.
+  virtual void dropout_mask(float* mask, std::size_t count, float rate, std::uint64_t key) = 0;
+
+  // Embedding rows: out[r, :] = table[ids[r], :] for `count` ids (integers stored as floats, exact below 2^24);
+  // Error(kInputData) naming the id when one is not an integer in [0, table_rows).
+  virtual void gather_rows(const float* table, const float* ids, float* out, int count, int dim, int table_rows) = 0;
+  // OVERWRITES table_gradient (table_rows x dim) with the sum of row_gradients[r] over the rows r whose id is
+  // that row (zero elsewhere), summed in r order.
+  virtual void scatter_add_rows(const float* row_gradients, const float* ids, float* table_gradient, int count,
+                                int dim, int table_rows) = 0;
 
   // Host staging memory for the one-sided push/pull and the batch upload: page-locked (cudaMallocHost) on a
   // GPU backend so the copies run at full speed and asynchronously, plain aligned memory on the CPU backend.

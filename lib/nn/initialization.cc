@@ -16,6 +16,10 @@ float init_limit(compute::Activation activation, std::size_t fan_in, std::size_t
   return static_cast<float>(std::sqrt(6.0 / fan));
 }
 
+float named_init_limit(const std::string& rule, std::size_t fan_in, std::size_t fan_out) {
+  return init_limit(rule == "kaiming" ? compute::Activation::kRelu : compute::Activation::kTanh, fan_in, fan_out);
+}
+
 void fill_uniform(std::mt19937_64& engine, float limit, std::span<float> out) {
   for (float& value : out) {
     // 2u - 1 is exact for a 24-bit u, so the only rounding is the final multiply.

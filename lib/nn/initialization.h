@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <string>
 
 #include "compute/backend.h"
 
@@ -17,6 +18,10 @@ float unit_float(std::uint64_t raw_bits);
 // Half-width a of the U(-a, a) weight distribution for a layer: Kaiming-uniform sqrt(6 / fan_in) for relu
 // (it zeroes half its inputs), Glorot/Xavier sqrt(6 / (fan_in + fan_out)) for tanh and sigmoid.
 float init_limit(compute::Activation activation, std::size_t fan_in, std::size_t fan_out);
+
+// A layer's `init=` attribute for its weights: "kaiming" (the relu rule above) or "glorot" (the tanh/sigmoid
+// rule), as a uniform InitRule limit.
+float named_init_limit(const std::string& rule, std::size_t fan_in, std::size_t fan_out);
 
 // Fills `out` with U(-limit, limit), consuming exactly one engine output per element.
 void fill_uniform(std::mt19937_64& engine, float limit, std::span<float> out);

@@ -1,8 +1,9 @@
 #pragma once
-// A model is a stack of layers over a compute Backend. All its parameters live in ONE flat float buffer
-// (backend memory), concatenated in the order of parameters(); gradients mirror that layout. The parameter
-// service shards this flat vector, so the layout is part of the contract: parameter i occupies
-// [parameters()[i].offset, + size).
+// A model is a graph of layers over a compute Backend (graph_model.h; described by a model file or a preset,
+// model_spec.h). All its parameters live in ONE flat float buffer (backend memory), concatenated in the order of
+// parameters(); gradients mirror that layout. The parameter service shards this flat vector, so the layout is
+// part of the contract: parameter i occupies [parameters()[i].offset, + size). The layout comes from the model
+// description alone (model_plan.h), so ranks that never build a model agree on it.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,8 +37,19 @@ class Model {
   virtual std::size_t input_size() const = 0;
   virtual std::size_t num_classes() const = 0;
 
-  // Deterministic from the seed, identical on every rank and platform (no std:: distributions).
+  // Deterministic from the seed, identical on every rank and platform (no std:: distributions). Also resets the
+  // non-trainable state.
   virtual void initialize(std::uint64_t seed) = 0;
+
+  // Non-trainable state (batch-norm running statistics): never pushed nor updated by an optimizer; its own flat
+  // layout, and copies in and out of host memory. Empty for models without such layers.
+  virtual const std::vector<ParameterInfo>& state_layout() const = 0;
+  virtual void get_state(std::span<float> host_out) const = 0;
+  virtual void set_state(std::span<const float> host_in) = 0;
+
+  // The key of the random draws of the next training steps (dropout masks), built by the caller from the seed,
+  // the global step and the trainer (compute/counter_random.h): a resumed step draws what the original drew.
+  virtual void set_step_key(std::uint64_t key) = 0;
   virtual void get_parameters(std::span<float> host_out) const = 0;
   virtual void set_parameters(std::span<const float> host_in) = 0;
   virtual void get_gradients(std::span<float> host_out) const = 0;
@@ -67,10 +79,11 @@ struct MlpSpec {
   std::size_t max_batch = 256;      // workspace is sized for this many samples; larger batches throw
 };
 
-// Layers named fc1..fcN; the last one has no activation and feeds softmax cross-entropy.
+// The `mlp` preset (presets.h): layers named fc1..fcN; the last one has no activation and feeds softmax
+// cross-entropy.
 std::unique_ptr<Model> make_mlp(compute::Backend& backend, const MlpSpec& spec);
 
-// A convolutional network on channels-last images (NHWC, see compute/backend.h):
+// The `cnn` preset (presets.h), a convolutional network on channels-last images (NHWC, see compute/backend.h):
 //   conv1 -> activation -> 2x2 max-pool (stride 2) -> conv2 -> activation -> max-pool -> ... -> flatten (h, w, c)
 //   -> fc1 -> activation -> ... -> fcN (logits, softmax cross-entropy).
 // Convolutions are stride 1 with 'same' zero padding ((kernel-1)/2), computed as im2col + one GEMM per batch.

@@ -112,8 +112,9 @@ void CpuBackend::activation_backward(Activation activation, const float* y, cons
 }
 
 Backend::LossResult CpuBackend::softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits,
-                                                      int rows, int classes) {
+                                                      int rows, int classes, float label_smoothing) {
   PSTRAIN_ASSERT(rows >= 0 && classes > 0, "softmax_cross_entropy rows=", rows, " classes=", classes);
+  PSTRAIN_ASSERT(label_smoothing >= 0.0f && label_smoothing < 1.0f, "label smoothing ", label_smoothing);
   LossResult result;
   const float inverse_rows = rows > 0 ? 1.0f / static_cast<float>(rows) : 0.0f;
   for (int r = 0; r < rows; ++r) {
@@ -137,6 +138,12 @@ Backend::LossResult CpuBackend::softmax_cross_entropy(const float* logits, const
       if (dlogits != nullptr) dlogits[static_cast<std::size_t>(r) * classes + c] = shifted_exp;
     }
     result.loss_sum += std::log(exp_sum) + (static_cast<double>(max) - static_cast<double>(row[label]));
+    if (label_smoothing > 0.0f) {
+      // -sum_c t_c log p_c with t = (1 - e) onehot + e / K: the plain loss plus e (mean_c(-log p_c) - (-log p_label)).
+      double logit_sum = 0;
+      for (int c = 0; c < classes; ++c) logit_sum += row[c];
+      result.loss_sum += label_smoothing * (static_cast<double>(row[label]) - logit_sum / classes);
+    }
     if (arg_max == label) ++result.correct;
 
     if (dlogits != nullptr) {
@@ -144,7 +151,13 @@ Backend::LossResult CpuBackend::softmax_cross_entropy(const float* logits, const
       float* gradient = dlogits + static_cast<std::size_t>(r) * classes;
       const float scale = static_cast<float>(1.0 / exp_sum) * inverse_rows;
       for (int c = 0; c < classes; ++c) gradient[c] *= scale;
-      gradient[label] -= inverse_rows;
+      if (label_smoothing > 0.0f) {
+        const float spread = label_smoothing / static_cast<float>(classes) * inverse_rows;
+        for (int c = 0; c < classes; ++c) gradient[c] -= spread;
+        gradient[label] -= (1.0f - label_smoothing) * inverse_rows;
+      } else {
+        gradient[label] -= inverse_rows;
+      }
     }
   }
   return result;

@@ -12,7 +12,7 @@
 
 namespace pstrain::compute {
 
-class CpuBackend final : public Backend {
+class CpuBackend : public Backend {
  public:
   // Buffers start on a cache-line boundary so vector loads never straddle two lines at the start of a row
   // block, and so OpenBLAS's packing routines see aligned input.
@@ -37,7 +37,7 @@ class CpuBackend final : public Backend {
                            std::size_t count) override;
 
   LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits, int rows,
-                                   int classes) override;
+                                   int classes, float label_smoothing) override;
 
   void scale(float* data, std::size_t count, float factor) override;
   void im2col(const float* x, float* columns, const ConvGeometry& geometry, int batch) override;
@@ -46,6 +46,27 @@ class CpuBackend final : public Backend {
                         int batch) override;
   void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx, const PoolGeometry& geometry,
                          int batch) override;
+
+  // layer_ops.cc
+  void copy(void* destination, const void* source, std::size_t bytes) override;
+  void axpy(float alpha, const float* x, float* y, std::size_t count) override;
+  void multiply(const float* a, const float* b, float* out, std::size_t count) override;
+  void copy_columns(const float* source, int source_stride, float* destination, int destination_stride, int rows,
+                    int cols) override;
+  void avg_pool_forward(const float* x, float* y, const PoolGeometry& geometry, int batch) override;
+  void avg_pool_backward(const float* dy, float* dx, const PoolGeometry& geometry, int batch) override;
+  void spatial_mean(const float* x, float* y, int batch, int pixels, int channels) override;
+  void spatial_mean_backward(const float* dy, float* dx, int batch, int pixels, int channels) override;
+  void batch_norm_training(const float* x, float* y, const BatchNormTensors& tensors, float momentum, float epsilon,
+                           int rows, int channels) override;
+  void batch_norm_inference(const float* x, float* y, const BatchNormTensors& tensors, float epsilon, int rows,
+                            int channels) override;
+  void batch_norm_backward(const float* x, const float* dy, const BatchNormTensors& tensors, float* dx, float* dgamma,
+                           float* dbeta, int rows, int channels) override;
+  void dropout_mask(float* mask, std::size_t count, float rate, std::uint64_t key) override;
+  void gather_rows(const float* table, const float* ids, float* out, int count, int dim, int table_rows) override;
+  void scatter_add_rows(const float* row_gradients, const float* ids, float* table_gradient, int count, int dim,
+                        int table_rows) override;
 };
 
 }  // namespace pstrain::compute

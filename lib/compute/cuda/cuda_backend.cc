@@ -236,7 +236,8 @@ void CudaBackend::activation_backward(Activation activation, const float* y, con
 }
 
 Backend::LossResult CudaBackend::softmax_cross_entropy(const float* logits, const std::int32_t* labels,
-                                                       float* dlogits, int rows, int classes) {
+                                                       float* dlogits, int rows, int classes,
+                                                       float label_smoothing) {
   PSTRAIN_ASSERT(rows >= 0 && classes > 0, "softmax_cross_entropy rows=", rows, " classes=", classes);
   if (rows == 0) return {};
   make_current();
@@ -248,7 +249,8 @@ Backend::LossResult CudaBackend::softmax_cross_entropy(const float* logits, cons
   auto* totals = reinterpret_cast<LossTotals*>(base);
   auto* row_loss = reinterpret_cast<double*>(base + totals_bytes);
   auto* row_outcome = reinterpret_cast<int*>(base + totals_bytes + loss_bytes);
-  launch_softmax_cross_entropy(stream(), logits, labels, dlogits, rows, classes, row_loss, row_outcome, totals);
+  launch_softmax_cross_entropy(stream(), logits, labels, dlogits, rows, classes, label_smoothing, row_loss, row_outcome,
+                               totals);
   // One small copy back; the caller needs the numbers now, so this is a synchronisation point.
   LossTotals* host = host_totals_.get();
   CUDA_CHECK(cudaMemcpyAsync(host, totals, sizeof(LossTotals), cudaMemcpyDeviceToHost, stream()));
@@ -288,6 +290,105 @@ void CudaBackend::max_pool_backward(const float* dy, const std::int32_t* argmax,
   const PoolShape shape = pool_shape(geometry, batch);
   make_current();
   launch_max_pool_backward(stream(), dy, argmax, dx, shape, batch);
+}
+
+void CudaBackend::copy(void* destination, const void* source, std::size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, stream()));
+}
+
+void CudaBackend::axpy(float alpha, const float* x, float* y, std::size_t count) {
+  make_current();
+  launch_axpy(stream(), alpha, x, y, count);
+}
+
+void CudaBackend::multiply(const float* a, const float* b, float* out, std::size_t count) {
+  make_current();
+  launch_multiply(stream(), a, b, out, count);
+}
+
+void CudaBackend::copy_columns(const float* source, int source_stride, float* destination, int destination_stride,
+                               int rows, int cols) {
+  PSTRAIN_ASSERT(rows >= 0 && cols >= 0 && cols <= source_stride && cols <= destination_stride, "copy_columns ", rows,
+                 " x ", cols, " between strides ", source_stride, " and ", destination_stride);
+  if (rows == 0 || cols == 0) return;
+  make_current();
+  CUDA_CHECK(cudaMemcpy2DAsync(destination, static_cast<std::size_t>(destination_stride) * sizeof(float), source,
+                               static_cast<std::size_t>(source_stride) * sizeof(float),
+                               static_cast<std::size_t>(cols) * sizeof(float), static_cast<std::size_t>(rows),
+                               cudaMemcpyDeviceToDevice, stream()));
+}
+
+void CudaBackend::avg_pool_forward(const float* x, float* y, const PoolGeometry& geometry, int batch) {
+  const PoolShape shape = pool_shape(geometry, batch);
+  make_current();
+  launch_avg_pool_forward(stream(), x, y, shape, batch);
+}
+
+void CudaBackend::avg_pool_backward(const float* dy, float* dx, const PoolGeometry& geometry, int batch) {
+  const PoolShape shape = pool_shape(geometry, batch);
+  make_current();
+  launch_avg_pool_backward(stream(), dy, dx, shape, batch);
+}
+
+void CudaBackend::spatial_mean(const float* x, float* y, int batch, int pixels, int channels) {
+  make_current();
+  launch_spatial_mean(stream(), x, y, batch, pixels, channels);
+}
+
+void CudaBackend::spatial_mean_backward(const float* dy, float* dx, int batch, int pixels, int channels) {
+  make_current();
+  launch_spatial_mean_backward(stream(), dy, dx, batch, pixels, channels);
+}
+
+namespace {
+BatchNormPointers pointers_of(const Backend::BatchNormTensors& t) {
+  return {t.gamma, t.beta, t.running_mean, t.running_var, t.batch_mean, t.batch_inv_std};
+}
+}  // namespace
+
+void CudaBackend::batch_norm_training(const float* x, float* y, const BatchNormTensors& tensors, float momentum,
+                                      float epsilon, int rows, int channels) {
+  make_current();
+  launch_batch_norm_training(stream(), x, y, pointers_of(tensors), momentum, epsilon, rows, channels);
+}
+
+void CudaBackend::batch_norm_inference(const float* x, float* y, const BatchNormTensors& tensors, float epsilon,
+                                       int rows, int channels) {
+  make_current();
+  launch_batch_norm_inference(stream(), x, y, pointers_of(tensors), epsilon, rows, channels);
+}
+
+void CudaBackend::batch_norm_backward(const float* x, const float* dy, const BatchNormTensors& tensors, float* dx,
+                                      float* dgamma, float* dbeta, int rows, int channels) {
+  make_current();
+  launch_batch_norm_backward(stream(), x, dy, pointers_of(tensors), dx, dgamma, dbeta, rows, channels);
+}
+
+void CudaBackend::dropout_mask(float* mask, std::size_t count, float rate, std::uint64_t key) {
+  make_current();
+  launch_dropout_mask(stream(), mask, count, rate, key);
+}
+
+void CudaBackend::gather_rows(const float* table, const float* ids, float* out, int count, int dim, int table_rows) {
+  if (count <= 0 || dim <= 0) return;
+  make_current();
+  auto* bad_ids = static_cast<int*>(scratch_.reserve(sizeof(int), stream()));
+  CUDA_CHECK(cudaMemsetAsync(bad_ids, 0, sizeof(int), stream()));
+  launch_gather_rows(stream(), table, ids, out, count, dim, table_rows, bad_ids);
+  int bad = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&bad, bad_ids, sizeof(int), cudaMemcpyDeviceToHost, stream()));
+  CUDA_CHECK(cudaStreamSynchronize(stream()));
+  if (bad > 0) {
+    throw Error(ExitCode::kInputData, cat(bad, " embedding id(s) are not integers in [0, ", table_rows, ")"));
+  }
+}
+
+void CudaBackend::scatter_add_rows(const float* row_gradients, const float* ids, float* table_gradient, int count,
+                                   int dim, int table_rows) {
+  make_current();
+  launch_scatter_add_rows(stream(), row_gradients, ids, table_gradient, count, dim, table_rows);
 }
 
 void* CudaBackend::allocate_host_staging(std::size_t bytes) {

@@ -116,7 +116,8 @@ constexpr int kSoftmaxThreads = 256;
 constexpr int kReduceThreads = 256;  // a power of two
 
 __global__ void softmax_rows_kernel(const float* logits, const std::int32_t* labels, float* dlogits, int rows,
-                                    int classes, float inverse_rows, double* row_loss, int* row_outcome) {
+                                    int classes, float inverse_rows, float label_smoothing, double* row_loss,
+                                    int* row_outcome) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const std::int64_t warps_per_block = blockDim.x / 32;
   const std::int64_t warp_stride = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
@@ -158,10 +159,20 @@ __global__ void softmax_rows_kernel(const float* logits, const std::int32_t* lab
     for (int c = lane; c < classes; c += 32) exp_sum += static_cast<double>(expf(x[c] - best));
     for (int offset = 16; offset > 0; offset >>= 1) exp_sum += __shfl_xor_sync(kFullWarp, exp_sum, offset);
 
+    // Label smoothing adds e (x[label] - mean of the logits) to the loss (see backend.h).
+    double logit_sum = 0.0;
+    if (label_smoothing > 0.0f) {
+      for (int c = lane; c < classes; c += 32) logit_sum += static_cast<double>(x[c]);
+      for (int offset = 16; offset > 0; offset >>= 1) logit_sum += __shfl_xor_sync(kFullWarp, logit_sum, offset);
+    }
+
     const bool valid = label >= 0 && label < classes;
     if (lane == 0) {
       if (valid) {
         row_loss[row] = log(exp_sum) + (static_cast<double>(best) - static_cast<double>(x[label]));
+        if (label_smoothing > 0.0f) {
+          row_loss[row] += label_smoothing * (static_cast<double>(x[label]) - logit_sum / classes);
+        }
         row_outcome[row] = best_index == label ? 1 : 0;
       } else {
         row_loss[row] = 0.0;
@@ -174,7 +185,12 @@ __global__ void softmax_rows_kernel(const float* logits, const std::int32_t* lab
       float* gradient = dlogits + row * classes;
       for (int c = lane; c < classes; c += 32) {
         float g = expf(x[c] - best) * scale;
-        if (c == label) g -= inverse_rows;
+        if (label_smoothing > 0.0f) {
+          g -= label_smoothing / static_cast<float>(classes) * inverse_rows;
+          if (c == label) g -= (1.0f - label_smoothing) * inverse_rows;
+        } else if (c == label) {
+          g -= inverse_rows;
+        }
         gradient[c] = g;
       }
     }
@@ -310,15 +326,15 @@ void launch_activation_backward(cudaStream_t stream, ActivationKind activation, 
 }
 
 void launch_softmax_cross_entropy(cudaStream_t stream, const float* logits, const std::int32_t* labels,
-                                  float* dlogits, int rows, int classes, double* row_loss, int* row_outcome,
-                                  LossTotals* totals) {
+                                  float* dlogits, int rows, int classes, float label_smoothing, double* row_loss,
+                                  int* row_outcome, LossTotals* totals) {
   if (rows <= 0 || classes <= 0) return;
   constexpr int kWarpsPerBlock = kSoftmaxThreads / 32;
   const std::int64_t blocks = (static_cast<std::int64_t>(rows) + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const auto grid = static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
   const float inverse_rows = 1.0f / static_cast<float>(rows);
   softmax_rows_kernel<<<grid, kSoftmaxThreads, 0, stream>>>(logits, labels, dlogits, rows, classes, inverse_rows,
-                                                            row_loss, row_outcome);
+                                                            label_smoothing, row_loss, row_outcome);
   CUDA_CHECK(cudaGetLastError());
   loss_totals_kernel<<<1, kReduceThreads, 0, stream>>>(row_loss, row_outcome, labels, rows, totals);
   CUDA_CHECK(cudaGetLastError());

@@ -210,14 +210,14 @@ struct SoftmaxRun {
 };
 
 SoftmaxRun softmax_on(Backend& backend, const std::vector<float>& logits, const std::vector<std::int32_t>& labels,
-                      int rows, int classes, bool gradient) {
+                      int rows, int classes, bool gradient, float smoothing = 0.0f) {
   auto logits_buffer = to_backend(backend, logits);
   auto labels_buffer = to_backend(backend, labels);
   Buffer<float> dlogits(backend, logits.size());
   backend.fill(dlogits.data(), dlogits.size(), kNan);
   SoftmaxRun run;
   run.result = backend.softmax_cross_entropy(logits_buffer.data(), labels_buffer.data(),
-                                             gradient ? dlogits.data() : nullptr, rows, classes);
+                                             gradient ? dlogits.data() : nullptr, rows, classes, smoothing);
   if (gradient) run.dlogits = to_host(backend, dlogits);
   return run;
 }
@@ -291,7 +291,7 @@ TEST_F(GpuBackendTest, SoftmaxCrossEntropyRejectsBadLabelsAsTheCpuDoes) {
   const auto labels = random_labels(rows, classes, 82);
   EXPECT_TRUE(relative_close(softmax_on(*gpu_, logits, labels, rows, classes, true).result.loss_sum,
                              softmax_on(*cpu_, logits, labels, rows, classes, true).result.loss_sum));
-  const auto empty = gpu_->softmax_cross_entropy(nullptr, nullptr, nullptr, 0, classes);
+  const auto empty = gpu_->softmax_cross_entropy(nullptr, nullptr, nullptr, 0, classes, 0.0f);
   EXPECT_EQ(empty.loss_sum, 0.0);
   EXPECT_EQ(empty.correct, 0u);
 }

@@ -1,12 +1,14 @@
-#include "nn/cnn_layout.h"
-
+// The built-in models behind make_mlp and make_cnn (model.h): their specs checked, turned into preset texts
+// (presets.h) and planned like any model file, so --model mlp and --model cnn are layer graphs too.
 #include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <string>
 
 #include "core/error.h"
-#include "nn/mlp_layout.h"
+#include "nn/graph_model.h"
+#include "nn/model.h"
+#include "nn/presets.h"
 
 namespace pstrain::nn {
 namespace {
@@ -81,51 +83,45 @@ void validate_cnn_spec(const CnnSpec& spec) {
           cat("batch size ", spec.max_batch, " is too large for fully connected layers of width ", widest));
 }
 
-CnnShape cnn_shape(const CnnSpec& spec) {
-  validate_cnn_spec(spec);
-  CnnShape shape;
-  int height = static_cast<int>(spec.height), width = static_cast<int>(spec.width);
-  int channels = static_cast<int>(spec.channels);
-  const int kernel = static_cast<int>(spec.kernel_size);
-  for (std::size_t filters : spec.conv_filters) {
-    ConvStage stage;
-    stage.conv = {.height = height, .width = width, .channels = channels, .kernel = kernel, .stride = 1,
-                  .padding = (kernel - 1) / 2};
-    stage.filters = static_cast<int>(filters);
-    stage.pool = {.height = stage.conv.out_height(), .width = stage.conv.out_width(), .channels = stage.filters,
-                  .window = 2, .stride = 2};
-    height = stage.pool.out_height();
-    width = stage.pool.out_width();
-    channels = stage.filters;
-    shape.stages.push_back(stage);
+void validate_mlp_spec(const MlpSpec& spec) {
+  constexpr auto kMaxInt = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  if (spec.input_size == 0) throw Error(ExitCode::kUsage, "model input size must be > 0");
+  if (spec.num_classes < 2) throw Error(ExitCode::kUsage, cat("model needs at least 2 classes, got ", spec.num_classes));
+  for (std::size_t width : spec.hidden) {
+    if (width == 0) throw Error(ExitCode::kUsage, "every hidden layer needs at least one unit");
   }
-  shape.dense_widths.push_back(static_cast<std::size_t>(height) * width * channels);
-  shape.dense_widths.insert(shape.dense_widths.end(), spec.hidden.begin(), spec.hidden.end());
-  shape.dense_widths.push_back(spec.num_classes);
-  return shape;
+  if (spec.max_batch == 0) throw Error(ExitCode::kUsage, "batch size must be > 0");
+  // Backend sizes are BLAS ints; the largest workspace is max_batch rows of the widest layer.
+  std::size_t widest = std::max(spec.input_size, spec.num_classes);
+  for (std::size_t width : spec.hidden) widest = std::max(widest, width);
+  if (spec.max_batch > kMaxInt / widest) {
+    throw Error(ExitCode::kUsage, cat("batch size ", spec.max_batch, " is too large for layers of width ", widest));
+  }
 }
 
-std::vector<ParameterInfo> cnn_parameter_layout(const CnnSpec& spec) {
-  const CnnShape shape = cnn_shape(spec);
-  std::vector<ParameterInfo> layout;
-  std::size_t offset = 0;
-  for (std::size_t i = 0; i < shape.stages.size(); ++i) {
-    const ConvStage& stage = shape.stages[i];
-    const std::string prefix = cat("conv", i + 1);
-    const auto filters = static_cast<std::size_t>(stage.filters);
-    const auto kernel = static_cast<std::size_t>(stage.conv.kernel);
-    const auto channels = static_cast<std::size_t>(stage.conv.channels);
-    const std::size_t weight_size = filters * kernel * kernel * channels;
-    layout.push_back({prefix + ".weight", {filters, kernel, kernel, channels}, offset, weight_size});
-    offset += weight_size;
-    layout.push_back({prefix + ".bias", {filters}, offset, filters});
-    offset += filters;
-  }
-  for (ParameterInfo info : dense_parameter_layout(shape.dense_widths)) {
-    info.offset += offset;
-    layout.push_back(std::move(info));
-  }
-  return layout;
+std::unique_ptr<Model> make_mlp(compute::Backend& backend, const MlpSpec& spec) {
+  validate_mlp_spec(spec);
+  PresetOptions options;
+  options.name = "mlp";
+  options.hidden = spec.hidden;
+  options.activation = spec.activation;
+  options.classes = spec.num_classes;
+  ModelPlan plan = plan_model(parse_model_text(preset_text(options), "preset mlp"), {spec.input_size}, spec.num_classes);
+  return make_graph_model(backend, std::move(plan), spec.max_batch);
+}
+
+std::unique_ptr<Model> make_cnn(compute::Backend& backend, const CnnSpec& spec) {
+  validate_cnn_spec(spec);
+  PresetOptions options;
+  options.name = "cnn";
+  options.hidden = spec.hidden;
+  options.conv_filters = spec.conv_filters;
+  options.kernel_size = spec.kernel_size;
+  options.activation = spec.activation;
+  options.classes = spec.num_classes;
+  ModelPlan plan = plan_model(parse_model_text(preset_text(options), "preset cnn"),
+                              {spec.height, spec.width, spec.channels}, spec.num_classes);
+  return make_graph_model(backend, std::move(plan), spec.max_batch);
 }
 
 }  // namespace pstrain::nn

@@ -1,0 +1,79 @@
+#pragma once
+// The layer contract. A layer TYPE (registered in layer_registry.h) turns a node of a model description and the
+// shapes of its inputs into a LayerPlan without any backend: its output shape, its trainable parameters and
+// non-trainable state (names, shapes, initialisation), its forward cost. That is all that servers, the shard
+// plan and checkpoints need. Only a trainer then creates the Layer object itself, over a compute::Backend, with
+// its parameters as views into the model's one flat parameter and gradient buffers (the parameter service
+// ships those as one vector) and its state as views into the model's flat state buffer.
+//
+// A Layer owns its workspaces (allocated once, for max_batch samples) but not its inputs, output or their
+// gradients: the graph (graph_model.h) holds one output buffer and one output-gradient buffer per node.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compute/backend.h"
+#include "nn/layer_attributes.h"
+#include "nn/shape.h"
+
+namespace pstrain::nn {
+
+// How a parameter or state tensor starts. kUniform consumes one draw of the model's initialisation engine per
+// element (initialization.h); the others consume nothing.
+struct InitRule {
+  enum class Kind { kZeros, kOnes, kUniform };
+  Kind kind = Kind::kZeros;
+  float limit = 0;  // kUniform: U(-limit, limit)
+};
+
+struct TensorSpec {
+  std::string name;  // the layer's own name for it ("weight", "bias", "gamma", "running_mean")
+  Shape shape;
+  InitRule init;
+};
+
+struct LayerPlan {
+  Shape output;
+  std::vector<TensorSpec> parameters;  // trainable: pushed, pulled, updated by the optimizer
+  std::vector<TensorSpec> state;       // non-trainable: kept by the trainers, saved with the parameters
+  double forward_flops = 0;            // per sample; multiply-add counts 2
+};
+
+// One parameter of a created layer, in backend memory.
+struct ParameterView {
+  float* value = nullptr;
+  float* gradient = nullptr;
+};
+
+struct LayerBuild {
+  compute::Backend& backend;
+  std::vector<Shape> inputs;
+  LayerPlan plan;
+  std::vector<ParameterView> parameters;  // in plan.parameters order
+  std::vector<float*> state;              // in plan.state order
+  std::size_t max_batch = 0;
+  std::uint64_t index = 0;  // position in the graph: part of the dropout key
+};
+
+// What changes from one call to the next.
+struct StepContext {
+  int batch = 0;
+  bool training = false;           // batch norm uses batch statistics, dropout drops
+  std::uint64_t random_key = 0;    // the step's key (seed, step, trainer); layers mix in their index
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  // inputs[i] is batch x element_count(input shape i); output is batch x element_count(plan.output).
+  virtual void forward(const StepContext& step, std::span<const float* const> inputs, float* output) = 0;
+  // After forward() with the same step and inputs: OVERWRITES every parameter gradient and every input gradient
+  // that is not null (a null one is not needed: the data, or an input nobody trains).
+  virtual void backward(const StepContext& step, std::span<const float* const> inputs, const float* output,
+                        const float* output_gradient, std::span<float* const> input_gradients) = 0;
+};
+
+}  // namespace pstrain::nn

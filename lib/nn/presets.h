@@ -1,0 +1,36 @@
+#pragma once
+// The built-in models, written in the model-file format (model_spec.h) from their options: `--model mlp`,
+// `cnn` and `resnet` are exactly these texts, and `pstrain --describe-model` prints them.
+//   mlp     flatten, then dense layers fc1..fcN with the activation between them
+//   cnn     conv blocks (conv, 2x2 max-pool, activation: pooling before a monotone activation computes the
+//           same function on a quarter of the elements), flatten, dense fc1..fcN
+//   resnet  the shape of the DAWNBench ResNet-9 of the seed's sweep article: a prep conv, three stages each
+//           ending in a 2x2 max-pool, residual blocks of two convs after the first and the third stage, global
+//           average pooling, a linear head without bias scaled by 0.125; widths 64, 128, 256, 512 times `width`;
+//           batch norm after every conv (or, without it, conv biases instead)
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "compute/backend.h"
+
+namespace pstrain::nn {
+
+struct PresetOptions {
+  std::string name = "mlp";                        // mlp | cnn | resnet
+  std::vector<std::size_t> hidden{256, 128};       // mlp and cnn: widths of the hidden dense layers
+  std::vector<std::size_t> conv_filters{32, 64};   // cnn
+  std::size_t kernel_size = 3;                     // cnn
+  compute::Activation activation = compute::Activation::kRelu;  // mlp and cnn (resnet: relu)
+  double width = 1.0;                              // resnet: channel multiplier
+  bool batch_norm = true;                          // resnet
+  std::size_t classes = 10;
+};
+
+// The model-file text of a preset; Error(kUsage) for an unknown name or options no network can be built from.
+std::string preset_text(const PresetOptions& options);
+
+// The names --model accepts.
+std::vector<std::string> preset_names();
+
+}  // namespace pstrain::nn
