@@ -1,4 +1,4 @@
-// The MLP and the CNN on the GPU backend against the same model on the CPU backend: same spec, seed and batch,
+// Every layer type (the cases of tests/unit/nn/layer_cases.h), the MLP and the CNN on the GPU backend against the same model on the CPU backend: same spec, seed and batch,
 // so the same parameters; train_batch's loss, correct count and every gradient tensor, then evaluate_batch, must
 // agree to a relative error below 1e-4 (correct counts exactly). A second step from updated parameters checks
 // set_parameters and that nothing stale survives between batches. Skips where there is no GPU.
@@ -15,7 +15,10 @@
 
 #include "backend_test_util.h"
 #include "gpu_test_util.h"
+#include "layer_cases.h"
+#include "nn/graph_model.h"
 #include "nn/model.h"
+#include "nn/presets.h"
 
 namespace pstrain::nn {
 namespace {
@@ -173,6 +176,48 @@ TEST_F(GpuModelTest, MnistSizedCnnMatchesCpu) {
   auto gpu = make_cnn(*gpu_, spec);
   auto cpu = make_cnn(*cpu_, spec);
   expect_models_agree(*gpu, *cpu, spec.max_batch, 12);
+}
+
+TEST_F(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
+  for (const testing::LayerCase& layer : testing::layer_cases()) {
+    SCOPED_TRACE(layer.name);
+    const std::size_t batch = 4;
+    const std::size_t classes = 3;
+    const auto plan = [&] { return plan_model(parse_model_text(layer.text, layer.name), layer.input, classes); };
+    auto gpu = make_graph_model(*gpu_, plan(), batch);
+    auto cpu = make_graph_model(*cpu_, plan(), batch);
+    gpu->initialize(5);
+    cpu->initialize(5);
+    gpu->set_step_key(77);  // the same dropout masks on both
+    cpu->set_step_key(77);
+    const auto parameters = on_grid(parameters_of(*cpu), kParameterStep);
+    gpu->set_parameters(parameters);
+    cpu->set_parameters(parameters);
+    const auto features = on_grid(testing::layer_case_features(layer, batch), kFeatureStep);
+    const auto labels = random_labels(batch, classes, 13);
+    expect_same_batch_results(gpu->train_batch(features, labels, batch), cpu->train_batch(features, labels, batch),
+                              "train_batch");
+    expect_same_gradients(*gpu, *cpu, "train_batch");
+    std::vector<float> gpu_state(cpu->state_layout().empty() ? 0 : cpu->state_layout().back().offset +
+                                                                       cpu->state_layout().back().size);
+    std::vector<float> cpu_state(gpu_state.size());
+    gpu->get_state(gpu_state);
+    cpu->get_state(cpu_state);
+    EXPECT_TRUE(all_close(gpu_state, cpu_state)) << "running statistics";
+    expect_same_batch_results(gpu->evaluate_batch(features, labels, batch),
+                              cpu->evaluate_batch(features, labels, batch), "evaluate_batch");
+  }
+}
+
+TEST_F(GpuModelTest, SmallResnetPresetMatchesCpu) {
+  PresetOptions options;
+  options.name = "resnet";
+  options.width = 0.0625;  // 4, 8, 16, 32 channels
+  options.classes = 10;
+  const auto plan = [&] { return plan_model(parse_model_text(preset_text(options), "preset resnet"), {16, 16, 1}, 10); };
+  auto gpu = make_graph_model(*gpu_, plan(), 8);
+  auto cpu = make_graph_model(*cpu_, plan(), 8);
+  expect_models_agree(*gpu, *cpu, 8, 14);
 }
 
 }  // namespace

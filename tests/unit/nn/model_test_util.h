@@ -142,8 +142,12 @@ inline void expect_evaluate_matches_train_and_leaves_gradients_alone(Model& mode
 class GradientCheck {
  public:
   // Gives the biases random values first, so that the bias path is exercised beyond its zero initialisation.
-  GradientCheck(Model& model, std::vector<float> features, std::vector<std::int32_t> labels)
-      : model_(model), features_(std::move(features)), labels_(std::move(labels)), parameters_(parameters_of(model)) {
+  // `training_loss`: differentiate the training-mode loss (batch statistics, dropout masks of the model's step
+  // key) instead of evaluation's.
+  GradientCheck(Model& model, std::vector<float> features, std::vector<std::int32_t> labels,
+                bool training_loss = false)
+      : model_(model), features_(std::move(features)), labels_(std::move(labels)), parameters_(parameters_of(model)),
+        training_loss_(training_loss) {
     for (const ParameterInfo& info : model_.parameters()) {
       if (info.shape.size() == 1) {
         const auto biases = compute::testing::random_floats(info.size, 41, -0.3f, 0.3f);
@@ -172,13 +176,16 @@ class GradientCheck {
  private:
   double mean_loss(const std::vector<float>& values) {
     model_.set_parameters(values);
-    return model_.evaluate_batch(features_, labels_, labels_.size()).loss_sum / static_cast<double>(labels_.size());
+    const BatchResult result = training_loss_ ? model_.train_batch(features_, labels_, labels_.size())
+                                              : model_.evaluate_batch(features_, labels_, labels_.size());
+    return result.loss_sum / static_cast<double>(labels_.size());
   }
 
   Model& model_;
   std::vector<float> features_;
   std::vector<std::int32_t> labels_;
   std::vector<float> parameters_;
+  bool training_loss_;
   std::vector<float> gradients_;
 };
 
