@@ -1,10 +1,8 @@
 #include "nn/graph_model.h"
 
 #include <limits>
-#include <random>
 
 #include "core/error.h"
-#include "nn/initialization.h"
 
 namespace pstrain::nn {
 
@@ -54,24 +52,9 @@ void GraphModel::build_nodes() {
 }
 
 void GraphModel::initialize(std::uint64_t seed) {
-  // One engine for the whole model, uniform tensors in layout order; the others consume nothing. Pinned by the
-  // models' recipe tests: checkpoints and multi-rank runs rely on it.
-  std::vector<float> host(plan_.parameter_count, 0.0f);
-  std::mt19937_64 engine(seed);
-  for (std::size_t i = 0; i < plan_.parameters.size(); ++i) {
-    const InitRule& rule = plan_.parameter_init[i];
-    const std::span<float> values = std::span<float>(host).subspan(plan_.parameters[i].offset, plan_.parameters[i].size);
-    if (rule.kind == InitRule::Kind::kUniform) fill_uniform(engine, rule.limit, values);
-    if (rule.kind == InitRule::Kind::kOnes) std::fill(values.begin(), values.end(), 1.0f);
-  }
-  set_parameters(host);
-  std::vector<float> state(plan_.state_count, 0.0f);
-  for (std::size_t i = 0; i < plan_.state.size(); ++i) {
-    if (plan_.state_init[i].kind == InitRule::Kind::kOnes) {
-      std::fill_n(state.begin() + static_cast<std::ptrdiff_t>(plan_.state[i].offset), plan_.state[i].size, 1.0f);
-    }
-  }
-  set_state(state);
+  // Pinned by the models' recipe tests: checkpoints and multi-rank runs rely on it.
+  set_parameters(initial_parameters(plan_, seed));
+  set_state(initial_state(plan_));
 }
 
 void GraphModel::get_state(std::span<float> host_out) const {

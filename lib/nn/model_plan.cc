@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <random>
+#include <span>
 #include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "nn/initialization.h"
 
 namespace pstrain::nn {
 
@@ -156,6 +159,33 @@ ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes) {
   }
   if (model.parameter_count == 0) throw Error(ExitCode::kUsage, cat(model.spec.source, ": the model has no parameters to train"));
   return model;
+}
+
+namespace {
+
+std::vector<float> initial_values(const std::vector<ParameterInfo>& layout, const std::vector<InitRule>& rules,
+                                  std::size_t count, std::mt19937_64* engine) {
+  std::vector<float> values(count, 0.0f);
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    const std::span<float> tensor = std::span<float>(values).subspan(layout[i].offset, layout[i].size);
+    if (rules[i].kind == InitRule::Kind::kUniform) {
+      PSTRAIN_ASSERT(engine != nullptr, "uniform initialisation of ", layout[i].name, " without an engine");
+      fill_uniform(*engine, rules[i].limit, tensor);
+    }
+    if (rules[i].kind == InitRule::Kind::kOnes) std::fill(tensor.begin(), tensor.end(), 1.0f);
+  }
+  return values;
+}
+
+}  // namespace
+
+std::vector<float> initial_parameters(const ModelPlan& plan, std::uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  return initial_values(plan.parameters, plan.parameter_init, plan.parameter_count, &engine);
+}
+
+std::vector<float> initial_state(const ModelPlan& plan) {
+  return initial_values(plan.state, plan.state_init, plan.state_count, nullptr);
 }
 
 std::string describe_model(const ModelPlan& plan) {

@@ -8,6 +8,7 @@
 // shards; parameters are packed in graph order, each node's in the order its type lists them, named
 // "<node>.<name>" ("conv1.weight", "bn1.gamma").
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,13 @@ Shape model_input_shape(const std::vector<std::size_t>& data_sample_shape);
 // a cycle, a layer whose input shape it cannot take, a wrong number of inputs, an unknown attribute, a layer
 // whose output nothing reads, an output that is not {classes}.
 ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes);
+
+// The documented initialisation, on the host, from the plan alone (servers start from it without a model): one
+// std::mt19937_64 seeded with `seed` for the whole model, the kUniform tensors in layout order (one draw per
+// element, initialization.h), ones and zeros drawing nothing. Identical on every rank and platform.
+std::vector<float> initial_parameters(const ModelPlan& plan, std::uint64_t seed);
+// The non-trainable state's start (running means 0, running variances 1).
+std::vector<float> initial_state(const ModelPlan& plan);
 
 // A table of every layer (name, type, output shape, parameters, forward FLOPs per sample) and the totals.
 std::string describe_model(const ModelPlan& plan);

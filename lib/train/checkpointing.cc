@@ -51,20 +51,20 @@ std::vector<std::uint8_t> SampleIndex::join(const std::vector<std::vector<std::u
   return flat;
 }
 
-checkpoint::Checkpoint load_checkpoint(const JobContext& job, const nn::Model& model, const fs::path& folder) {
-  return checkpoint::read_checkpoint(folder, model.parameters(), model.parameter_count(), job.config.optimizer.kind,
+checkpoint::Checkpoint load_checkpoint(const JobContext& job, const fs::path& folder) {
+  return checkpoint::read_checkpoint(folder, job.model.parameters, job.model.parameter_count, job.config.optimizer.kind,
                                      job.data.shard_samples);
 }
 
-std::optional<fs::path> choose_checkpoint(const JobContext& job, const nn::Model& model) {
+std::optional<fs::path> choose_checkpoint(const JobContext& job) {
   const std::string& wanted = job.config.resume;
   if (wanted != "auto") {
-    load_checkpoint(job, model, wanted);  // throws, naming what is wrong
+    load_checkpoint(job, wanted);  // throws, naming what is wrong
     return fs::path(wanted);
   }
   for (const fs::path& folder : checkpoint::list_checkpoints(job.config.output_dir)) {
     try {
-      load_checkpoint(job, model, folder);
+      load_checkpoint(job, folder);
       return folder;
     } catch (const Error& error) {
       log_warning("skipping checkpoint ", folder.string(), ": ", error.what());
@@ -73,8 +73,8 @@ std::optional<fs::path> choose_checkpoint(const JobContext& job, const nn::Model
   return std::nullopt;
 }
 
-CheckpointWriter::CheckpointWriter(const JobContext& job, const nn::Model& model, std::string config_ini)
-    : job_(job), model_(model), config_ini_(std::move(config_ini)), last_saved_(Clock::now()) {}
+CheckpointWriter::CheckpointWriter(const JobContext& job, std::string config_ini)
+    : job_(job), config_ini_(std::move(config_ini)), last_saved_(Clock::now()) {}
 
 int CheckpointWriter::local_flags() const {
   int flags = 0;
@@ -158,7 +158,7 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
   if (writer) {
     checkpoint.training.consumed = index.split(all);
     try {
-      written = checkpoint::write_checkpoint(job_.config.output_dir, checkpoint, model_.parameters(), config_ini_,
+      written = checkpoint::write_checkpoint(job_.config.output_dir, checkpoint, job_.model.parameters, config_ini_,
                                              {job_.config.keep_checkpoints, job_.config.test_checkpoint_delay_ms});
     } catch (const Error& error) {
       const auto kept = checkpoint::list_checkpoints(job_.config.output_dir);

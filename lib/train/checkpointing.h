@@ -40,15 +40,14 @@ class SampleIndex {
 // Which checkpoint to resume from (called on rank 0 only): --resume auto takes the newest one that verifies and
 // reads, warning about each one it skips and why, or none if there is none (a fresh start); --resume PATH takes
 // that one or throws Error(kInputData) saying why not.
-std::optional<std::filesystem::path> choose_checkpoint(const JobContext& job, const nn::Model& model);
+std::optional<std::filesystem::path> choose_checkpoint(const JobContext& job);
 
 // Reads a checkpoint checked against this run's model, optimizer and data (any rank).
-checkpoint::Checkpoint load_checkpoint(const JobContext& job, const nn::Model& model,
-                                       const std::filesystem::path& folder);
+checkpoint::Checkpoint load_checkpoint(const JobContext& job, const std::filesystem::path& folder);
 
 class CheckpointWriter {
  public:
-  CheckpointWriter(const JobContext& job, const nn::Model& model, std::string config_ini);
+  CheckpointWriter(const JobContext& job, std::string config_ini);
 
   // This rank's wishes for the agreed flags of the step that just ended (signals; the time-based trigger is
   // rank 0's clock so that one clock decides).
@@ -68,7 +67,6 @@ class CheckpointWriter {
 
  private:
   const JobContext& job_;
-  const nn::Model& model_;
   std::string config_ini_;
   mutable std::chrono::steady_clock::time_point last_saved_;
 };

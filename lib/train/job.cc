@@ -125,19 +125,18 @@ data::Samples load_trainer_samples(const JobContext& job) {
   return all;
 }
 
-std::vector<float> initial_parameters(const JobContext& job, nn::Model& model) {
+std::vector<float> initial_parameters(const JobContext& job) {
   if (job.config.init_from) {
-    return checkpoint::read_pass_parameters(*job.config.init_from, model.parameters(), model.parameter_count());
+    return checkpoint::read_pass_parameters(*job.config.init_from, job.model.parameters, job.model.parameter_count);
   }
-  std::vector<float> parameters(model.parameter_count());
-  model.get_parameters(parameters);  // the model was initialised from --seed
-  return parameters;
+  return nn::initial_parameters(job.model, job.config.seed);
 }
 
-bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
+// `model` is null on servers.
+bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model* model, RunState& run) {
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, job.layout.is_trainer() ? 0 : MPI_UNDEFINED, job.layout.world_rank);
-  const ps::ShardPlan plan(parameter_sizes(model), job.layout.pservers, job.config.block_size);
+  const ps::ShardPlan plan(parameter_sizes(job.model), job.layout.pservers, job.config.block_size);
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
   bool completed = true;
   if (job.layout.is_server()) {
@@ -158,7 +157,7 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
       dispatch.take_chunk = [&client] { return client.take_chunk(); };
       dispatch.reset = [&client] { client.reset_chunks(); };
     }
-    completed = run_trainer(job, backend, model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
+    completed = run_trainer(job, backend, *model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
                             {run.writer.get(), &plan, !job.sync()}, dispatch);
   }
   {
@@ -192,7 +191,7 @@ bool run_local(const JobContext& job, compute::Backend& backend, nn::Model& mode
   std::vector<float> initial;
   auto optimizer = whole_model_optimizer(job, run, initial);
   auto exchange = ps::make_local_exchange(std::move(optimizer), initial);
-  const ps::ShardPlan whole(parameter_sizes(model), 1, model.parameter_count());
+  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
   return run_trainer(job, backend, model, *exchange, MPI_COMM_SELF, run.samples, run.test, *run.progress,
                      {run.writer.get(), &whole});
 }
@@ -205,14 +204,14 @@ bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& 
   setup.trainers = MPI_COMM_WORLD;
   setup.backend = &backend;
   setup.backend_gradient = model.backend_gradients();
-  setup.length = model.parameter_count();
+  setup.length = job.model.parameter_count;
   setup.check_every_steps = job.config.check_replicas_every_steps;
   // NCCL refuses two ranks on one GPU: trainers beyond the node's GPU count share one and use MPI instead.
   const bool exclusive_gpu = job.layout.local_trainer_rank < compute::gpu_count();
   auto summation = allreduce::make_summation(MPI_COMM_WORLD, backend, exclusive_gpu);
   if (job.layout.is_lead_trainer()) log_info("all-reduce over ", job.layout.trainers, " trainers with ", summation->name());
   auto exchange = allreduce::make_allreduce_exchange(std::move(optimizer), initial, std::move(summation), setup);
-  const ps::ShardPlan whole(parameter_sizes(model), 1, model.parameter_count());
+  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
   const bool completed = run_trainer(job, backend, model, *exchange, MPI_COMM_WORLD, run.samples, run.test,
                                      *run.progress, {run.writer.get(), &whole});
   const comm::Watchdog::Wait wait("the end of training");
@@ -272,8 +271,14 @@ int run_job(int argc, char** argv) {
 
   // Phase 2: output folder (rank 0) and data layout (every rank, metadata only).
   failure = attempt([&] {
-    if (rank == 0) prepare_output_folder(job.config, resolved_ini);
+    if (rank == 0 && !job.config.describe_model) prepare_output_folder(job.config, resolved_ini);
     job.data = plan_data(job.config.data_dir, job.layout.trainers, job.config.dynamic_dispatch);
+    job.model = plan_job_model(job.config, job.data.meta);
+    if (job.config.describe_model) {
+      if (rank == 0) std::cout << nn::describe_model(job.model) << "\n" << job.model.spec.text;
+      exit_early = true;
+      return;
+    }
     job.config.optimizer.total_updates = total_updates(job);
     // An async pass applies T pushes of batch b where a sync pass applies one average of T*b: at --lr / T both
     // move the parameters equally far per pass, so one --lr means the same in both modes (measured: at the full
@@ -281,6 +286,7 @@ int run_job(int argc, char** argv) {
     if (!job.sync() && job.layout.pservers > 0) job.config.optimizer.learning_rate /= job.layout.trainers;
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
+  if (exit_early) return 0;
 
   // Phase 3: per-rank logs, the model, samples (trainers), test set (lead), starting parameters.
   std::unique_ptr<compute::Backend> backend;
@@ -297,13 +303,15 @@ int run_job(int argc, char** argv) {
              job.layout.local_size, " on this node");
     backend = make_backend(job);
     if (job.layout.is_trainer() && job.config.device != "cpu") log_info("compute backend: ", backend->name());
-    model = make_model(job, *backend);
-    model->initialize(job.config.seed);
-    if (job.layout.is_trainer()) run.samples = load_trainer_samples(job);
+    if (job.layout.is_trainer()) {
+      model = make_model(job, *backend);
+      model->initialize(job.config.seed);
+      run.samples = load_trainer_samples(job);
+    }
     if (job.layout.is_lead_trainer()) run.test = data::read_shard(job.data.test_shard);
-    if (!job.layout.is_trainer() || job.layout.pservers == 0) run.initial = initial_parameters(job, *model);
+    if (!job.layout.is_trainer() || job.layout.pservers == 0) run.initial = initial_parameters(job);
     if (rank == 0 && !job.config.resume.empty()) {
-      const auto chosen = choose_checkpoint(job, *model);
+      const auto chosen = choose_checkpoint(job);
       resume_from = chosen ? chosen->string() : "";
       if (!chosen) log_warning("--resume auto: no complete checkpoint in ", job.config.output_dir.string(), "; starting fresh");
     }
@@ -317,12 +325,12 @@ int run_job(int argc, char** argv) {
   MPI_CHECK(MPI_Bcast(resume_from.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD));
   failure = attempt([&] {
     if (!resume_from.empty()) {
-      run.resumed = load_checkpoint(job, *model, resume_from);
+      run.resumed = load_checkpoint(job, resume_from);
       if (rank == 0) forget_passes_from(job.config.output_dir, run.resumed->training.pass);
     }
     run.progress = std::make_unique<Progress>(
         job, run.resumed ? std::optional<checkpoint::TrainingState>(run.resumed->training) : std::nullopt);
-    run.writer = std::make_unique<CheckpointWriter>(job, *model, resolved_ini);
+    run.writer = std::make_unique<CheckpointWriter>(job, resolved_ini);
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
   comm::Watchdog::start(rank, job.layout.world_size, job.config.timeout_seconds, job.config.output_dir);
@@ -331,7 +339,7 @@ int run_job(int argc, char** argv) {
     log_info("pstrain ", PSTRAIN_VERSION, ": ", job.layout.world_size, " ranks = ", job.layout.pservers,
              " parameter-server shard(s) + ", job.layout.trainers, " trainer(s), mode ",
              job.layout.world_size > 1 ? to_string(job.config.mode) : std::string("local"), ", ", backend->name(),
-             " backend, ", job.config.model, " ", model->parameter_count(),
+             " backend, ", job.model.spec.source, " ", job.model.parameter_count,
              " parameters, ", job.data.total_train_samples(), " training samples, batch ", job.config.batch_size,
              " per trainer, learning rate per update ", job.config.optimizer.learning_rate, " (",
              job.config.optimizer.schedule, ")");
@@ -350,7 +358,7 @@ int run_job(int argc, char** argv) {
     } else if (job.config.mode == Mode::kAllreduce) {
       completed = run_allreduce(job, *backend, *model, run);
     } else {
-      completed = run_distributed(job, *backend, *model, run);
+      completed = run_distributed(job, *backend, model.get(), run);
     }
   } catch (const AgreedFailure& failure_everywhere) {
     return static_cast<int>(failure_everywhere.code());

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "comm/layout.h"
+#include "nn/model_plan.h"
 #include "train/data_plan.h"
 #include "train/train_config.h"
 
@@ -13,6 +14,9 @@ struct JobContext {
   TrainConfig config;
   comm::WorldLayout layout;
   DataPlan data;
+  // The model description planned against the data (every rank: servers, shard plan and checkpoints read its
+  // parameter layout; only trainers build the model itself).
+  nn::ModelPlan model;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   // Every trainer takes the same steps together (sync parameter server, or all-reduce).

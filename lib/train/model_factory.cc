@@ -7,6 +7,8 @@
 #include "compute/opaque_backend.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "nn/graph_model.h"
+#include "nn/presets.h"
 
 namespace pstrain::train {
 
@@ -48,42 +50,42 @@ std::unique_ptr<compute::Backend> make_backend(const JobContext& job) {
   return compute::make_gpu_backend(ordinal);
 }
 
-std::size_t evaluation_batch_size(const TrainConfig& config) {
-  if (config.model != "cnn") return config.eval_batch_size;
-  return std::min(config.eval_batch_size, std::max<std::size_t>(config.batch_size, 256));
+nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& meta) {
+  const auto& shape = meta.sample_shape;
+  if (config.model == "cnn" && shape.size() != 2 && shape.size() != 3) {
+    throw Error(ExitCode::kUsage, cat("--model cnn needs image samples (height x width, or height x width x "
+                                      "channels); ", config.data_dir.string(), " holds samples of shape ",
+                                      shape_text(shape)));
+  }
+  nn::ModelSpec spec;
+  if (config.model_file) {
+    spec = nn::read_model_file(*config.model_file);
+  } else {
+    nn::PresetOptions options;
+    options.name = config.model;
+    options.hidden = config.hidden;
+    options.conv_filters = config.conv_filters;
+    options.kernel_size = config.kernel_size;
+    options.activation = config.activation;
+    options.width = config.width;
+    options.batch_norm = config.batch_norm;
+    options.classes = meta.num_classes;
+    spec = nn::parse_model_text(nn::preset_text(options), "preset " + config.model);
+  }
+  return nn::plan_model(std::move(spec), nn::model_input_shape({shape.begin(), shape.end()}), meta.num_classes);
+}
+
+std::size_t evaluation_batch_size(const JobContext& job) {
+  constexpr std::size_t kLargeActivations = 16384;  // floats per sample; the MLP has ~1.5k, the CNN ~100k
+  std::size_t floats = 0;
+  for (const nn::PlannedNode& node : job.model.nodes) floats += nn::element_count(node.plan.output);
+  if (floats < kLargeActivations) return job.config.eval_batch_size;
+  return std::min(job.config.eval_batch_size, std::max<std::size_t>(job.config.batch_size, 256));
 }
 
 std::unique_ptr<nn::Model> make_model(const JobContext& job, compute::Backend& backend) {
-  const TrainConfig& config = job.config;
-  const data::ShardMeta& meta = job.data.meta;
-  const std::size_t max_batch = std::max(config.batch_size, evaluation_batch_size(config));
-  if (config.model == "mlp") {
-    nn::MlpSpec spec;
-    spec.input_size = meta.sample_size();
-    spec.hidden = config.hidden;
-    spec.num_classes = meta.num_classes;
-    spec.activation = config.activation;
-    spec.max_batch = max_batch;
-    return nn::make_mlp(backend, spec);
-  }
-  PSTRAIN_ASSERT(config.model == "cnn", "model ", config.model);
-  const auto& shape = meta.sample_shape;
-  if (shape.size() != 2 && shape.size() != 3) {
-    throw Error(ExitCode::kUsage, cat("--model cnn needs image samples (height x width, or height x width x "
-                                      "channels); ", job.config.data_dir.string(), " holds samples of shape ",
-                                      shape_text(shape)));
-  }
-  nn::CnnSpec spec;
-  spec.height = shape[0];
-  spec.width = shape[1];
-  spec.channels = shape.size() == 3 ? shape[2] : 1;
-  spec.conv_filters = config.conv_filters;
-  spec.kernel_size = config.kernel_size;
-  spec.hidden = config.hidden;
-  spec.num_classes = meta.num_classes;
-  spec.activation = config.activation;
-  spec.max_batch = max_batch;
-  return nn::make_cnn(backend, spec);
+  const std::size_t max_batch = std::max(job.config.batch_size, evaluation_batch_size(job));
+  return nn::make_graph_model(backend, job.model, max_batch);
 }
 
 }  // namespace pstrain::train

@@ -1,10 +1,13 @@
 #pragma once
-// What a rank computes with: its compute backend (--device, and which GPU) and its model (--model).
+// What a rank computes with: its compute backend (--device, and which GPU) and its model (--model or
+// --model-file), planned against the data's sample shape.
 #include <memory>
 #include <string>
 
 #include "compute/backend.h"
+#include "data/shard.h"
 #include "nn/model.h"
+#include "nn/model_plan.h"
 #include "train/job_context.h"
 
 namespace pstrain::train {
@@ -16,12 +19,16 @@ namespace pstrain::train {
 //   --device auto: a GPU when this node has one, else the CPU.
 std::unique_ptr<compute::Backend> make_backend(const JobContext& job);
 
-// Samples per evaluation batch: --eval-batch-size, but for a CNN at most max(--batch-size, 256), since every
-// sample of a batch needs its im2col columns and activations (~0.5 MB per Fashion-MNIST image).
-std::size_t evaluation_batch_size(const TrainConfig& config);
+// The model description (the --model-file, or the preset's text from its flags) planned for samples of `meta`'s
+// shape and classes: no backend, so every rank can afford it. Throws Error(kUsage) naming the file, the line and
+// the problem when the description is invalid or does not fit the data.
+nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& meta);
 
-// The MLP or the CNN over the data's sample shape. Throws Error(kUsage) when the model does not fit the data
-// (a CNN on samples that are not images).
+// Samples per evaluation batch: --eval-batch-size, but for models with large activations (convolutions: ~0.5 MB
+// per Fashion-MNIST image for im2col columns and outputs) at most max(--batch-size, 256).
+std::size_t evaluation_batch_size(const JobContext& job);
+
+// A trainer's model over its backend, from job.model.
 std::unique_ptr<nn::Model> make_model(const JobContext& job, compute::Backend& backend);
 
 }  // namespace pstrain::train

@@ -6,7 +6,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "data/shard.h"
-#include "nn/model.h"
+#include "nn/model_plan.h"
 #include "train/checkpointing.h"
 #include "train/progress.h"
 
@@ -22,9 +22,9 @@ struct RunState {
   std::unique_ptr<CheckpointWriter> writer;
 };
 
-inline std::vector<std::size_t> parameter_sizes(const nn::Model& model) {
+inline std::vector<std::size_t> parameter_sizes(const nn::ModelPlan& model) {
   std::vector<std::size_t> sizes;
-  for (const auto& parameter : model.parameters()) sizes.push_back(parameter.size);
+  for (const auto& parameter : model.parameters) sizes.push_back(parameter.size);
   return sizes;
 }
 

@@ -24,7 +24,7 @@ po::options_description train_options() {
   po::options_description data("Data and outputs");
   data.add_options()
       ("data-dir", po::value<std::string>()->required(), "folder with train-NNNNN.h5 shards and test.h5 (pstrain-data)")
-      ("output-dir", po::value<std::string>()->required(), "where node_<rank>/ logs, pass-NNNNN/ folders, metrics.jsonl and config.ini go")
+      ("output-dir", po::value<std::string>(), "(required) where node_<rank>/ logs, pass-NNNNN/ folders, metrics.jsonl and config.ini go")
       ("init-from", po::value<std::string>(), "start from the parameters of a pass folder (OUTPUT/pass-NNNNN)");
   po::options_description cluster("Cluster");
   cluster.add_options()
@@ -40,7 +40,11 @@ po::options_description train_options() {
       ("device", po::value<std::string>()->default_value("cpu"), "cpu | gpu | auto (a GPU when this node has one); trainer k on a node uses GPU (k mod GPUs)");
   po::options_description model("Model and optimisation");
   model.add_options()
-      ("model", po::value<std::string>()->default_value("mlp"), "mlp | cnn (conv + 2x2 max-pool layers, then fully connected)")
+      ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm)")
+      ("model-file", po::value<std::string>(), "a model described layer by layer (docs/model-files.md); instead of --model")
+      ("describe-model", po::bool_switch(), "print the model's layers (output shapes, parameters, FLOPs) for the data in --data-dir, and exit")
+      ("width", po::value<double>()->default_value(1.0, "1"), "resnet: channel multiplier (64, 128, 256, 512 channels times this)")
+      ("batch-norm", po::value<bool>()->default_value(true, "true"), "resnet: batch normalisation after every convolution (false: conv biases instead)")
       ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated (cnn: the fully connected head, e.g. 128)")
       ("conv-filters", po::value<std::string>()->default_value("32,64"), "cnn: filters of each conv layer, comma separated")
       ("kernel-size", po::value<long long>()->default_value(3), "cnn: odd square convolution kernel")
@@ -114,7 +118,12 @@ std::vector<std::size_t> parse_widths(const std::string& text, const char* flag)
 TrainConfig resolve_train_config(const po::variables_map& values) {
   TrainConfig config;
   config.data_dir = values["data-dir"].as<std::string>();
-  config.output_dir = values["output-dir"].as<std::string>();
+  config.describe_model = values["describe-model"].as<bool>();
+  if (values.count("output-dir")) {
+    config.output_dir = values["output-dir"].as<std::string>();
+  } else if (!config.describe_model) {
+    throw Error(ExitCode::kUsage, "the option '--output-dir' is required but missing");
+  }
   if (values.count("init-from")) config.init_from = values["init-from"].as<std::string>();
 
   config.num_pservers = values["num-pservers"].as<int>();
@@ -151,9 +160,21 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   }
 
   config.model = values["model"].as<std::string>();
-  if (config.model != "mlp" && config.model != "cnn") {
-    throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of mlp, cnn"));
+  if (config.model != "mlp" && config.model != "cnn" && config.model != "resnet") {
+    throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of mlp, cnn, resnet"));
   }
+  if (values.count("model-file")) {
+    if (!values["model"].defaulted()) {
+      throw Error(ExitCode::kUsage, cat("--model-file and --model ", config.model, " both name a model: give one of them"));
+    }
+    config.model_file = values["model-file"].as<std::string>();
+    config.model = "file";
+  }
+  config.width = values["width"].as<double>();
+  if (!std::isfinite(config.width) || config.width <= 0 || config.width > 64) {
+    throw Error(ExitCode::kUsage, cat("--width ", config.width, " must be in (0, 64]"));
+  }
+  config.batch_norm = values["batch-norm"].as<bool>();
   config.hidden = parse_widths(values["hidden"].as<std::string>(), "hidden");
   config.conv_filters = parse_widths(values["conv-filters"].as<std::string>(), "conv-filters");
   config.kernel_size = static_cast<std::size_t>(positive(values, "kernel-size"));

@@ -23,7 +23,11 @@ struct TrainConfig {
 
   int num_pservers = -1;  // -1: default layout
   Mode mode = Mode::kSync;
-  std::string model = "mlp";                  // mlp | cnn
+  std::string model = "mlp";                  // mlp | cnn | resnet, or "file" with model_file
+  std::optional<std::filesystem::path> model_file;  // --model-file
+  bool describe_model = false;                // print the model and exit
+  double width = 1.0;                         // resnet: channel multiplier
+  bool batch_norm = true;                     // resnet: batch norm after every convolution
   std::vector<std::size_t> hidden{256, 128};  // mlp: hidden widths; cnn: widths of the fully connected head
   std::vector<std::size_t> conv_filters{32, 64};  // cnn: filters per conv layer (each followed by a 2x2 pool)
   std::size_t kernel_size = 3;                // cnn: odd square kernel

@@ -9,6 +9,7 @@
 
 #include "checkpoint/pass_folder.h"
 #include "comm/mpi_check.h"
+#include "compute/counter_random.h"
 #include "comm/watchdog.h"
 #include "core/files.h"
 #include "core/log.h"
@@ -294,6 +295,9 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
       const auto compute_start = Clock::now();
       if (n > 0) {
         batch.assemble(order, first, n);
+        // Random layers (dropout) draw from (seed, global step, trainer): a resumed step draws what it drew before.
+        model.set_step_key(compute::combine_key(compute::combine_key(config.seed, static_cast<std::uint64_t>(global_step)),
+                                                static_cast<std::uint64_t>(trainer)));
         const nn::BatchResult result = model.train_batch(batch.features(n), batch.labels(n), n);
         if (!std::isfinite(result.loss_sum)) {
           throw Error(ExitCode::kDiverged,
@@ -410,7 +414,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
 
     wait.reset();
     if (job.layout.is_lead_trainer()) {
-      const Evaluation evaluation = evaluate(model, *test, evaluation_batch_size(config));
+      const Evaluation evaluation = evaluate(model, *test, evaluation_batch_size(job));
       if (!std::isfinite(evaluation.loss)) {
         throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
                                              pass, " (lower --lr)"));
