@@ -72,6 +72,10 @@ void write_model_file(const fs::path& path, const ModelState& model, const std::
     H5::Group state = optimizer.createGroup(name);
     write_tensors(state, parameters, values);
   }
+  if (!model.state_layout.empty()) {
+    H5::Group state = file.createGroup("state");
+    write_tensors(state, model.state_layout, model.state);
+  }
 }
 
 void write_training_file(const fs::path& path, const TrainingState& training) {
@@ -146,7 +150,8 @@ fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoi
 
 Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::ParameterInfo>& parameters,
                            std::size_t flat_size, const std::string& optimizer,
-                           const std::vector<std::uint64_t>& shard_sizes) {
+                           const std::vector<std::uint64_t>& shard_sizes,
+                           const std::vector<nn::ParameterInfo>& state_layout) {
   verify_manifest(folder);
   Checkpoint checkpoint;
   H5::Exception::dontPrint();
@@ -171,6 +176,16 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
       checkpoint.model.optimizer_state.emplace_back(
           name, read_tensors(optimizer_group.openGroup(name), model_path.string() + " optimizer " + name, parameters,
                              flat_size));
+    }
+    if (!state_layout.empty()) {
+      if (!file.nameExists("state")) {
+        throw Error(ExitCode::kInputData, cat(model_path.string(), " holds no non-trainable state (batch-norm "
+                                              "statistics): it was written for another model"));
+      }
+      const nn::ParameterInfo& last = state_layout.back();
+      checkpoint.model.state_layout = state_layout;
+      checkpoint.model.state = read_tensors(file.openGroup("state"), model_path.string() + " state", state_layout,
+                                            last.offset + last.size);
     }
   } catch (const H5::Exception& failure) {
     throw Error(ExitCode::kInputData, cat("cannot read ", model_path.string(), ": ", failure.getDetailMsg()));

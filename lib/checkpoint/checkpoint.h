@@ -1,7 +1,8 @@
 #pragma once
 // Resumable checkpoints: OUTPUT/checkpoints/ckpt-<global step, 10 digits>/ holding
 //   model.h5     /parameters/<name> and /optimizer/<state>/<name> as full tensors (shapes as the model declares
-//                them), root attributes format_version, optimizer, optimizer_steps
+//                them), /state/<name> for models with non-trainable state (batch-norm running statistics), root
+//                attributes format_version, optimizer, optimizer_steps
 //   training.h5  root attributes pass, step_in_pass, global_step, seed; /consumed/train-NNNNN (uint8, one flag per
 //                sample of that shard: already trained on in the pass in progress)
 //   config.ini   the configuration of the run that wrote it
@@ -25,6 +26,8 @@ struct ModelState {
   std::string optimizer;          // "sgd" | "momentum" | "adam"
   std::uint64_t optimizer_steps = 0;
   std::vector<std::pair<std::string, std::vector<float>>> optimizer_state;  // flat, same layout
+  std::vector<nn::ParameterInfo> state_layout;  // the model's non-trainable state (empty for most models)
+  std::vector<float> state;                     // flat, state_layout
 };
 
 struct TrainingState {
@@ -55,11 +58,13 @@ std::filesystem::path write_checkpoint(const std::filesystem::path& output_dir, 
                                        const std::string& config_ini, const WriteOptions& options);
 
 // Verifies the manifest, then reads; `parameters` and `flat_size` describe the model to load into, `optimizer`
-// the kind this run uses, `shard_sizes` the sample counts of this run's training shards. Throws Error(kInputData)
-// naming the folder and the mismatch (another model, another optimizer, other data, corrupt file).
+// the kind this run uses, `shard_sizes` the sample counts of this run's training shards, `state_layout` the
+// model's non-trainable state. Throws Error(kInputData) naming the folder and the mismatch (another model,
+// another optimizer, other data, corrupt file).
 Checkpoint read_checkpoint(const std::filesystem::path& folder, const std::vector<nn::ParameterInfo>& parameters,
                            std::size_t flat_size, const std::string& optimizer,
-                           const std::vector<std::uint64_t>& shard_sizes);
+                           const std::vector<std::uint64_t>& shard_sizes,
+                           const std::vector<nn::ParameterInfo>& state_layout = {});
 
 // Complete-looking checkpoint folders (ckpt-*), newest first.
 std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& output_dir);

@@ -53,7 +53,7 @@ std::vector<std::uint8_t> SampleIndex::join(const std::vector<std::vector<std::u
 
 checkpoint::Checkpoint load_checkpoint(const JobContext& job, const fs::path& folder) {
   return checkpoint::read_checkpoint(folder, job.model.parameters, job.model.parameter_count, job.config.optimizer.kind,
-                                     job.data.shard_samples);
+                                     job.data.shard_samples, job.model.state);
 }
 
 std::optional<fs::path> choose_checkpoint(const JobContext& job) {
@@ -102,8 +102,13 @@ int CheckpointWriter::async_wish(std::int64_t global_step, bool lead) const {
   return by_steps || by_time ? ps::kCheckpointNow : 0;
 }
 
+namespace {
+constexpr int kModelStateTag = 7301;  // the lead trainer's model state to rank 0, inside a checkpoint
+}  // namespace
+
 void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* slice,
-                            const std::vector<std::uint8_t>& consumed, const checkpoint::TrainingState& progress) {
+                            const std::vector<std::uint8_t>& consumed, const checkpoint::TrainingState& progress,
+                            std::span<const float> model_state) {
   const comm::Watchdog::Wait wait("a checkpoint (gathering the model state)");
   const auto start = Clock::now();
   const bool writer = job_.layout.world_rank == 0;
@@ -146,6 +151,22 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
     if (writer) checkpoint.model.optimizer_state.emplace_back(slice->optimizer[static_cast<std::size_t>(i)].first, std::move(full));
   }
   if (writer) checkpoint.model.optimizer_steps = slice->optimizer_steps;
+  // The non-trainable state (averaged over the trainers by now, see trainer_loop.cc) comes from the lead trainer.
+  if (job_.model.state_count > 0) {
+    const int count = static_cast<int>(job_.model.state_count);
+    if (writer) {
+      checkpoint.model.state_layout = job_.model.state;
+      checkpoint.model.state.resize(job_.model.state_count);
+    }
+    if (lead == 0) {
+      if (writer) std::copy(model_state.begin(), model_state.end(), checkpoint.model.state.begin());
+    } else if (job_.layout.world_rank == lead) {
+      MPI_CHECK(MPI_Send(model_state.data(), count, MPI_FLOAT, 0, kModelStateTag, MPI_COMM_WORLD));
+    } else if (writer) {
+      MPI_CHECK(MPI_Recv(checkpoint.model.state.data(), count, MPI_FLOAT, lead, kModelStateTag, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE));
+    }
+  }
 
   const SampleIndex index(job_.data.shard_samples);
   std::vector<std::uint8_t> mine = consumed.empty() ? std::vector<std::uint8_t>(index.total(), 0) : consumed;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,9 +62,10 @@ class CheckpointWriter {
   // Collective over world. `contributors_plan` splits the model state among world ranks [0, contributors):
   // the server shards in distributed mode, the single rank in local mode. `slice` is this rank's share (or null),
   // `consumed` this rank's flags over all sample ids (empty on servers). `progress` counts as given by the lead
-  // trainer (the first trainer, or the only rank), whose steps number the checkpoints.
+  // trainer (the first trainer, or the only rank), whose steps number the checkpoints. `model_state` is the
+  // model's non-trainable state on the lead trainer (empty elsewhere, and for models without state).
   void save(const ps::ShardPlan& contributors_plan, const ps::SliceState* slice, const std::vector<std::uint8_t>& consumed,
-            const checkpoint::TrainingState& progress);
+            const checkpoint::TrainingState& progress, std::span<const float> model_state = {});
 
  private:
   const JobContext& job_;

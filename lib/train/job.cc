@@ -326,6 +326,7 @@ int run_job(int argc, char** argv) {
   failure = attempt([&] {
     if (!resume_from.empty()) {
       run.resumed = load_checkpoint(job, resume_from);
+      if (model && !run.resumed->model.state.empty()) model->set_state(run.resumed->model.state);
       if (rank == 0) forget_passes_from(job.config.output_dir, run.resumed->training.pass);
     }
     run.progress = std::make_unique<Progress>(

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "train/metrics.h"
 #include "train/model_factory.h"
+#include "train/model_state.h"
 
 namespace pstrain::train {
 
@@ -94,6 +95,24 @@ class BatchAssembler {
   std::vector<float> features_;
   std::vector<std::int32_t> labels_;
 };
+
+// OUTPUT/pass-NNNNN/parameters.h5: the parameters, and the non-trainable state after them under its own names
+// ("bn1.running_mean"), so that a pass folder is the whole model.
+void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters,
+                       std::span<const float> state) {
+  std::vector<nn::ParameterInfo> layout = job.model.parameters;
+  std::vector<float> flat;
+  if (!state.empty()) {
+    for (nn::ParameterInfo info : job.model.state) {
+      info.offset += job.model.parameter_count;
+      layout.push_back(std::move(info));
+    }
+    flat.assign(parameters.begin(), parameters.end());
+    flat.insert(flat.end(), state.begin(), state.end());
+    parameters = flat;
+  }
+  checkpoint::write_pass_folder(job.config.output_dir, pass, layout, parameters, !job.config.resume.empty());
+}
 
 // `samples_before` counts the samples of this pass trained before the checkpoint the run resumed from, so that
 // samples + samples_before_resume is the pass's whole sample count.
@@ -204,8 +223,10 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
   PSTRAIN_ASSERT(sample_ids.size() == sample_count, sample_ids.size(), " ids for ", sample_count, " samples");
   std::vector<std::uint8_t> consumed = progress.consumed_in_first_pass();
 
+  ModelStateAverage model_state(model, trainers);
   // A checkpoint of the state after `step_in_pass` steps of `pass` (collective with the servers in sync mode).
   const auto save = [&](int pass, std::int64_t step_in_pass, std::int64_t global_step) {
+    model_state.average();
     std::optional<ps::SliceState> slice;
     optim::Optimizer* optimizer = exchange.own_optimizer();  // local and all-reduce trainers hold the whole state
     if (optimizer != nullptr && job.layout.world_rank < checkpoints.plan->shards()) {  // ... one of them gives it
@@ -221,7 +242,8 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
     state.step_in_pass = step_in_pass;
     state.global_step = global_step;
     state.seed = config.seed;
-    checkpoints.writer->save(*checkpoints.plan, slice ? &*slice : nullptr, mine, state);
+    checkpoints.writer->save(*checkpoints.plan, slice ? &*slice : nullptr, mine, state,
+                             job.layout.is_lead_trainer() ? model_state.state() : std::span<const float>());
   };
 
   // After an async checkpoint: the request as rank 0 (server 0) saw it once every trainer had quiesced, so that
@@ -362,6 +384,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
     }
     exchange.finish_pass(parameters);
     publish_parameters();
+    model_state.average();
     if (stop_request) return false;
     if (dynamic) {  // every trainer is past its last ticket (finish_pass ends with a barrier): rewind the dispatcher
       if (job.layout.is_lead_trainer()) dispatch.reset();
@@ -419,7 +442,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
         throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
                                              pass, " (lower --lr)"));
       }
-      checkpoint::write_pass_folder(config.output_dir, pass, model.parameters(), parameters, !config.resume.empty());
+      write_pass_folder(job, pass, parameters, model_state.state());
       const auto& before = progress.consumed_in_first_pass();
       report_pass(job, pass, sum, pass_seconds, staleness, evaluation,
                   pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0, lead_max,

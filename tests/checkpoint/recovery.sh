@@ -20,10 +20,11 @@ source "$(dirname "$0")/../mpi/common.sh"
 case_name=$1 np=$2 path=$3 async_mode=${4:-async} dispatch=${5:-static}
 work=$(new_work_dir "recovery_${case_name}_np${np}_${path}")
 # Flags every run shares; PASSES, HIDDEN and EVERY (checkpoint interval) may be set per call (pstrain refuses a
-# flag given twice).
+# flag given twice); MODEL_FILE replaces the MLP by a model file.
 common_flags() {
   echo --data-dir "$DATA_DIR" --batch-size 32 --optimizer momentum --lr 0.05 --lr-schedule cosine --keep-checkpoints 0 \
-    --passes "${PASSES:-3}" --hidden "${HIDDEN:-32}" --checkpoint-every-steps "${EVERY:-5}"
+    --passes "${PASSES:-3}" --checkpoint-every-steps "${EVERY:-5}" \
+    $( [ -n "${MODEL_FILE:-}" ] && echo --model-file "$MODEL_FILE" || echo --hidden "${HIDDEN:-32}" )
 }
 total_samples=3840
 
@@ -120,7 +121,9 @@ case "$case_name" in
     reference
     out="$work/run"
     start_pstrain "$out" --test-step-delay-ms 10
-    sleep 1
+    # Signal handlers are in place once training runs: wait (bounded) for the first step, not a fixed time.
+    for ((i = 0; i < 600; i++)); do grep -q "first step done" "$out.log" 2>/dev/null && break; sleep 0.05; done
+    grep -q "first step done" "$out.log" || { cat "$out.log"; fail "training never started"; }
     if [ "${SIGNAL:-USR1}" = TERM ]; then  # what srun/scancel and Kubernetes do: SIGTERM to every rank
       pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out " || fail "no rank to signal"
     else                                   # Slurm's --signal to the batch shell, forwarded by mpirun

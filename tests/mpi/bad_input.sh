@@ -49,6 +49,22 @@ case "$case" in
     "$TOOLS_DIR/make_shard" "$data/test.h5" 784 10 64 1
     extra=(--model cnn); expect="image samples" ;;
   even_kernel) extra=(--model cnn --kernel-size 4); expect="kernel" ;;
+  model_file_unknown_layer)
+    printf 'f flatten\nh dense3 units=10\n' > "$work/bad.model"
+    extra=(--model-file "$work/bad.model"); expect="bad.model:2: unknown layer type 'dense3'" ;;
+  model_file_shape)  # a dense layer straight on 28x28 images
+    printf 'h dense units=10\n' > "$work/bad.model"
+    extra=(--model-file "$work/bad.model"); expect="bad.model:1: layer h (dense): needs a flat input, got 28x28x1" ;;
+  model_file_cycle)
+    printf 'a dense units=8 inputs=b\nb relu inputs=a\nf flatten inputs=b\nh dense units=10\n' > "$work/bad.model"
+    extra=(--model-file "$work/bad.model"); expect="form a cycle" ;;
+  model_file_with_preset)
+    printf 'f flatten\nh dense units=10\n' > "$work/good.model"
+    extra=(--model-file "$work/good.model" --model cnn); expect="both name a model" ;;
+  model_file_missing) extra=(--model-file "$work/none.model"); expect="none.model: cannot be read" ;;
+  dropout_rate)
+    printf 'f flatten\nd dropout rate=1.5\nh dense units=10\n' > "$work/bad.model"
+    extra=(--model-file "$work/bad.model"); expect="bad.model:2: layer d (dropout): rate=1.5 is outside" ;;
   *) fail "unknown case $case" ;;
 esac
 
@@ -59,14 +75,15 @@ set +e
 env "${envs[@]}" timeout -k 2 10 mpirun --oversubscribe --bind-to none -np "$np" \
   $( [ "$path" = tcp ] && echo --mca btl tcp,self --mca osc pt2pt ) \
   "$BIN_DIR/pstrain" --data-dir "$data" --output-dir "$out" --passes 2 --batch-size 32 --hidden 32 \
-  $( [[ " ${extra[*]} " == *" cnn "* ]] || echo --init-from "$REFERENCE_PASS" ) "${extra[@]}" > "$work/stdout" 2> "$work/stderr"
+  $( [[ " ${extra[*]} " == *" cnn "* || " ${extra[*]} " == *" --model-file "* ]] || echo --init-from "$REFERENCE_PASS" ) \
+  "${extra[@]}" > "$work/stdout" 2> "$work/stderr"
 code=$?
 set -e
 elapsed=$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")
 cat "$work/stderr"
 [ "$code" -ne 0 ] || fail "exit code 0 for $case"
 [ "$code" -ne 124 ] && [ "$code" -ne 137 ] || fail "$case: still running after 10 s (timeout)"
-grep -q -- "$expect" "$work/stderr" || fail "$case: stderr does not mention '$expect'"
+grep -qF -- "$expect" "$work/stderr" || fail "$case: stderr does not mention '$expect'"
 if [ "$case" != nan_loss ]; then
   # Errors found before training are agreed on by all ranks: exactly one message, not one per rank.
   [ "$(grep -c 'pstrain: error:' "$work/stderr")" -eq 1 ] || fail "$case: expected exactly one error message"
