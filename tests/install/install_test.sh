@@ -56,7 +56,8 @@ tree)
   check_version "$prefix/$BINDIR/pstrain"
   run_tiny "$prefix"
   # pstrain-launch finds the pstrain next to it.
-  line=$("${bare[@]}" "$prefix/$BINDIR/pstrain-launch" -np 2 --output-root "$WORK_ROOT/launch" --dry-run -- \
+  echo "localhost slots=2" > "$WORK_ROOT/hosts"
+  line=$("${bare[@]}" "$prefix/$BINDIR/pstrain-launch" --hostfile "$WORK_ROOT/hosts" -np 2 --output-root "$WORK_ROOT/launch" --dry-run -- \
     --data-dir "$WORK_ROOT/run-tree/data") || fail "pstrain-launch --dry-run failed"
   grep -qF "$prefix/$BINDIR/pstrain " <<< "$line" || fail "pstrain-launch does not use $prefix/$BINDIR/pstrain: $line"
   ;;
@@ -86,6 +87,10 @@ deb)
     || fail "the .deb's tree differs from the installed one"
   check_version "$WORK_ROOT/root/usr/$BINDIR/pstrain"
   run_tiny "$WORK_ROOT/root/usr"
+  # The package's modulefile finds its own prefix too.
+  said=$("${bare[@]}" bash -c "source /usr/share/lmod/lmod/init/bash && module use $WORK_ROOT/root/usr/$MODULEFILES &&
+    module load pstrain && command -v pstrain" 2>&1) || fail "module load from the package failed: $said"
+  [ "$said" = "$WORK_ROOT/root/usr/$BINDIR/pstrain" ] || fail "the package's module puts '$said' on PATH"
   ;;
 *) fail "unknown part (tree, lmod or deb)" ;;
 esac
