@@ -25,7 +25,8 @@ po::options_description train_options() {
   data.add_options()
       ("data-dir", po::value<std::string>()->required(), "folder with train-NNNNN.h5 shards and test.h5 (pstrain-data)")
       ("output-dir", po::value<std::string>(), "(required) where node_<rank>/ logs, pass-NNNNN/ folders, metrics.jsonl and config.ini go")
-      ("init-from", po::value<std::string>(), "start from the parameters of a pass folder (OUTPUT/pass-NNNNN)");
+      ("init-from", po::value<std::string>(), "start from the parameters of a pass folder (OUTPUT/pass-NNNNN)")
+      ("tensorboard", po::value<bool>()->default_value(true, "true"), "write TensorBoard event files into OUTPUT/tensorboard/: scalars per pass and every --log-every-steps steps");
   po::options_description cluster("Cluster");
   cluster.add_options()
       ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
@@ -199,6 +200,7 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   const long long log_every = values["log-every-steps"].as<long long>();
   if (log_every < 0) throw Error(ExitCode::kUsage, "--log-every-steps must be >= 0");
   config.log_every_steps = static_cast<std::size_t>(log_every);
+  config.tensorboard = values["tensorboard"].as<bool>();
 
   config.checkpoint_every_steps = values["checkpoint-every-steps"].as<long long>();
   if (config.checkpoint_every_steps < 0) throw Error(ExitCode::kUsage, "--checkpoint-every-steps must be >= 0");

@@ -13,6 +13,7 @@
 #include "comm/watchdog.h"
 #include "core/files.h"
 #include "core/log.h"
+#include "report/event_writer.h"
 #include "train/metrics.h"
 #include "train/model_factory.h"
 #include "train/model_state.h"
@@ -73,6 +74,14 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
   return {loss_sum / static_cast<double>(count), static_cast<double>(correct) / static_cast<double>(count)};
 }
 
+// The learning rate the schedule gives after `global_step` steps of the lead trainer (async: every trainer's
+// push is an update, about as many as the lead's steps times the trainers).
+double learning_rate(const JobContext& job, std::int64_t global_step) {
+  const bool one_update_per_step = job.sync() || job.layout.pservers == 0;
+  const std::int64_t updates = one_update_per_step ? global_step : global_step * job.layout.trainers;
+  return optim::scheduled_learning_rate(job.config.optimizer, static_cast<std::uint64_t>(std::max<std::int64_t>(updates, 1)));
+}
+
 class BatchAssembler {
  public:
   BatchAssembler(const data::Samples& samples, std::size_t batch_size)
@@ -118,7 +127,7 @@ void write_pass_folder(const JobContext& job, int pass, std::span<const float> p
 // samples + samples_before_resume is the pass's whole sample count.
 void report_pass(const JobContext& job, int pass, const PassTotals& totals, double pass_seconds,
                  const ps::StalenessStats& staleness, const Evaluation& evaluation, std::int64_t samples_before,
-                 double lead_max, const Coverage& coverage) {
+                 double lead_max, const Coverage& coverage, report::EventWriter* board, std::int64_t global_step) {
   const double steps = std::max(totals.steps, 1.0);
   const double train_loss = totals.loss_sum / std::max(totals.samples, 1.0);
   const double samples_per_sec = totals.samples / std::max(pass_seconds, 1e-9);
@@ -180,6 +189,26 @@ void report_pass(const JobContext& job, int pass, const PassTotals& totals, doub
                                            staleness.histogram.begin() + std::min<std::int64_t>(staleness.max + 1,
                                                                                                  ps::StalenessStats::kBuckets)));
   append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
+  if (board != nullptr) {  // the main figures again, for TensorBoard, at step = pass
+    board->write_scalars(pass, {{"pass/train_loss", train_loss},
+                                {"pass/test_loss", evaluation.loss},
+                                {"pass/train_accuracy", totals.correct / std::max(totals.samples, 1.0)},
+                                {"pass/test_accuracy", evaluation.accuracy},
+                                {"pass/samples_per_sec", samples_per_sec},
+                                {"pass/pass_seconds", pass_seconds},
+                                {"pass/compute_s_per_step", per_step(totals.compute_seconds)},
+                                {"pass/push_s_per_step", per_step(totals.push_seconds)},
+                                {"pass/barrier_s_per_step", per_step(totals.sync_seconds)},
+                                {"pass/pull_s_per_step", per_step(totals.pull_seconds)},
+                                {"pass/allreduce_s_per_step", per_step(totals.allreduce_seconds)},
+                                {"pass/update_s_per_step", per_step(totals.update_seconds)},
+                                {"pass/copy_s_per_step", per_step(totals.copy_seconds)},
+                                {"pass/ssp_gate_s_per_step", per_step(totals.gate_seconds)},
+                                {"pass/staleness_mean", staleness.mean()},
+                                {"pass/staleness_p95", static_cast<double>(staleness.percentile(0.95))},
+                                {"pass/staleness_max", static_cast<double>(staleness.max)},
+                                {"pass/learning_rate", learning_rate(job, global_step)}});
+  }
 }
 
 }  // namespace
@@ -211,6 +240,9 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
   exchange.start(parameters);
   publish_parameters();
   BatchAssembler batch(samples, config.batch_size);
+  // TensorBoard: the lead trainer writes what it reports (every pass, and every --log-every-steps steps).
+  std::optional<report::EventWriter> board;
+  if (config.tensorboard && job.layout.is_lead_trainer()) board.emplace(config.output_dir / "tensorboard");
 
   // Sample ids of this trainer's samples (its shards in index order, as load_trainer_samples concatenates them),
   // and which of them are done in the pass in progress: the part of a checkpoint this trainer owns.
@@ -362,6 +394,23 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
       }
       if (config.log_every_steps > 0 && (step + 1) % static_cast<std::int64_t>(config.log_every_steps) == 0) {
         log_info("pass ", pass, " step ", step + 1, "/", steps, " loss ", totals.loss_sum / std::max(totals.samples, 1.0));
+        if (board) {  // this trainer's figures so far in the pass, at step = its global step
+          const double done = static_cast<double>(step + 1);
+          const ps::ExchangeTimers& timers = exchange.timers();
+          board->write_scalars(global_step, {{"step/train_loss", totals.loss_sum / std::max(totals.samples, 1.0)},
+                                             {"step/train_accuracy", totals.correct / std::max(totals.samples, 1.0)},
+                                             {"step/trainer_samples_per_sec", totals.samples / seconds_since(pass_start)},
+                                             {"step/compute_s_per_step", totals.compute_seconds / done},
+                                             {"step/push_s_per_step", timers.push_seconds / done},
+                                             {"step/barrier_s_per_step", timers.sync_seconds / done},
+                                             {"step/pull_s_per_step", timers.pull_seconds / done},
+                                             {"step/allreduce_s_per_step", timers.allreduce_seconds / done},
+                                             {"step/update_s_per_step", timers.update_seconds / done},
+                                             {"step/copy_s_per_step", totals.copy_seconds / done},
+                                             {"step/ssp_gate_s_per_step", timers.gate_seconds / done},
+                                             {"step/staleness_mean", exchange.staleness().mean()},
+                                             {"step/learning_rate", learning_rate(job, global_step)}});
+        }
       }
       if (config.test_step_delay_ms > 0 && (config.test_slow_trainer < 0 || config.test_slow_trainer == trainer)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(config.test_step_delay_ms));
@@ -446,7 +495,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
       const auto& before = progress.consumed_in_first_pass();
       report_pass(job, pass, sum, pass_seconds, staleness, evaluation,
                   pass == progress.first_pass() ? std::count(before.begin(), before.end(), 1) : 0, lead_max,
-                  {missing, repeated, chunks_per_trainer});
+                  {missing, repeated, chunks_per_trainer}, board ? &*board : nullptr, global_step);
     }
     // The end-of-pass checkpoint of async runs: asked for by the lead before the meeting, so everyone sees it.
     if (checkpoints.writer && checkpoints.asynchronous && job.layout.is_lead_trainer()) {

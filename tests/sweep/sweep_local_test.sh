@@ -40,6 +40,10 @@ grep -q "4 set(s): 4 ran, 0 skipped (already complete), 0 failed" run1.out || { 
 for n in 1 2 3 4; do
   [ -f "sweep/runs/set-000$n/pass-00001/done" ] || fail "set-000$n has no final pass"
   [ "$(wc -l < "sweep/runs/set-000$n/metrics.jsonl")" -eq 2 ] || fail "set-000$n metrics.jsonl should have 2 passes"
+  # One TensorBoard folder per set (tensorboard --logdir sweep/runs compares them), one readable event file each.
+  events=(sweep/runs/set-000$n/tensorboard/events.out.tfevents.*)
+  [ "${#events[@]}" -eq 1 ] && [ -f "${events[0]}" ] || fail "set-000$n: expected one TensorBoard event file"
+  /usr/bin/python3 "$REPO/tests/report/read_events.py" "${events[0]}" > /dev/null || fail "set-000$n: bad event file"
 done
 
 # Second pass: everything is complete, nothing runs.
