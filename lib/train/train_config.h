@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute/backend.h"
+#include "data/augment.h"
 #include "optim/optimizer.h"
 
 namespace pstrain::train {
@@ -31,6 +32,8 @@ struct TrainConfig {
   std::string device = "cpu";                 // cpu | gpu | auto (a GPU when this node has one)
 
   optim::OptimizerConfig optimizer;
+  float label_smoothing = 0.0f;      // in [0, 1): the loss's target is (1 - e) one-hot + e / classes (the loss side is nn's)
+  data::AugmentSpec augment;         // training batches only; off by default
   std::size_t batch_size = 64;
   int passes = 10;
   std::uint64_t seed = 1;

@@ -12,6 +12,7 @@
 #include "comm/watchdog.h"
 #include "core/files.h"
 #include "core/log.h"
+#include "data/augment.h"
 #include "train/metrics.h"
 #include "train/model_factory.h"
 
@@ -71,16 +72,33 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
   return {loss_sum / static_cast<double>(count), static_cast<double>(correct) / static_cast<double>(count)};
 }
 
+// Copies samples into one contiguous batch; with --augment each image is augmented on the way, by a pure function
+// of (seed, pass, sample id), so a resumed or re-laid-out run sees exactly the same images.
 class BatchAssembler {
  public:
-  BatchAssembler(const data::Samples& samples, std::size_t batch_size)
-      : samples_(samples), width_(samples.meta.sample_size()), features_(batch_size * width_), labels_(batch_size) {}
+  BatchAssembler(const data::Samples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
+                 std::uint64_t seed)
+      : samples_(samples),
+        width_(samples.meta.sample_size()),
+        augment_(augment),
+        shape_(data::check_augmentable(augment, samples.meta)),
+        seed_(seed),
+        features_(batch_size * width_),
+        labels_(batch_size) {}
 
-  // Copies samples order[first, first + n) into one contiguous batch.
-  void assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n) {
+  // Copies samples order[first, first + n) into one contiguous batch; `ids` maps a local sample to its id.
+  void assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n,
+                const std::vector<std::uint64_t>& ids, int pass) {
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t sample = order[first + i];
-      std::memcpy(features_.data() + i * width_, samples_.features.data() + sample * width_, width_ * sizeof(float));
+      const float* source = samples_.features.data() + sample * width_;
+      float* target = features_.data() + i * width_;
+      if (augment_.enabled()) {
+        data::augment_image(augment_, shape_, seed_, static_cast<std::uint64_t>(pass), ids[sample], {source, width_},
+                            {target, width_});
+      } else {
+        std::memcpy(target, source, width_ * sizeof(float));
+      }
       labels_[i] = samples_.labels[sample];
     }
   }
@@ -90,6 +108,9 @@ class BatchAssembler {
  private:
   const data::Samples& samples_;
   std::size_t width_;
+  data::AugmentSpec augment_;
+  data::ImageShape shape_;
+  std::uint64_t seed_;
   std::vector<float> features_;
   std::vector<std::int32_t> labels_;
 };
@@ -190,7 +211,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
   };
   exchange.start(parameters);
   publish_parameters();
-  BatchAssembler batch(samples, config.batch_size);
+  BatchAssembler batch(samples, config.batch_size, config.augment, config.seed);
 
   // Sample ids of this trainer's samples (its shards in index order, as load_trainer_samples concatenates them),
   // and which of them are done in the pass in progress: the part of a checkpoint this trainer owns.
@@ -293,7 +314,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
     for (; next_batch(step, first, n); ++step) {
       const auto compute_start = Clock::now();
       if (n > 0) {
-        batch.assemble(order, first, n);
+        batch.assemble(order, first, n, sample_ids, pass);
         const nn::BatchResult result = model.train_batch(batch.features(n), batch.labels(n), n);
         if (!std::isfinite(result.loss_sum)) {
           throw Error(ExitCode::kDiverged,
