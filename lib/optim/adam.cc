@@ -9,12 +9,11 @@ namespace {
 
 class Adam final : public OptimizerBase {
  public:
-  Adam(const OptimizerConfig& config, std::size_t size)
-      : OptimizerBase(config, size),
+  Adam(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask)
+      : OptimizerBase(config, size, std::move(mask)),
         beta1_(config.beta1),
         beta2_(config.beta2),
         epsilon_(config.epsilon),
-        weight_decay_(config.weight_decay),
         m_(size, 0.0f),
         v_(size, 0.0f) {}
 
@@ -29,7 +28,7 @@ class Adam final : public OptimizerBase {
     const auto inverse_correction1 = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta1_), t_as_double)));
     const auto inverse_correction2 = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta2_), t_as_double)));
     for (std::size_t i = 0; i < parameters.size(); ++i) {
-      const float gradient = gradients[i] + weight_decay_ * parameters[i];
+      const float gradient = gradients[i] + weight_decay(i) * parameters[i];
       m_[i] = beta1_ * m_[i] + (1.0f - beta1_) * gradient;
       v_[i] = beta2_ * v_[i] + (1.0f - beta2_) * gradient * gradient;
       const float m_hat = m_[i] * inverse_correction1;
@@ -44,15 +43,15 @@ class Adam final : public OptimizerBase {
   float beta1_;
   float beta2_;
   float epsilon_;
-  float weight_decay_;
   std::vector<float> m_;
   std::vector<float> v_;
 };
 
 }  // namespace
 
-std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size) {
-  return std::make_unique<Adam>(config, size);
+std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size,
+                                     std::vector<std::uint8_t> mask) {
+  return std::make_unique<Adam>(config, size, std::move(mask));
 }
 
 }  // namespace pstrain::optim

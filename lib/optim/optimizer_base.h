@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "optim/optimizer.h"
 
@@ -12,7 +13,7 @@ namespace pstrain::optim {
 
 class OptimizerBase : public Optimizer {
  public:
-  OptimizerBase(const OptimizerConfig& config, std::size_t size) : config_(config), size_(size) {}
+  OptimizerBase(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> decay_mask);
   std::uint64_t steps_taken() const override { return steps_; }
   void set_steps_taken(std::uint64_t steps) override { steps_ = steps; }
 
@@ -23,15 +24,22 @@ class OptimizerBase : public Optimizer {
   std::size_t size() const { return size_; }
   // The learning rate of the step begun last.
   float learning_rate() const { return scheduled_learning_rate(config_, steps_); }
+  // The weight decay of element i: config.weight_decay unless the decay mask leaves the element out. With every
+  // element decayed it is exactly config.weight_decay, so results do not change bit for bit.
+  float weight_decay(std::size_t i) const {
+    return decay_mask_.empty() || decay_mask_[i] != 0 ? config_.weight_decay : 0.0f;
+  }
 
  private:
   OptimizerConfig config_;
   std::size_t size_;
+  std::vector<std::uint8_t> decay_mask_;  // empty: every element decays
   std::uint64_t steps_ = 0;
 };
 
-std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size);
-std::unique_ptr<Optimizer> make_momentum(const OptimizerConfig& config, std::size_t size);
-std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size);
+std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask);
+std::unique_ptr<Optimizer> make_momentum(const OptimizerConfig& config, std::size_t size,
+                                         std::vector<std::uint8_t> mask);
+std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask);
 
 }  // namespace pstrain::optim

@@ -6,8 +6,8 @@ namespace {
 
 class Sgd final : public OptimizerBase {
  public:
-  Sgd(const OptimizerConfig& config, std::size_t size)
-      : OptimizerBase(config, size), weight_decay_(config.weight_decay) {}
+  Sgd(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask)
+      : OptimizerBase(config, size, std::move(mask)) {}
 
   std::string name() const override { return "sgd"; }
 
@@ -15,21 +15,20 @@ class Sgd final : public OptimizerBase {
     begin_step(parameters, gradients);
     const float learning_rate = this->learning_rate();
     for (std::size_t i = 0; i < parameters.size(); ++i) {
-      const float gradient = gradients[i] + weight_decay_ * parameters[i];
+      const float gradient = gradients[i] + weight_decay(i) * parameters[i];
       parameters[i] -= learning_rate * gradient;
     }
   }
 
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {}; }  // stateless
 
- private:
-  float weight_decay_;
 };
 
 }  // namespace
 
-std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size) {
-  return std::make_unique<Sgd>(config, size);
+std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size,
+                                    std::vector<std::uint8_t> mask) {
+  return std::make_unique<Sgd>(config, size, std::move(mask));
 }
 
 }  // namespace pstrain::optim

@@ -22,6 +22,7 @@
 #include "ps/server.h"
 #include "ps/shard_plan.h"
 #include "train/checkpointing.h"
+#include "train/decay_mask.h"
 #include "train/model_factory.h"
 #include "train/progress.h"
 #include "train/run_state.h"
@@ -140,7 +141,7 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
   bool completed = true;
   if (job.layout.is_server()) {
-    completed = run_server(job, windows, plan, run);
+    completed = run_server(job, windows, plan, run, job.model.parameters);
   } else {
     ps::PsClient client(windows, plan, job.layout);
     {
@@ -169,9 +170,11 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
 
 // The optimizer of a rank that holds the whole model (local and all-reduce training), restored from the
 // checkpoint when resuming; `start` receives the parameters to begin from.
-std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job, const RunState& run,
-                                                        std::vector<float>& start) {
-  auto optimizer = optim::make_optimizer(job.config.optimizer, run.initial.size());
+std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job,
+                                                        const RunState& run, std::vector<float>& start) {
+  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
+  auto optimizer = optim::make_optimizer(job.config.optimizer, run.initial.size(),
+                                         decay_mask(job.config.optimizer, job.model.parameters, whole, 0));
   start = run.initial;
   if (run.resumed) {
     const checkpoint::ModelState& state = run.resumed->model;
@@ -273,6 +276,7 @@ int run_job(int argc, char** argv) {
   failure = attempt([&] {
     if (rank == 0 && !job.config.describe_model) prepare_output_folder(job.config, resolved_ini);
     job.data = plan_data(job.config.data_dir, job.layout.trainers, job.config.dynamic_dispatch);
+    data::check_augmentable(job.config.augment, job.data.meta);  // images of a size the augmentation fits
     job.model = plan_job_model(job.config, job.data.meta);
     if (job.config.describe_model) {
       if (rank == 0) std::cout << nn::describe_model(job.model) << "\n" << job.model.spec.text;
@@ -280,6 +284,7 @@ int run_job(int argc, char** argv) {
       return;
     }
     job.config.optimizer.total_updates = total_updates(job);
+    job.config.optimizer.updates_per_pass = job.config.optimizer.total_updates / static_cast<std::uint64_t>(job.config.passes);
     // An async pass applies T pushes of batch b where a sync pass applies one average of T*b: at --lr / T both
     // move the parameters equally far per pass, so one --lr means the same in both modes (measured: at the full
     // --lr, async with 2 trainers lands ~0.7 points below sync on Fashion-MNIST; at --lr / 2 within 0.1).
@@ -343,7 +348,8 @@ int run_job(int argc, char** argv) {
              " backend, ", job.model.spec.source, " ", job.model.parameter_count,
              " parameters, ", job.data.total_train_samples(), " training samples, batch ", job.config.batch_size,
              " per trainer, learning rate per update ", job.config.optimizer.learning_rate, " (",
-             job.config.optimizer.schedule, ")");
+             job.config.optimizer.schedule, job.config.optimizer.nesterov ? ", nesterov" : "", ")",
+             job.config.augment.enabled() ? cat(", augment ", data::to_string(job.config.augment)) : std::string());
     if (run.resumed) {
       log_info("resuming from ", resume_from, ": pass ", run.resumed->training.pass, ", step ",
                run.resumed->training.step_in_pass, " of it, global step ", run.resumed->training.global_step);

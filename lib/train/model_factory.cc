@@ -85,7 +85,7 @@ std::size_t evaluation_batch_size(const JobContext& job) {
 
 std::unique_ptr<nn::Model> make_model(const JobContext& job, compute::Backend& backend) {
   const std::size_t max_batch = std::max(job.config.batch_size, evaluation_batch_size(job));
-  return nn::make_graph_model(backend, job.model, max_batch);
+  return nn::make_graph_model(backend, job.model, max_batch, job.config.label_smoothing);
 }
 
 }  // namespace pstrain::train

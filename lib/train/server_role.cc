@@ -5,6 +5,7 @@
 #include "core/log.h"
 #include "ps/exchange.h"
 #include "ps/server.h"
+#include "train/decay_mask.h"
 
 namespace pstrain::train {
 
@@ -44,9 +45,12 @@ bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ShardP
 
 }  // namespace
 
-bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPlan& plan, RunState& run) {
+bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPlan& plan, RunState& run,
+                const std::vector<nn::ParameterInfo>& parameters) {
+  const int shard = job.layout.shard_index;
   ps::ShardServer server(windows, plan, job.layout,
-                         optim::make_optimizer(job.config.optimizer, plan.shard_size(job.layout.shard_index)),
+                         optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
+                                               decay_mask(job.config.optimizer, parameters, plan, shard)),
                          run.initial);
   if (run.resumed) {
     const checkpoint::ModelState& model = run.resumed->model;

@@ -52,9 +52,18 @@ po::options_description train_options() {
       ("activation", po::value<std::string>()->default_value("relu"), "relu | tanh | sigmoid")
       ("optimizer", po::value<std::string>()->default_value("momentum"), "sgd | momentum | adam")
       ("lr", po::value<double>()->default_value(0.05, "0.05"), "learning rate")
-      ("lr-schedule", po::value<std::string>()->default_value("constant"), "constant | cosine (decays to 0 over the run's updates)")
+      ("lr-schedule", po::value<std::string>()->default_value("constant"), "constant | cosine (decays to 0 over the run's updates) | piecewise (--lr times factors interpolated per update between --lr-points) | step (--lr times --lr-step-gamma every --lr-step-passes passes) | onecycle (PyTorch OneCycleLR's shape: --lr/25 up to --lr over the first 30% of updates, cosine, then down to --lr/25e4)")
+      ("lr-points", po::value<std::string>()->default_value(""), "piecewise: positions in passes, comma separated, >= 0 and increasing, e.g. 0,5,24 (update u sits at (u-1)/updates-per-pass; before the first point and after the last the end factors hold)")
+      ("lr-factors", po::value<std::string>()->default_value(""), "piecewise: multipliers of --lr at --lr-points, e.g. 0,1,0 (the seed's PiecewiseLinear([0, 5, 24], [0, max_lr, 0]) is --lr max_lr --lr-points 0,5,24 --lr-factors 0,1,0)")
+      ("lr-warmup-passes", po::value<double>()->default_value(0, "0"), "multiply any schedule by min(1, u / (W x updates per pass)) for update u: a linear warm-up over the first W passes (0: none)")
+      ("lr-step-passes", po::value<double>()->default_value(0, "0"), "step: passes between decays")
+      ("lr-step-gamma", po::value<double>()->default_value(0.1, "0.1"), "step: factor per decay, in (0, 1]")
       ("momentum", po::value<double>()->default_value(0.9, "0.9"), "momentum coefficient")
+      ("nesterov", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "momentum: Nesterov's form, as PyTorch's nesterov=True (v = mu v + g; w -= lr (g + mu v))")
       ("weight-decay", po::value<double>()->default_value(0.0, "0"), "L2 weight decay")
+      ("no-decay-bias-and-norm", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "apply --weight-decay only to parameters whose name ends in .weight, not to biases or batch-norm scales and shifts")
+      ("label-smoothing", po::value<double>()->default_value(0.0, "0"), "label smoothing e in [0, 1): the loss's target is (1 - e) one-hot + e / classes")
+      ("augment", po::value<std::string>()->default_value("none"), "training-image augmentation, comma separated: crop:P (pad P zero pixels, random crop back), flip (left-right, p = 1/2), cutout:S (zero a random S x S square), e.g. crop:4,flip,cutout:8; drawn from (seed, pass, sample), so resumes repeat it exactly; none: off; evaluation never augments")
       ("batch-size", po::value<long long>()->default_value(64), "samples per step, per trainer")
       ("passes", po::value<long long>()->default_value(10), "passes over the training data")
       ("seed", po::value<unsigned long long>()->default_value(1), "seed for initialisation and shuffling")
@@ -92,6 +101,27 @@ float positive_finite(const po::variables_map& values, const char* flag) {
     throw Error(ExitCode::kUsage, cat("--", flag, " must be a finite number > 0 (got ", value, ")"));
   }
   return static_cast<float>(value);
+}
+
+std::vector<double> parse_numbers(const std::string& text, const char* flag) {
+  std::vector<double> numbers;
+  if (text.empty()) return numbers;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    std::size_t used = 0;
+    double number = 0;
+    try {
+      number = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !std::isfinite(number)) {
+      throw Error(ExitCode::kUsage, cat("--", flag, " '", text, "': expected numbers separated by commas"));
+    }
+    numbers.push_back(number);
+  }
+  return numbers;
 }
 
 std::vector<std::size_t> parse_widths(const std::string& text, const char* flag) {
@@ -190,6 +220,22 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   config.optimizer.schedule = values["lr-schedule"].as<std::string>();
   config.optimizer.momentum = static_cast<float>(values["momentum"].as<double>());
   config.optimizer.weight_decay = static_cast<float>(values["weight-decay"].as<double>());
+  config.optimizer.nesterov = values["nesterov"].as<bool>();
+  config.optimizer.decay_bias_and_norm = !values["no-decay-bias-and-norm"].as<bool>();
+  config.optimizer.lr_points = parse_numbers(values["lr-points"].as<std::string>(), "lr-points");
+  config.optimizer.lr_factors = parse_numbers(values["lr-factors"].as<std::string>(), "lr-factors");
+  config.optimizer.warmup_passes = values["lr-warmup-passes"].as<double>();
+  config.optimizer.step_passes = values["lr-step-passes"].as<double>();
+  config.optimizer.step_gamma = values["lr-step-gamma"].as<double>();
+  // The optimizer's own checks (schedule names, points increasing and >= 0, ...), here so that a bad value
+  // ends the job before anything is created.
+  optim::make_optimizer(config.optimizer, 0);
+  const double smoothing = values["label-smoothing"].as<double>();
+  if (!(smoothing >= 0.0 && smoothing < 1.0)) {
+    throw Error(ExitCode::kUsage, cat("--label-smoothing must be in [0, 1), got ", smoothing));
+  }
+  config.label_smoothing = static_cast<float>(smoothing);
+  config.augment = data::parse_augment_spec(values["augment"].as<std::string>());
   config.batch_size = static_cast<std::size_t>(positive(values, "batch-size"));
   const long long passes = positive(values, "passes");
   if (passes > 99999) throw Error(ExitCode::kUsage, "--passes must be at most 99999 (pass-NNNNN folders)");

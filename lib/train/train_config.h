@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compute/backend.h"
+#include "data/augment.h"
 #include "optim/optimizer.h"
 
 namespace pstrain::train {
@@ -35,6 +36,8 @@ struct TrainConfig {
   std::string device = "cpu";                 // cpu | gpu | auto (a GPU when this node has one)
 
   optim::OptimizerConfig optimizer;
+  float label_smoothing = 0.0f;      // in [0, 1): the loss target is (1 - e) one-hot + e / classes (nn/loss.h)
+  data::AugmentSpec augment;         // training batches only; off by default
   std::size_t batch_size = 64;
   int passes = 10;
   std::uint64_t seed = 1;

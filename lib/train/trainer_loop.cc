@@ -9,10 +9,11 @@
 
 #include "checkpoint/pass_folder.h"
 #include "comm/mpi_check.h"
-#include "compute/counter_random.h"
 #include "comm/watchdog.h"
+#include "compute/counter_random.h"
 #include "core/files.h"
 #include "core/log.h"
+#include "data/augment.h"
 #include "report/event_writer.h"
 #include "train/metrics.h"
 #include "train/model_factory.h"
@@ -82,16 +83,33 @@ double learning_rate(const JobContext& job, std::int64_t global_step) {
   return optim::scheduled_learning_rate(job.config.optimizer, static_cast<std::uint64_t>(std::max<std::int64_t>(updates, 1)));
 }
 
+// Copies samples into one contiguous batch; with --augment each image is augmented on the way, by a pure function
+// of (seed, pass, sample id), so a resumed or re-laid-out run sees exactly the same images.
 class BatchAssembler {
  public:
-  BatchAssembler(const data::Samples& samples, std::size_t batch_size)
-      : samples_(samples), width_(samples.meta.sample_size()), features_(batch_size * width_), labels_(batch_size) {}
+  BatchAssembler(const data::Samples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
+                 std::uint64_t seed)
+      : samples_(samples),
+        width_(samples.meta.sample_size()),
+        augment_(augment),
+        shape_(data::check_augmentable(augment, samples.meta)),
+        seed_(seed),
+        features_(batch_size * width_),
+        labels_(batch_size) {}
 
-  // Copies samples order[first, first + n) into one contiguous batch.
-  void assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n) {
+  // Copies samples order[first, first + n) into one contiguous batch; `ids` maps a local sample to its id.
+  void assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n,
+                const std::vector<std::uint64_t>& ids, int pass) {
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t sample = order[first + i];
-      std::memcpy(features_.data() + i * width_, samples_.features.data() + sample * width_, width_ * sizeof(float));
+      const float* source = samples_.features.data() + sample * width_;
+      float* target = features_.data() + i * width_;
+      if (augment_.enabled()) {
+        data::augment_image(augment_, shape_, seed_, static_cast<std::uint64_t>(pass), ids[sample], {source, width_},
+                            {target, width_});
+      } else {
+        std::memcpy(target, source, width_ * sizeof(float));
+      }
       labels_[i] = samples_.labels[sample];
     }
   }
@@ -101,6 +119,9 @@ class BatchAssembler {
  private:
   const data::Samples& samples_;
   std::size_t width_;
+  data::AugmentSpec augment_;
+  data::ImageShape shape_;
+  std::uint64_t seed_;
   std::vector<float> features_;
   std::vector<std::int32_t> labels_;
 };
@@ -239,7 +260,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
   };
   exchange.start(parameters);
   publish_parameters();
-  BatchAssembler batch(samples, config.batch_size);
+  BatchAssembler batch(samples, config.batch_size, config.augment, config.seed);
   // TensorBoard: the lead trainer writes what it reports (every pass, and every --log-every-steps steps).
   std::optional<report::EventWriter> board;
   if (config.tensorboard && job.layout.is_lead_trainer()) board.emplace(config.output_dir / "tensorboard");
@@ -348,7 +369,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
     for (; next_batch(step, first, n); ++step) {
       const auto compute_start = Clock::now();
       if (n > 0) {
-        batch.assemble(order, first, n);
+        batch.assemble(order, first, n, sample_ids, pass);
         // Random layers (dropout) draw from (seed, global step, trainer): a resumed step draws what it drew before.
         model.set_step_key(compute::combine_key(compute::combine_key(config.seed, static_cast<std::uint64_t>(global_step)),
                                                 static_cast<std::uint64_t>(trainer)));

@@ -41,6 +41,12 @@ start_pstrain() {  # start_pstrain OUT [flags...]: like pstrain, in the backgrou
   launcher=$!
 }
 
+wait_for_training() {  # wait_for_training LOG: bounded wait until the job's first step is done (handlers and
+  local log=$1            # the watchdog are in place then), instead of guessing a start-up time
+  for ((i = 0; i < 1200; i++)); do grep -q "first step done" "$log" 2>/dev/null && return 0; sleep 0.05; done
+  cat "$log"; fail "training never started ($log)"
+}
+
 reference() {  # the uninterrupted run every resumed run must match bit for bit
   pstrain "$work/reference" 120 || { cat "$work/reference.log"; fail "reference run"; }
 }
@@ -121,9 +127,7 @@ case "$case_name" in
     reference
     out="$work/run"
     start_pstrain "$out" --test-step-delay-ms 10
-    # Signal handlers are in place once training runs: wait (bounded) for the first step, not a fixed time.
-    for ((i = 0; i < 600; i++)); do grep -q "first step done" "$out.log" 2>/dev/null && break; sleep 0.05; done
-    grep -q "first step done" "$out.log" || { cat "$out.log"; fail "training never started"; }
+    wait_for_training "$out.log"
     if [ "${SIGNAL:-USR1}" = TERM ]; then  # what srun/scancel and Kubernetes do: SIGTERM to every rank
       pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out " || fail "no rank to signal"
     else                                   # Slurm's --signal to the batch shell, forwarded by mpirun
@@ -180,7 +184,8 @@ PY
     run_mpi 4 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --num-pservers 2 --output-dir "$work/mid" \
       --test-step-delay-ms 15 > "$work/mid.log" 2>&1 &
     launcher=$!
-    sleep 1.5
+    wait_for_training "$work/mid.log"
+    sleep 1  # into pass 1 of 3 (where exactly does not matter: the accounting below must hold anywhere)
     pkill -USR1 -f -- "^mpirun .*--output-dir $work/mid" || fail "no mpirun to signal"
     wait "$launcher" || { cat "$work/mid.log"; fail "2+2 run did not stop cleanly"; }
     for layout in 1 3; do  # 1 server + 3 trainers, then 3 servers + 1 trainer
@@ -227,6 +232,7 @@ PY
     out="$work/run"
     aflags=(--mode "$async_mode" --dispatch "$dispatch" --chunk-size 128 --test-step-delay-ms 4)
     start_pstrain "$out" "${aflags[@]}"
+    wait_for_training "$out.log"
     sleep "$(python3 -c "import random; print(round(random.uniform(0.5, 1.5), 2))")"
     if [ "$case_name" = async_signal ]; then
       pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
@@ -256,7 +262,7 @@ PY
     run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=100 EVERY=0 common_flags) --mode "$mode" --output-dir "$out" \
       --timeout-seconds "$timeout_s" --test-step-delay-ms 2 > "$out.log" 2>&1 &
     launcher=$!
-    sleep 2
+    wait_for_training "$out.log"
     victim_rank=$((RANDOM % np))
     victim=""
     for pid in $(pgrep -f -- "--output-dir $out"); do

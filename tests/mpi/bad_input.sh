@@ -65,6 +65,13 @@ case "$case" in
   dropout_rate)
     printf 'f flatten\nd dropout rate=1.5\nh dense units=10\n' > "$work/bad.model"
     extra=(--model-file "$work/bad.model"); expect="bad.model:2: layer d (dropout): rate=1.5 is outside" ;;
+  augment_on_vectors)  # samples without an image shape
+    mkdir -p "$work/vectors"; data="$work/vectors"
+    for shard in 0 1 2 3; do "$TOOLS_DIR/make_shard" "$data/train-0000$shard.h5" 784 10 64 1; done
+    "$TOOLS_DIR/make_shard" "$data/test.h5" 784 10 64 1
+    extra=(--augment flip); expect="needs image samples" ;;
+  lr_points_decreasing) extra=(--lr-schedule piecewise --lr-points 0,5,3 --lr-factors 0,1,0); expect="strictly increasing" ;;
+  lr_points_negative) extra=(--lr-schedule piecewise --lr-points -1,5,24 --lr-factors 0,1,0); expect="--lr-points must be finite and >= 0" ;;
   *) fail "unknown case $case" ;;
 esac
 

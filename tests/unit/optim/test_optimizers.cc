@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "optim/optimizer.h"
@@ -119,6 +122,90 @@ TEST(Optimizer, SizeMismatchIsAnInternalError) {
   std::vector<float> w(2);
   try {
     optimizer->step(w, std::vector<float>(2));
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::kInternal);
+  }
+}
+
+// Nesterov (PyTorch's nesterov=True): v = mu v + g';  w -= lr (g' + mu v), by hand for three steps.
+TEST(Nesterov, LooksAheadAlongTheVelocity) {
+  OptimizerConfig config{.kind = "momentum", .learning_rate = 0.1f, .momentum = 0.9f};
+  config.nesterov = true;
+  const auto optimizer = make_optimizer(config, 1);
+  std::vector<float> w{1.0f};
+  // step 1: v = 1;                 w = 1 - 0.1 (1 + 0.9)            = 0.81
+  optimizer->step(w, std::vector<float>{1.0f});
+  expect_parameters(w, {0.81});
+  // step 2: v = 0.9 - 0.5 = 0.4;   w = 0.81 - 0.1 (-0.5 + 0.36)     = 0.824
+  optimizer->step(w, std::vector<float>{-0.5f});
+  expect_parameters(w, {0.824});
+  // step 3: v = 0.36;              w = 0.824 - 0.1 (0 + 0.324)      = 0.7916
+  optimizer->step(w, std::vector<float>{0.0f});
+  expect_parameters(w, {0.7916});
+  ASSERT_EQ(optimizer->state().size(), 1u);
+  EXPECT_EQ(optimizer->state()[0].first, "velocity");  // the same checkpoint name as plain momentum
+  EXPECT_NEAR((*optimizer->state()[0].second)[0], 0.36, kTolerance);
+}
+
+// Against a reference written out in double from PyTorch's SGD(nesterov=True, weight_decay=wd) algorithm, over
+// several elements and steps, with a decay mask leaving element 1 undecayed.
+TEST(Nesterov, MatchesAReferenceWithWeightDecayAndAMask) {
+  OptimizerConfig config{.kind = "momentum", .learning_rate = 0.05f, .momentum = 0.8f, .weight_decay = 0.1f};
+  config.nesterov = true;
+  const std::vector<std::uint8_t> mask{1, 0, 1};
+  const auto optimizer = make_optimizer(config, 3, mask);
+  std::vector<float> w{0.5f, -1.0f, 2.0f};
+  std::vector<double> w_ref{0.5, -1.0, 2.0};
+  std::vector<double> v_ref(3, 0.0);
+  const std::vector<std::vector<float>> gradients{{0.3f, -0.2f, 1.0f}, {-0.1f, 0.4f, 0.5f}, {0.2f, 0.2f, -0.3f}};
+  for (const auto& g : gradients) {
+    optimizer->step(w, g);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const double d_p = g[i] + (mask[i] ? 0.1 : 0.0) * w_ref[i];  // d_p = d_p.add(p, alpha=weight_decay)
+      v_ref[i] = 0.8 * v_ref[i] + d_p;                             // buf.mul_(momentum).add_(d_p)
+      w_ref[i] -= 0.05 * (d_p + 0.8 * v_ref[i]);                   // d_p = d_p.add(buf, alpha=momentum)
+    }
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_NEAR(w[i], w_ref[i], 1e-6) << "element " << i;
+  }
+}
+
+TEST(DecayMask, OnlyMarkedElementsDecayInEveryOptimizer) {
+  const std::vector<std::uint8_t> mask{1, 0};
+  for (const std::string kind : {"sgd", "momentum", "adam"}) {
+    OptimizerConfig config{.kind = kind, .learning_rate = 0.1f, .weight_decay = 0.5f};
+    const auto masked = make_optimizer(config, 2, mask);
+    config.weight_decay = 0.0f;
+    const auto undecayed = make_optimizer(config, 1);
+    config.weight_decay = 0.5f;
+    const auto decayed = make_optimizer(config, 1);
+    std::vector<float> w{1.0f, 1.0f};
+    std::vector<float> w_decayed{1.0f};
+    std::vector<float> w_undecayed{1.0f};
+    for (int step = 0; step < 3; ++step) {
+      masked->step(w, std::vector<float>{0.25f, 0.25f});
+      decayed->step(w_decayed, std::vector<float>{0.25f});
+      undecayed->step(w_undecayed, std::vector<float>{0.25f});
+    }
+    EXPECT_EQ(w[0], w_decayed[0]) << kind;    // bit for bit: the mask's 1 is the plain weight decay
+    EXPECT_EQ(w[1], w_undecayed[0]) << kind;
+    EXPECT_NE(w_decayed[0], w_undecayed[0]) << kind;  // the test can tell the two apart
+  }
+}
+
+TEST(DecayMask, TheRuleIsANameEndingInWeight) {
+  EXPECT_TRUE(decays("fc1.weight"));
+  EXPECT_TRUE(decays("block2.conv1.weight"));
+  EXPECT_FALSE(decays("fc1.bias"));
+  EXPECT_FALSE(decays("bn1.gamma"));
+  EXPECT_FALSE(decays("bn1.beta"));
+  EXPECT_FALSE(decays("weight"));
+  EXPECT_FALSE(decays("fc1.weights"));
+}
+
+TEST(DecayMask, OfTheWrongLengthIsAnInternalError) {
+  try {
+    make_optimizer({.kind = "sgd"}, 3, std::vector<std::uint8_t>{1, 0});
     FAIL() << "expected an error";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), ExitCode::kInternal);

@@ -87,5 +87,58 @@ TEST(TrainConfig, MissingRequiredFolderIsAnError) {
   EXPECT_THROW(parse_layered_options(train_options(), 3, argv.data(), environment), Error);
 }
 
+TEST(TrainConfig, ScheduleOptimiserAndAugmentFlags) {
+  const TrainConfig defaults = resolve({});
+  EXPECT_FALSE(defaults.augment.enabled());
+  EXPECT_FALSE(defaults.optimizer.nesterov);
+  EXPECT_TRUE(defaults.optimizer.decay_bias_and_norm);
+  EXPECT_EQ(defaults.label_smoothing, 0.0f);
+  EXPECT_EQ(defaults.optimizer.schedule, "constant");
+
+  const TrainConfig config =
+      resolve({"--lr", "0.4", "--lr-schedule", "piecewise", "--lr-points", "0,5,24", "--lr-factors", "0,1,0",
+               "--lr-warmup-passes", "0.5", "--nesterov", "--no-decay-bias-and-norm", "--weight-decay", "5e-4",
+               "--label-smoothing", "0.2", "--augment", "crop:4,flip,cutout:8"});
+  EXPECT_EQ(config.optimizer.schedule, "piecewise");
+  EXPECT_EQ(config.optimizer.lr_points, (std::vector<double>{0, 5, 24}));
+  EXPECT_EQ(config.optimizer.lr_factors, (std::vector<double>{0, 1, 0}));
+  EXPECT_DOUBLE_EQ(config.optimizer.warmup_passes, 0.5);
+  EXPECT_TRUE(config.optimizer.nesterov);
+  EXPECT_FALSE(config.optimizer.decay_bias_and_norm);
+  EXPECT_FLOAT_EQ(config.label_smoothing, 0.2f);
+  EXPECT_EQ(config.augment.crop_padding, 4u);
+  EXPECT_TRUE(config.augment.flip);
+  EXPECT_EQ(config.augment.cutout, 8u);
+
+  const TrainConfig step = resolve({"--lr-schedule", "step", "--lr-step-passes", "3", "--lr-step-gamma", "0.5",
+                                    "--nesterov=false"});
+  EXPECT_DOUBLE_EQ(step.optimizer.step_passes, 3);
+  EXPECT_DOUBLE_EQ(step.optimizer.step_gamma, 0.5);
+  EXPECT_FALSE(step.optimizer.nesterov);
+}
+
+TEST(TrainConfig, BadScheduleAugmentAndSmoothingValuesNameTheProblem) {
+  const std::vector<std::string> piecewise{"--lr-schedule", "piecewise", "--lr-factors", "0,1,0"};
+  const auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), piecewise.begin(), piecewise.end());
+    return extra;
+  };
+  expect_rejected(with({"--lr-points", "0,5,3"}), "strictly increasing");
+  expect_rejected(with({"--lr-points", "0,5,5"}), "strictly increasing");
+  expect_rejected(with({"--lr-points", "-1,5,24"}), ">= 0");
+  expect_rejected(with({"--lr-points", "0,x,24"}), "--lr-points");
+  expect_rejected(with({"--lr-points", "0,5"}), "one factor per point");
+  expect_rejected({"--lr-schedule", "piecewise"}, "--lr-points");
+  expect_rejected({"--lr-schedule", "linear"}, "--lr-schedule");
+  expect_rejected({"--lr-schedule", "step"}, "--lr-step-passes");
+  expect_rejected({"--lr-warmup-passes", "-1"}, "--lr-warmup-passes");
+  expect_rejected({"--optimizer", "adam", "--nesterov"}, "--nesterov");
+  expect_rejected({"--label-smoothing", "1"}, "--label-smoothing");
+  expect_rejected({"--label-smoothing", "-0.1"}, "--label-smoothing");
+  expect_rejected({"--label-smoothing", "nan"}, "--label-smoothing");
+  expect_rejected({"--augment", "rotate:3"}, "--augment");
+  expect_rejected({"--augment", "crop:0"}, "--augment");
+}
+
 }  // namespace
 }  // namespace pstrain::train
