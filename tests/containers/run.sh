@@ -187,6 +187,7 @@ start_worker() {  # start_worker I: the worker pod's container (sshd), detached
   local i=$1 name
   name=$(worker_name "$i")
   pod_args worker "$RUN/volumes" "$name"
+  WORKER_READY_PORT=$READY_PORT
   CONTAINERS+=("$name")
   podman run -d --name "$name" --hostname "$name" --network "$NETWORK" \
     --network-alias "$(worker_fqdn "$i")" \
@@ -196,10 +197,10 @@ start_worker() {  # start_worker I: the worker pod's container (sshd), detached
 
 wait_ready() {  # wait_ready NAME: the readiness probe (tcpSocket), bounded
   local name=$1 ip deadline=$((SECONDS + 60))
-  [ -n "$READY_PORT" ] || fail "the worker has no tcpSocket readiness probe to wait for"
+  [ -n "$WORKER_READY_PORT" ] || fail "the worker has no tcpSocket readiness probe to wait for"
   while true; do
     ip=$(podman inspect --format "{{(index .NetworkSettings.Networks \"$NETWORK\").IPAddress}}" "$name" 2>/dev/null || true)
-    if [ -n "$ip" ] && timeout 2 bash -c "exec 3<> /dev/tcp/$ip/$READY_PORT" 2> /dev/null; then return 0; fi
+    if [ -n "$ip" ] && timeout 2 bash -c "exec 3<> /dev/tcp/$ip/$WORKER_READY_PORT" 2> /dev/null; then return 0; fi
     if [ "$(podman inspect --format '{{.State.Running}}' "$name" 2>/dev/null)" != true ]; then
       podman logs "$name" 2>&1 | tail -20
       fail "worker $name exited before it was ready"
@@ -214,7 +215,7 @@ start_workers() {
   for ((i = 0; i < WORKERS; i++)); do start_worker "$i"; done
   # launcherCreationPolicy WaitForWorkersReady: the launcher starts once every worker passes its probe.
   for ((i = 0; i < WORKERS; i++)); do wait_ready "$(worker_name "$i")"; done
-  log "$WORKERS workers ready (sshd on port $READY_PORT)"
+  log "$WORKERS workers ready (sshd on port $WORKER_READY_PORT)"
 }
 
 start_launcher() {  # start_launcher LOGNAME: the launcher pod's container, detached
