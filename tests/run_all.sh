@@ -9,6 +9,6 @@ bash mpi_launch/setup.sh
 cd build
 exclude=(-LE containers)
 for arg in "$@"; do
-  case "$arg" in -L | --label-regex | -L* | --label-regex=*) exclude=() ;; esac
+  case "$arg" in -LE* | --label-exclude*) ;; -L* | --label-regex*) exclude=() ;; esac
 done
 ctest --output-on-failure --timeout 600 -j 2 "${exclude[@]}" "$@"
