@@ -11,14 +11,15 @@
 #             launcher (its exact command: mpirun over ssh into the workers) on one podman network, with the
 #             hostfile, the ssh Secret, the operator's environment, the security context and the volumes of
 #             the manifests; then checks metrics.jsonl, the pass folders and the checkpoints on the output volume
-#   kill      the same, with one worker container killed (podman kill) after the first checkpoint; the job is
+#   kill      the same, with a random worker container killed (podman kill) after a random checkpoint; the job is
 #             started again as the operator would (the worker container restarted, a new launcher with the
 #             same command, which resumes with --resume auto): every sample trained exactly once per pass and
 #             final parameters identical to the uninterrupted run's (sync mode)
 #   all       images, rehearse, kill
 #
 # Environment: WORK_ROOT (scratch, default build/tests/work), OVERLAY (default cpu-small), JOB_TIMEOUT (seconds
-# per launcher run, default 1200), BUILD_TIMEOUT (default 5400), KEEP=1 keeps the containers after a failure.
+# per launcher run, default 1200), BUILD_TIMEOUT (default 5400), KEEP=1 keeps the containers after a failure,
+# KILL_SEED (victim and moment), KILL_AFTER_STEP (kill after the checkpoint at or past this global step).
 # podman reads tests/containers/containers.conf (runc, cgroupfs, ulimits) through CONTAINERS_CONF: nothing
 # under /etc is edited.
 set -euo pipefail
@@ -354,19 +355,29 @@ stage_kill() {
   local out
   out=$(output_dir)
   start_launcher launcher-1
-  # Wait (bounded) for the first checkpoint, then kill a random worker container while the job runs.
-  local deadline=$((SECONDS + 600))
-  until ls -d "$out"/checkpoints/ckpt-* > /dev/null 2>&1; do
+  # Wait (bounded) for a checkpoint at or after a random global step within the first two passes (KILL_AFTER_STEP
+  # to choose it), then kill a random worker container while the job runs: the steps trained since that
+  # checkpoint are lost and must be trained again, once.
+  local every target deadline=$((SECONDS + JOB_TIMEOUT)) newest=0 c
+  RANDOM=${KILL_SEED:-$$}
+  every=$(launcher_arg --checkpoint-every-steps)
+  [ -n "$every" ] || fail "the launcher's args lack --checkpoint-every-steps: a restart would redo whole passes"
+  target=${KILL_AFTER_STEP:-$(((1 + RANDOM % 8) * every))}
+  log "kill seed ${KILL_SEED:-$$}: waiting for a checkpoint at global step >= $target"
+  until [ "$newest" -ge "$target" ]; do
     [ "$(podman inspect --format '{{.State.Running}}' "$LAUNCHER")" = true ] \
-      || { podman logs "$LAUNCHER" 2>&1 | tail -30; fail "the launcher ended before the first checkpoint"; }
-    [ "$SECONDS" -lt "$deadline" ] || fail "no checkpoint appeared in $out within 600 s"
+      || { podman logs "$LAUNCHER" 2>&1 | tail -30; fail "the launcher ended before a checkpoint at step $target"; }
+    [ "$SECONDS" -lt "$deadline" ] || fail "no checkpoint at step >= $target in $out within $JOB_TIMEOUT s"
     sleep 0.2
+    for c in "$out"/checkpoints/ckpt-*; do
+      [ -d "$c" ] && [ "$((10#${c##*ckpt-}))" -gt "$newest" ] && newest=$((10#${c##*ckpt-}))
+    done
   done
   local victim
   victim=$(worker_name $((RANDOM % WORKERS)))
   [ -f "$out/metrics.jsonl" ] && [ "$(wc -l < "$out/metrics.jsonl")" -ge "$(launcher_arg --passes)" ] \
-    && fail "the job had already finished when the first checkpoint was seen"
-  log "first checkpoint: $(basename "$(ls -d "$out"/checkpoints/ckpt-* | head -1)"); podman kill $victim"
+    && fail "the job had already finished when the checkpoint at step $newest was seen"
+  log "checkpoint at global step $newest written; podman kill $victim"
   podman kill "$victim" > /dev/null || fail "podman kill $victim"
   wait_launcher
   [ "$LAUNCHER_RC" != 0 ] || fail "the launcher exited 0 although worker $victim was killed"
