@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds what the rehearsal needs, cached between runs (sourced by run.sh; functions only):
+#   base_images   debian:bookworm and debian:bookworm-slim, imported from a debootstrap root file system
+#                 (no image registry is reachable; the Dockerfile's FROM lines then resolve locally)
+#   build_image   k8s/Dockerfile as it is, tagged with the image the rendered MPIJob names; podman's layer cache
+#                 keeps the apt and compile layers until their inputs change
+
+base_images() {
+  if podman image exists debian:bookworm && podman image exists debian:bookworm-slim; then
+    log "base images debian:bookworm{,-slim} already there"
+    return 0
+  fi
+  local mirror rootfs
+  # The mirror apt already uses (deb822 .sources or one-line .list), so no other registry is needed.
+  mirror=$(grep -rhoE '^URIs: *\S+|^deb +\S+' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null \
+           | awk '{print $2}' | grep -v security | head -1 || true)
+  [ -n "$mirror" ] || fail "no Debian mirror found in /etc/apt/sources.list{,.d}"
+  rootfs=$(mktemp -d /var/tmp/pstrain-rootfs.XXXXXX)
+  log "debootstrap bookworm from $mirror into $rootfs"
+  timeout 900 nice -n 19 debootstrap --variant=minbase bookworm "$rootfs" "$mirror" > "$WORK/debootstrap.log" 2>&1 \
+    || { tail -20 "$WORK/debootstrap.log"; rm -rf "$rootfs"; fail "debootstrap (log: $WORK/debootstrap.log)"; }
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  tar -C "$rootfs" -c . | podman import - debian:bookworm > /dev/null || { rm -rf "$rootfs"; fail "podman import"; }
+  rm -rf "$rootfs"
+  podman tag debian:bookworm debian:bookworm-slim || fail "podman tag debian:bookworm-slim"
+  log "base images imported: $(podman image inspect --format '{{.Size}}' debian:bookworm) bytes"
+}
+
+build_image() {  # build_image IMAGE
+  local image=$1 start=$SECONDS
+  log "building k8s/Dockerfile as $image (WITH_DATASET=1; cached layers are reused; log: $WORK/build.log)"
+  # --isolation chroot: RUN steps need no OCI runtime; --layers keeps every step in the cache.
+  timeout "${BUILD_TIMEOUT:-5400}" nice -n 19 podman build --isolation chroot --layers \
+      --build-arg WITH_DATASET=1 -f "$REPO/k8s/Dockerfile" -t "$image" "$REPO" > "$WORK/build.log" 2>&1 \
+    || { tail -40 "$WORK/build.log"; fail "podman build of k8s/Dockerfile (log: $WORK/build.log)"; }
+  log "image $image built in $((SECONDS - start)) s"
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Turns a pod template of a rendered manifest into `podman run` arguments, the way the kubelet and the
+mpi-operator would run it (used by tests/containers/run.sh).
+
+  pod_args.py RENDERED.yaml launcher|worker|data-prep VOLUMES_DIR [NAME]
+
+RENDERED.yaml holds the kustomize output (MPIJob) or the data-preparation Job. Prints NUL-separated arguments
+for `podman run` (everything between `run` and the end: options, image, then the container's args), taken from
+the first container of the pod template:
+  - image; command as the entrypoint, args as the command (Kubernetes semantics: command replaces ENTRYPOINT,
+    args replace CMD);
+  - env; runAsUser/runAsGroup as --user, fsGroup as a supplementary group (the group of every volume);
+    runAsNonRoot is checked here (a uid of 0 or none is refused, as the kubelet would);
+  - resources.limits cpu/memory as --cpus/--memory;
+  - volumeMounts: a persistentVolumeClaim becomes VOLUMES_DIR/<claimName> bound at mountPath (read-only if the
+    mount or the claim source says readOnly), an emptyDir with medium Memory a tmpfs of sizeLimit, another
+    emptyDir a fresh folder VOLUMES_DIR/emptydir-NAME-<volume>;
+  - containerPort values are printed to stderr as "port N" lines (the caller probes the readiness port).
+What the operator adds (hostfile, ssh Secret, its environment variables) is added by run.sh, not here.
+"""
+import json
+import os
+import sys
+
+import yaml
+
+
+def fail(message):
+    print(f"pod_args.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def quantity_cpu(value):
+    value = str(value)
+    return float(value[:-1]) / 1000 if value.endswith("m") else float(value)
+
+
+def quantity_bytes(value):
+    value = str(value)
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "k": 10**3, "M": 10**6, "G": 10**9}
+    for suffix, factor in units.items():
+        if value.endswith(suffix):
+            return int(float(value[: -len(suffix)]) * factor)
+    return int(value)
+
+
+def pod_template(documents, role):
+    if role == "data-prep":
+        job = next((d for d in documents if d and d.get("kind") == "Job"), None)
+        if job is None:
+            fail("no Job in the data-preparation manifest")
+        return job["spec"]["template"]
+    job = next((d for d in documents if d and d.get("kind") == "MPIJob"), None)
+    if job is None:
+        fail("no MPIJob in the rendered manifest")
+    replica = {"launcher": "Launcher", "worker": "Worker"}[role]
+    return job["spec"]["mpiReplicaSpecs"][replica]["template"]
+
+
+def main():
+    if len(sys.argv) not in (4, 5):
+        fail("usage: pod_args.py RENDERED.yaml launcher|worker|data-prep VOLUMES_DIR [NAME]")
+    path, role, volumes_dir = sys.argv[1:4]
+    name = sys.argv[4] if len(sys.argv) == 5 else role
+    with open(path) as f:
+        documents = list(yaml.safe_load_all(f))
+    spec = pod_template(documents, role)["spec"]
+    container = spec["containers"][0]
+    args = []
+
+    security = dict(spec.get("securityContext") or {})
+    security.update(container.get("securityContext") or {})
+    uid, gid = security.get("runAsUser"), security.get("runAsGroup")
+    if security.get("runAsNonRoot") and not uid:
+        fail(f"{role}: runAsNonRoot without a non-zero runAsUser (the kubelet would refuse to start it)")
+    if uid is not None:
+        args += ["--user", f"{uid}:{gid if gid is not None else uid}"]
+    fs_group = security.get("fsGroup")
+    if fs_group is not None:
+        args += ["--group-add", str(fs_group)]
+
+    for env in container.get("env") or []:
+        if "value" not in env:
+            fail(f"{role}: env {env.get('name')} is not a plain value (valueFrom is not rehearsed)")
+        args += ["--env", f"{env['name']}={env['value']}"]
+
+    limits = (container.get("resources") or {}).get("limits") or {}
+    if "cpu" in limits:
+        args += ["--cpus", str(quantity_cpu(limits["cpu"]))]
+    if "memory" in limits:
+        args += ["--memory", str(quantity_bytes(limits["memory"]))]
+
+    volumes = {v["name"]: v for v in spec.get("volumes") or []}
+    for mount in container.get("volumeMounts") or []:
+        volume = volumes.get(mount["name"])
+        if volume is None:
+            fail(f"{role}: volumeMount {mount['name']} names no volume of the pod")
+        target = mount["mountPath"]
+        if "persistentVolumeClaim" in volume:
+            claim = volume["persistentVolumeClaim"]
+            read_only = mount.get("readOnly") or claim.get("readOnly")
+            source = os.path.join(volumes_dir, claim["claimName"])
+            args += ["--volume", f"{source}:{target}:{'ro' if read_only else 'rw'}"]
+        elif "emptyDir" in volume:
+            empty = volume["emptyDir"] or {}
+            if empty.get("medium") == "Memory":
+                size = quantity_bytes(empty.get("sizeLimit", "64Mi"))
+                # tmpfs mounts come up root-owned 1777 on /dev/shm-like paths: usable by any uid.
+                args += ["--tmpfs", f"{target}:rw,size={size},mode=1777"]
+            else:
+                source = os.path.join(volumes_dir, f"emptydir-{name}-{mount['name']}")
+                os.makedirs(source, exist_ok=True)
+                args += ["--volume", f"{source}:{target}:rw"]
+        else:
+            fail(f"{role}: volume {mount['name']} has a type this rehearsal does not map: {sorted(volume)}")
+
+    for port in container.get("ports") or []:
+        print(f"port {port['containerPort']}", file=sys.stderr)
+    probe = (container.get("readinessProbe") or {}).get("tcpSocket")
+    if probe:
+        print(f"readiness {probe['port']}", file=sys.stderr)
+
+    if container.get("command"):
+        args += ["--entrypoint", json.dumps(container["command"])]
+    args.append(container["image"])
+    args += [str(a) for a in container.get("args") or []]
+    sys.stdout.write("\0".join(args) + "\0")
+
+
+if __name__ == "__main__":
+    main()
