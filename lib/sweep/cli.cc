@@ -5,11 +5,13 @@
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/files.h"
 #include "sweep/emit.h"
+#include "sweep/process.h"
 #include "sweep/expand.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
@@ -295,6 +297,32 @@ int command_run_one(const std::vector<std::string>& args, std::ostream& out) {
   return summary.outcomes.front().exit_code;
 }
 
+// The plotter of a build tree (its source folder) or of an installation (PREFIX/share/pstrain, beside the
+// programs' PREFIX/bin).
+std::optional<fs::path> find_plot_script() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  std::vector<fs::path> candidates{PSTRAIN_SWEEP_PLOT_SCRIPT};
+  if (!error) candidates.push_back(self.parent_path().parent_path() / "share/pstrain/plot_report.py");
+  for (const fs::path& candidate : candidates) {
+    if (fs::exists(candidate, error)) return candidate;
+  }
+  return std::nullopt;
+}
+
+// report.png through plot_report.py (Python and matplotlib): a missing plotter is a warning, not a failed report.
+std::string draw_report_plot(const fs::path& sweep_dir) {
+  const std::optional<fs::path> script = find_plot_script();
+  if (!script) return "report.png not drawn: plot_report.py not found beside pstrain-sweep";
+  // The system's interpreter, where Debian's python3-matplotlib lives (a python3 earlier on PATH may lack it).
+  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  ChildProcess plotter({python, script->string(), sweep_dir.string()}, sweep_dir / "report-plot.log");
+  const ExitStatus status = plotter.wait();
+  if (status.ok()) return cat("drew ", (sweep_dir / "report.png").string());
+  return cat("report.png not drawn (", status.code == 3 ? "python3-matplotlib is not installed" : status.describe(),
+             "; see ", (sweep_dir / "report-plot.log").string(), ")");
+}
+
 int command_report(const std::vector<std::string>& args, std::ostream& out) {
   const std::string command = "report";
   po::options_description options("report: leaderboard of the sets by test accuracy");
@@ -311,6 +339,7 @@ int command_report(const std::vector<std::string>& args, std::ostream& out) {
   write_report_files(sweep_dir, report);
   out << format_leaderboard(report, parsed.values["top"].as<std::size_t>());
   out << "wrote " << (sweep_dir / "report.csv").string() << " and " << (sweep_dir / "report.json").string() << "\n";
+  out << draw_report_plot(sweep_dir) << "\n";
   return 0;
 }
 

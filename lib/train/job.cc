@@ -25,6 +25,7 @@
 #include "train/decay_mask.h"
 #include "train/model_factory.h"
 #include "train/progress.h"
+#include "train/provenance.h"
 #include "train/run_state.h"
 #include "train/server_role.h"
 #include "train/trainer_loop.h"
@@ -283,6 +284,7 @@ int run_job(int argc, char** argv) {
       exit_early = true;
       return;
     }
+    if (rank == 0) write_provenance(job, resolved_ini);
     job.config.optimizer.total_updates = total_updates(job);
     job.config.optimizer.updates_per_pass = job.config.optimizer.total_updates / static_cast<std::uint64_t>(job.config.passes);
     // An async pass applies T pushes of batch b where a sync pass applies one average of T*b: at --lr / T both

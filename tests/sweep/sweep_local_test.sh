@@ -44,6 +44,21 @@ for n in 1 2 3 4; do
   events=(sweep/runs/set-000$n/tensorboard/events.out.tfevents.*)
   [ "${#events[@]}" -eq 1 ] && [ -f "${events[0]}" ] || fail "set-000$n: expected one TensorBoard event file"
   /usr/bin/python3 "$REPO/tests/report/read_events.py" "${events[0]}" > /dev/null || fail "set-000$n: bad event file"
+  # "Version everything": the set's provenance names the flags it ran with and the data it read.
+  /usr/bin/python3 - "sweep/runs/set-000$n/provenance.json" "sweep/sets/set-000$n.ini" <<'PY' || fail "set-000$n: provenance"
+import json, sys
+provenance = json.load(open(sys.argv[1]))
+for key in ("version", "git_commit", "flags", "model", "data_fingerprint"):
+    assert key in provenance, key
+for line in open(sys.argv[2]):
+    if "=" in line and not line.startswith("#"):
+        key, value = (part.strip() for part in line.split("=", 1))
+        assert provenance["flags"].get(key) == value, (key, value, provenance["flags"].get(key))
+shards = provenance["data_fingerprint"]["crc32"]
+assert "test.h5" in shards and any(name.startswith("train-") for name in shards), shards
+assert all(len(crc) == 8 for crc in shards.values()), shards
+assert "dense" in provenance["model"]["description"]
+PY
 done
 
 # Second pass: everything is complete, nothing runs.
@@ -86,6 +101,8 @@ flags = open(os.path.join(sweep, "sets.txt")).read().splitlines()[winner - 1]
 assert flags in board.split("best: ")[1], (flags, board)
 print("report agrees: best set-%04d test_accuracy %s" % (winner, top))
 PY
+head -c 4 sweep/report.png 2>/dev/null | od -An -tx1 | grep -q "89 50 4e 47" || { cat report.out; fail "report.png not drawn"; }
+grep -q "drew .*report.png" report.out || fail "report does not say it drew report.png"
 
 # Emitters.
 "$SWEEP" emit slurm --sweep-dir sweep --data-dir data > sweep.sbatch

@@ -2,6 +2,8 @@
 // the parameter layout computed without a backend, and the presets.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "core/error.h"
@@ -159,6 +161,34 @@ TEST(ModelFileTest, DescribeListsEveryLayerAndTheTotals) {
   EXPECT_NE(text.find("1152"), std::string::npos) << text;
   EXPECT_NE(text.find("137"), std::string::npos) << text;
   EXPECT_EQ(plan.forward_flops, 1152.0 + 192.0);
+}
+
+}  // namespace
+}  // namespace pstrain::nn
+
+namespace pstrain::nn {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+TEST(ShippedModelFilesTest, PresetFilesAreThePresetsWithTheirDefaultFlags) {
+  for (const std::string name : {"mlp", "cnn", "resnet"}) {
+    PresetOptions options;  // the defaults of --hidden, --conv-filters, --kernel-size, --activation, --width
+    options.name = name;
+    EXPECT_EQ(read_text(std::string(PSTRAIN_EXAMPLES_DIR) + "/models/" + name + ".model"), preset_text(options)) << name;
+  }
+}
+
+TEST(ShippedModelFilesTest, TheFashionMnistRecipePlansForFashionMnist) {
+  const ModelPlan plan = plan_model(read_model_file(std::string(PSTRAIN_EXAMPLES_DIR) + "/models/fashion-mnist-best.model"),
+                                    {28, 28, 1}, 10);
+  EXPECT_EQ(plan.state.size(), 10u);  // five batch norms, two statistics each
+  EXPECT_GT(plan.parameter_count, 500000u);
 }
 
 }  // namespace

@@ -50,7 +50,9 @@ TEST(TrainConfig, BadValuesNameTheirFlag) {
   expect_rejected({"--mode", "fast"}, "--mode");
   expect_rejected({"--hidden", "32,x"}, "--hidden");
   expect_rejected({"--hidden", "32,0"}, "--hidden");
-  expect_rejected({"--model", "resnet"}, "--model");
+  expect_rejected({"--model", "lenet"}, "--model");
+  expect_rejected({"--model", "cnn", "--model-file", "m.model"}, "both name a model");
+  expect_rejected({"--width", "0"}, "--width");
   expect_rejected({"--activation", "gelu"}, "gelu");
   expect_rejected({"--device", "tpu"}, "--device");
 }
@@ -84,7 +86,33 @@ TEST(TrainConfig, BadCnnAndAllreduceValuesNameTheirFlag) {
 TEST(TrainConfig, MissingRequiredFolderIsAnError) {
   std::vector<const char*> argv = {"pstrain", "--data-dir", "d"};
   const char* environment[] = {nullptr};
-  EXPECT_THROW(parse_layered_options(train_options(), 3, argv.data(), environment), Error);
+  const auto options = parse_layered_options(train_options(), 3, argv.data(), environment);
+  try {
+    resolve_train_config(options.values);
+    FAIL() << "accepted a run without --output-dir";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(error.what()).find("--output-dir"), std::string::npos) << error.what();
+  }
+  std::vector<const char*> no_data = {"pstrain", "--output-dir", "o"};
+  EXPECT_THROW(parse_layered_options(train_options(), 3, no_data.data(), environment), Error);
+}
+
+TEST(TrainConfig, DescribeModelNeedsNoOutputFolderAndModelFileReplacesThePreset) {
+  const auto options = [](std::vector<const char*> argv) {
+    const char* environment[] = {nullptr};
+    return parse_layered_options(train_options(), static_cast<int>(argv.size()), argv.data(), environment);
+  };
+  const TrainConfig describe = resolve_train_config(options({"pstrain", "--data-dir", "d", "--describe-model"}).values);
+  EXPECT_TRUE(describe.describe_model);
+  const TrainConfig file = resolve({"--model-file", "m.model"});
+  EXPECT_EQ(file.model, "file");
+  ASSERT_TRUE(file.model_file.has_value());
+  EXPECT_EQ(file.model_file->string(), "m.model");
+  const TrainConfig resnet = resolve({"--model", "resnet", "--width", "0.25", "--batch-norm", "false"});
+  EXPECT_EQ(resnet.model, "resnet");
+  EXPECT_DOUBLE_EQ(resnet.width, 0.25);
+  EXPECT_FALSE(resnet.batch_norm);
 }
 
 TEST(TrainConfig, ScheduleOptimiserAndAugmentFlags) {
