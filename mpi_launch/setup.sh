@@ -6,8 +6,10 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libboost-program-options-dev
           libopenblas-dev zlib1g-dev libgtest-dev dataset-fashion-mnist python3
-          hdf5-tools yamllint python3-yaml python3-jsonschema munge slurmctld slurmd slurm-client)
+          hdf5-tools yamllint python3-yaml python3-jsonschema munge slurmctld slurmd slurm-client
+          clang libclang-rt-14-dev)
 # hdf5-tools: h5dump, which the pstrain-data CLI tests read converted shards back with.
+# clang and libclang-rt-14-dev (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz.
 # Node.js for the offline Kubernetes object validation (tests/k8s): Debian's nodejs and npm, unless a Node.js
 # with npm is already there (the machine image may bring its own, which Debian's npm would conflict with).
 command -v npm > /dev/null 2>&1 || packages+=(nodejs npm)

@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: installs what is missing, builds, and runs every CTest test
 # (unit tests, then the multi-rank mpirun tests on both MPI paths).
+# Then, as a separate step, the sanitizer and fuzzing step (tests/sanitize/run.sh: ASan+UBSan and TSan builds,
+# their tests, every fuzz target for 20 s); PSTRAIN_SKIP_SANITIZERS=1 skips it (developers' quick runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash mpi_launch/setup.sh
-cd build
-ctest --output-on-failure --timeout 600 -j 2 "$@"
+suite=0
+(cd build && ctest --output-on-failure --timeout 600 -j 2 "$@") || suite=$?
+
+if [ "${PSTRAIN_SKIP_SANITIZERS:-0}" = 1 ]; then
+  echo "run_all: sanitizers and fuzzing skipped (PSTRAIN_SKIP_SANITIZERS=1)"
+else
+  echo "run_all: sanitizers and fuzzing (tests/sanitize/run.sh)"
+  start=$(date +%s)
+  sanitize=0
+  bash tests/sanitize/run.sh || sanitize=$?
+  echo "run_all: sanitizers and fuzzing took $(( $(date +%s) - start )) s, exit $sanitize"
+  [ "$sanitize" -eq 0 ] || { echo "run_all: the sanitizer/fuzzing step FAILED"; [ "$suite" -ne 0 ] || suite=$sanitize; }
+fi
+exit "$suite"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every fuzz target (or those named) for SECONDS each on a copy of its committed corpus, and fails on the
+# first finding. Findings (crash, uncaught exception, sanitizer report, timeout, out-of-memory) are saved under
+# $FUZZ_OUT/<target>/ with the input that caused them; reproduce with: BUILD/fuzz/<target> FILE.
+#   tests/fuzz/run.sh [SECONDS] [target...]        BUILD_DIR (default build-asan) must hold a PSTRAIN_FUZZ build.
+# Limits: -malloc_limit_mb makes any single allocation above 256 MiB a finding (a length field must never make
+# pstrain allocate gigabytes); -rss_limit_mb bounds the whole process; -timeout makes a 10 s input a hang.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-20}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_idx fuzz_cifar fuzz_shard fuzz_checkpoint fuzz_pass_folder fuzz_ini
+                                     fuzz_search_space)
+build=${BUILD_DIR:-build-asan}
+out=${FUZZ_OUT:-$build/fuzz-runs}
+# Leak checking stays on; UBSan reports end the process (also compiled with -fno-sanitize-recover).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitize/lsan.supp:print_suppressions=0}
+status=0
+for target in "${targets[@]}"; do
+  binary="$build/fuzz/$target"
+  [ -x "$binary" ] || { echo "fuzz: $binary is missing (configure with -DPSTRAIN_FUZZ=ON)"; exit 1; }
+  dir="$out/$target"
+  rm -rf "$dir"
+  mkdir -p "$dir/corpus"
+  start=$(date +%s)
+  set +e
+  nice -n 19 "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
+    -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" "tests/fuzz/corpus/$target" > "$dir/log" 2>&1
+  code=$?
+  set -e
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
+  cov=$(grep -o 'cov: [0-9]*' "$dir/log" | tail -1 | cut -d' ' -f2)
+  ft=$(grep -o 'ft: [0-9]*' "$dir/log" | tail -1 | cut -d' ' -f2)
+  echo "fuzz: $target: $(( $(date +%s) - start )) s, ${runs:-?} executions, coverage ${cov:-?} edges (${ft:-?}" \
+       "features), $(find "$dir/corpus" -type f | wc -l) new inputs, exit $code"
+  if [ "$code" -ne 0 ]; then
+    status=1
+    echo "fuzz: $target FOUND A PROBLEM; the input: $(ls "$dir" | grep -E '^(crash|leak|timeout|oom|slow-unit)-' || true)"
+    grep -E 'ERROR|SUMMARY|runtime error|uncaught|internal error|==[0-9]+==' "$dir/log" | head -20
+  fi
+done
+exit $status
