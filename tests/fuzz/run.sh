@@ -2,7 +2,7 @@
 # Runs every fuzz target (or those named) for SECONDS each on a copy of its committed corpus, and fails on the
 # first finding. Findings (crash, uncaught exception, sanitizer report, timeout, out-of-memory) are saved under
 # $FUZZ_OUT/<target>/ with the input that caused them; reproduce with: BUILD/fuzz/<target> FILE.
-#   tests/fuzz/run.sh [SECONDS] [target...]        BUILD_DIR (default build-asan) must hold a PSTRAIN_FUZZ build.
+#   tests/fuzz/run.sh [SECONDS] [target...]        BUILD_DIR (default build-fuzz) must hold a PSTRAIN_FUZZ build.
 # Limits: -malloc_limit_mb makes any single allocation above 256 MiB a finding (a length field must never make
 # pstrain allocate gigabytes); -rss_limit_mb bounds the whole process; -timeout makes a 10 s input a hang.
 set -euo pipefail
@@ -12,7 +12,7 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_idx fuzz_cifar fuzz_shard fuzz_checkpoint fuzz_pass_folder fuzz_ini
                                      fuzz_search_space)
-build=${BUILD_DIR:-build-asan}
+build=${BUILD_DIR:-build-fuzz}
 out=${FUZZ_OUT:-$build/fuzz-runs}
 # Leak checking stays on; UBSan reports end the process (also compiled with -fno-sanitize-recover).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
