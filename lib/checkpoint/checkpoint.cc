@@ -69,6 +69,12 @@ T read_attribute(const H5::H5Object& source, const fs::path& path, const char* n
 
 std::string read_string_attribute(const H5::H5Object& source, const fs::path& path, const char* name) {
   const H5::Attribute attribute = open_single_attribute(source, path, name, H5T_STRING, "string");
+  // pstrain writes fixed-length strings; a variable-length one would send HDF5 into its global heap, whose
+  // parser in HDF5 1.10 can loop for ever on a damaged file (found by fuzzing).
+  if (attribute.getStrType().isVariableStr()) {
+    throw Error(ExitCode::kInputData, cat(path.string(), ": attribute '", name,
+                                          "' is a variable-length string; pstrain writes fixed-length ones"));
+  }
   std::string value;
   attribute.read(attribute.getStrType(), value);
   return value;

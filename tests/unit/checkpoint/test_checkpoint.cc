@@ -140,6 +140,16 @@ TEST_F(CheckpointTest, ArrayOrMistypedAttributeIsRejected) {
   });
   expect_rejected([&] { read(seed); }, "attribute 'seed' must be a single integer");
 
+  // A variable-length string (pstrain writes fixed-length ones) is refused before HDF5 reads its global heap,
+  // whose parser looped for ever on a damaged file found by fuzzing.
+  const fs::path variable = write(9);
+  rewrite(variable, "model.h5", [](H5::H5File& file) {
+    file.removeAttr("optimizer");
+    const H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+    file.createAttribute("optimizer", type, H5::DataSpace(H5S_SCALAR)).write(type, std::string("momentum"));
+  });
+  expect_rejected([&] { read(variable); }, "attribute 'optimizer' is a variable-length string");
+
   const fs::path missing = write(8);
   rewrite(missing, "model.h5", [](H5::H5File& file) { file.removeAttr("optimizer"); });
   expect_rejected([&] { read(missing); }, "missing attribute 'optimizer'");
