@@ -32,9 +32,14 @@ for target in "${targets[@]}"; do
   # limit still bounds the memory any target really uses.
   malloc_limit=256
   case "$target" in fuzz_shard|fuzz_checkpoint|fuzz_pass_folder) malloc_limit=4400 ;; esac
+  # HDF5 1.10.8 loops for ever reading a variable-length string whose global heap a damaged file breaks
+  # (H5HG_read; tests/fuzz/known-hdf5/). Shards store their names as such strings (pstrain-data writes them), so
+  # fuzz_shard alone runs in fork mode and does not stop at a timeout; crashes, leaks and OOMs still fail it.
+  mode=()
+  [ "$target" != fuzz_shard ] || mode=(-fork=1 -ignore_timeouts=1)
   start=$(date +%s)
   set +e
-  nice -n 19 "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=$malloc_limit \
+  nice -n 19 "$binary" "${mode[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=$malloc_limit \
     -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" "tests/fuzz/corpus/$target" > "$dir/log" 2>&1
   code=$?
   set -e
