@@ -44,6 +44,8 @@ for target in "${targets[@]}"; do
   code=$?
   set -e
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
+  # Fork mode prints no final stats: its last "#N ..." progress line counts the executions.
+  [ -n "$runs" ] || runs=$(grep -oE '^#[0-9]+' "$dir/log" | tail -1 | tr -d '#')
   cov=$(grep -o 'cov: [0-9]*' "$dir/log" | tail -1 | cut -d' ' -f2)
   ft=$(grep -o 'ft: [0-9]*' "$dir/log" | tail -1 | cut -d' ' -f2)
   echo "fuzz: $target: $(( $(date +%s) - start )) s, ${runs:-?} executions, coverage ${cov:-?} edges (${ft:-?}" \
