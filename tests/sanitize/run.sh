@@ -75,7 +75,7 @@ for step in "${steps[@]}"; do
       nice -n 19 cmake --build build-asan -j "$jobs" "${build_targets[@]}" > build-asan/build.log 2>&1 \
         || { tail -50 build-asan/build.log; exit 1; }
       reports=$(reports_dir build-asan)
-      export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=0"
+      export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=0"
       export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitize/ubsan.supp"
       export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0"
       ok=true
