@@ -3,8 +3,8 @@
 #   asan: build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer (+ LeakSanitizer), CPU only. Runs every unit
 #         test and a subset of the multi-rank tests on both MPI paths (ASAN_TESTS below).
 #   tsan: build-tsan/, ThreadSanitizer, only what runs threads: the watchdog (its heartbeat thread beside the main
-#         thread) in test_comm, and pstrain itself in real multi-rank runs (TSAN_TESTS below), where the watchdog
-#         runs beside MPI and training, including one run that the watchdog ends.
+#         thread) in test_comm; with TSAN_MPI=1 also pstrain itself in real multi-rank runs (TSAN_TESTS below),
+#         where the watchdog runs beside MPI and training, including one run that the watchdog ends.
 #   fuzz: build-fuzz/, clang + libFuzzer + ASan + UBSan (PSTRAIN_FUZZ), only the fuzz targets; each runs for
 #         FUZZ_SECONDS (20) on its committed corpus (tests/fuzz/run.sh).
 #   tests/sanitize/run.sh [asan|tsan|fuzz]...     (default: all three)
@@ -93,13 +93,19 @@ for step in "${steps[@]}"; do
       ;;
     tsan)
       configure build-tsan -DPSTRAIN_TSAN=ON
-      nice -n 19 cmake --build build-tsan -j "$jobs" --target test_comm pstrain pstrain-data compare_parameters \
-        interleave_shards make_shard > build-tsan/build.log 2>&1 || { tail -50 build-tsan/build.log; exit 1; }
+      # TSAN_MPI=1 adds the multi-rank runs (TSAN_TESTS): not yet verified on this machine (Open MPI's own threads
+      # may need tsan.supp entries first), so CI runs the watchdog's unit tests only.
+      tsan_targets=(test_comm)
+      [ "${TSAN_MPI:-0}" != 1 ] || tsan_targets+=(pstrain pstrain-data compare_parameters interleave_shards make_shard)
+      nice -n 19 cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}" > build-tsan/build.log 2>&1 \
+        || { tail -50 build-tsan/build.log; exit 1; }
       reports=$(reports_dir build-tsan)
       export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1:suppressions=$root/tests/sanitize/tsan.supp"
       ok=true
       (cd build-tsan && nice -n 19 ctest --test-dir tests/unit/comm --output-on-failure --timeout 300) || ok=false
-      (cd build-tsan && nice -n 19 ctest --test-dir tests --output-on-failure --timeout 900 -R "$TSAN_TESTS") || ok=false
+      if [ "${TSAN_MPI:-0}" = 1 ]; then
+        (cd build-tsan && nice -n 19 ctest --test-dir tests --output-on-failure --timeout 900 -R "$TSAN_TESTS") || ok=false
+      fi
       unset TSAN_OPTIONS
       check_reports "$reports" tsan || ok=false
       $ok || status=1
