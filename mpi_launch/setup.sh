@@ -7,11 +7,12 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libboost-program-options-dev
           libopenblas-dev zlib1g-dev libgtest-dev dataset-fashion-mnist python3
           hdf5-tools yamllint python3-yaml python3-jsonschema python3-matplotlib munge slurmctld slurmd slurm-client
-          libprotobuf-dev protobuf-compiler lmod)
+          libprotobuf-dev protobuf-compiler lmod clang libclang-rt-14-dev)
 # libprotobuf-dev, protobuf-compiler: lib/report encodes TensorBoard's Event protocol buffers (event.proto).
 # lmod: the install tests load the installed Lmod modulefile (module load pstrain).
 # python3-matplotlib: pstrain-sweep report draws report.png (lib/sweep/plot_report.py).
 # hdf5-tools: h5dump, which the pstrain-data CLI tests read converted shards back with.
+# clang and libclang-rt-14-dev (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz.
 # Node.js for the offline Kubernetes object validation (tests/k8s): Debian's nodejs and npm, unless a Node.js
 # with npm is already there (the machine image may bring its own, which Debian's npm would conflict with).
 command -v npm > /dev/null 2>&1 || packages+=(nodejs npm)

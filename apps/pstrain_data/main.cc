@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/options.h"
 #include "data/cifar.h"
 #include "data/idx.h"
 #include "data/shard.h"
@@ -20,6 +21,7 @@
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 using pstrain::cat;
+using pstrain::describe;
 using pstrain::Error;
 using pstrain::ExitCode;
 
@@ -87,7 +89,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), values);
     po::notify(values);
   } catch (const po::error& error) {
-    throw Error(ExitCode::kUsage, cat(error.what(), " (see pstrain-data --help)"));
+    throw Error(ExitCode::kUsage, cat(describe(error), " (see pstrain-data --help)"));
   }
   if (values.count("help")) {
     std::cout << kUsage << '\n' << flags;

@@ -46,15 +46,35 @@ void write_string_attribute(H5::H5Object& target, const char* name, const std::s
   target.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, value);
 }
 
+// One value of the expected class, checked before reading: HDF5 writes as many elements as the attribute holds,
+// so an array attribute read into a single variable would overflow it.
+H5::Attribute open_single_attribute(const H5::H5Object& source, const fs::path& path, const char* name,
+                                    H5T_class_t type_class, const char* expected) {
+  if (!source.attrExists(name)) {
+    throw Error(ExitCode::kInputData, cat(path.string(), ": missing attribute '", name, "' (not a pstrain checkpoint?)"));
+  }
+  H5::Attribute attribute = source.openAttribute(name);
+  if (attribute.getTypeClass() != type_class || attribute.getSpace().getSimpleExtentNpoints() != 1) {
+    throw Error(ExitCode::kInputData, cat(path.string(), ": attribute '", name, "' must be a single ", expected));
+  }
+  return attribute;
+}
+
 template <typename T>
-T read_attribute(const H5::H5Object& source, const char* name, const H5::PredType& type) {
+T read_attribute(const H5::H5Object& source, const fs::path& path, const char* name, const H5::PredType& type) {
   T value{};
-  source.openAttribute(name).read(type, &value);
+  open_single_attribute(source, path, name, H5T_INTEGER, "integer").read(type, &value);
   return value;
 }
 
-std::string read_string_attribute(const H5::H5Object& source, const char* name) {
-  const H5::Attribute attribute = source.openAttribute(name);
+std::string read_string_attribute(const H5::H5Object& source, const fs::path& path, const char* name) {
+  const H5::Attribute attribute = open_single_attribute(source, path, name, H5T_STRING, "string");
+  // pstrain writes fixed-length strings; a variable-length one would send HDF5 into its global heap, whose
+  // parser in HDF5 1.10 can loop for ever on a damaged file (found by fuzzing).
+  if (attribute.getStrType().isVariableStr()) {
+    throw Error(ExitCode::kInputData, cat(path.string(), ": attribute '", name,
+                                          "' is a variable-length string; pstrain writes fixed-length ones"));
+  }
   std::string value;
   attribute.read(attribute.getStrType(), value);
   return value;
@@ -158,17 +178,17 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
   const fs::path model_path = folder / "model.h5";
   try {
     const H5::H5File file(model_path.string(), H5F_ACC_RDONLY);
-    const auto version = read_attribute<std::uint32_t>(file, "format_version", H5::PredType::NATIVE_UINT32);
+    const auto version = read_attribute<std::uint32_t>(file, model_path, "format_version", H5::PredType::NATIVE_UINT32);
     if (version != kFormatVersion) {
       throw Error(ExitCode::kInputData, cat(model_path.string(), " has format version ", version, ", expected ",
                                             kFormatVersion));
     }
-    checkpoint.model.optimizer = read_string_attribute(file, "optimizer");
+    checkpoint.model.optimizer = read_string_attribute(file, model_path, "optimizer");
     if (checkpoint.model.optimizer != optimizer) {
       throw Error(ExitCode::kInputData, cat(folder.string(), " was written with --optimizer ",
                                             checkpoint.model.optimizer, ", this run uses ", optimizer));
     }
-    checkpoint.model.optimizer_steps = read_attribute<std::uint64_t>(file, "optimizer_steps", H5::PredType::NATIVE_UINT64);
+    checkpoint.model.optimizer_steps = read_attribute<std::uint64_t>(file, model_path, "optimizer_steps", H5::PredType::NATIVE_UINT64);
     checkpoint.model.parameters = read_tensors(file.openGroup("parameters"), model_path.string(), parameters, flat_size);
     const H5::Group optimizer_group = file.openGroup("optimizer");
     for (hsize_t i = 0; i < optimizer_group.getNumObjs(); ++i) {
@@ -194,10 +214,10 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
   try {
     const H5::H5File file(training_path.string(), H5F_ACC_RDONLY);
     TrainingState& training = checkpoint.training;
-    training.pass = read_attribute<std::int64_t>(file, "pass", H5::PredType::NATIVE_INT64);
-    training.step_in_pass = read_attribute<std::int64_t>(file, "step_in_pass", H5::PredType::NATIVE_INT64);
-    training.global_step = read_attribute<std::int64_t>(file, "global_step", H5::PredType::NATIVE_INT64);
-    training.seed = read_attribute<std::uint64_t>(file, "seed", H5::PredType::NATIVE_UINT64);
+    training.pass = read_attribute<std::int64_t>(file, training_path, "pass", H5::PredType::NATIVE_INT64);
+    training.step_in_pass = read_attribute<std::int64_t>(file, training_path, "step_in_pass", H5::PredType::NATIVE_INT64);
+    training.global_step = read_attribute<std::int64_t>(file, training_path, "global_step", H5::PredType::NATIVE_INT64);
+    training.seed = read_attribute<std::uint64_t>(file, training_path, "seed", H5::PredType::NATIVE_UINT64);
     const H5::Group consumed = file.openGroup("consumed");
     if (consumed.getNumObjs() != shard_sizes.size()) {
       throw Error(ExitCode::kInputData, cat(folder.string(), " was taken on ", consumed.getNumObjs(),

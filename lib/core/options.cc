@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -77,9 +78,33 @@ LayeredOptions parse_layered_options(const po::options_description& description,
     result.version_requested = result.values.count("version") > 0;
     if (!result.help_requested && !result.version_requested) po::notify(result.values);
   } catch (const po::error& error) {
-    throw Error(ExitCode::kUsage, cat(error.what(), " (see --help)"));
+    throw Error(ExitCode::kUsage, cat(describe(error), " (see --help)"));
   }
   return result;
+}
+
+namespace {
+
+// Reaches the substitutions Boost keeps protected (a derived class may name them, and a pointer to the member
+// then works on any error_with_option_name).
+struct SubstitutionAccess : po::error_with_option_name {
+  static std::map<std::string, std::string>& of(po::error_with_option_name& error) {
+    return error.*(&SubstitutionAccess::m_substitutions);
+  }
+};
+
+}  // namespace
+
+std::string describe(const po::error& error) {
+  const auto* named = dynamic_cast<const po::error_with_option_name*>(&error);
+  if (named == nullptr) return error.what();
+  po::error_with_option_name copy = *named;  // what() caches its message in the object; leave the original alone
+  for (auto& [placeholder, text] : SubstitutionAccess::of(copy)) {
+    std::string safe;
+    for (const char c : text) safe += c == '%' ? std::string("%25") : std::string(1, c);
+    text = safe;
+  }
+  return copy.what();
 }
 
 namespace {

@@ -27,4 +27,9 @@ std::string environment_name_to_option(const std::string& variable, const std::s
 // The resolved values as an INI file that --config accepts (the saved configuration of a run).
 std::string to_ini(const boost::program_options::variables_map& values);
 
+// error.what() for Boost.ProgramOptions errors, made safe: Boost 1.74 fills the %placeholders% of its messages
+// in a loop that never ends when the user's text contains the placeholder itself (a value or a key reading
+// "%value%" hung pstrain). Percent signs of the user's text read %25 in the message. Use this, never what().
+std::string describe(const boost::program_options::error& error);
+
 }  // namespace pstrain

@@ -70,11 +70,13 @@ IdxArray read_idx(const std::filesystem::path& path, std::uint32_t expected_magi
     total *= dim;
   }
 
-  // Grow the buffer as data actually arrives instead of trusting the header with one huge allocation.
-  constexpr std::uint64_t kChunk = std::uint64_t{1} << 24;
+  // Grow the buffer as data actually arrives instead of trusting the header with one huge allocation: from
+  // 64 KiB, doubling, so that a short file claiming a large array costs no more than the file itself.
+  std::uint64_t chunk = std::uint64_t{1} << 16;
   while (array.values.size() < total) {
     const std::size_t before = array.values.size();
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, total - before));
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, total - before));
+    chunk = std::min<std::uint64_t>(chunk * 2, std::uint64_t{1} << 26);
     array.values.resize(before + want);
     const std::size_t read = in.read(array.values.data() + before, want);
     if (read < want) {

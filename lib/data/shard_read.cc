@@ -101,10 +101,15 @@ H5::DataSet open_dataset(const H5::H5File& file, const fs::path& path, const cha
   return file.openDataSet(name);
 }
 
-// Checks rank and dimensions; also that an uncompressed dataset really has storage for all of its elements,
-// so that a file claiming millions of samples without the bytes for them fails here, not in a read.
+// Deflate, the strongest filter HDF5 ships for float data, expands at most ~1032 times; anything claiming more
+// is refused before pstrain allocates for it (pstrain-data itself writes shards uncompressed).
+constexpr std::uint64_t kMaxCompressionRatio = 1032;
+
+// Checks rank and dimensions; also that an uncompressed dataset really has storage for all of its elements, within
+// the file, so that a file claiming millions of samples without the bytes for them fails here, not in a read or in
+// an allocation of gigabytes. A compressed dataset may not claim more than the file could decompress to.
 void check_extent(const H5::DataSet& dataset, const fs::path& path, const char* name,
-                  const std::vector<hsize_t>& expected) {
+                  const std::vector<hsize_t>& expected, std::uint64_t file_bytes) {
   const H5::DataSpace space = dataset.getSpace();
   const int rank = space.getSimpleExtentNdims();
   if (rank != static_cast<int>(expected.size())) {
@@ -122,9 +127,14 @@ void check_extent(const H5::DataSet& dataset, const fs::path& path, const char* 
   }
   const std::uint64_t bytes =
       static_cast<std::uint64_t>(space.getSimpleExtentNpoints()) * dataset.getDataType().getSize();
-  if (dataset.getCreatePlist().getNfilters() == 0 && dataset.getStorageSize() != bytes) {
-    bad(path, cat("dataset '/", name, "' stores ", dataset.getStorageSize(), " bytes, expected ", bytes,
-                  " (incomplete or damaged file)"));
+  if (dataset.getCreatePlist().getNfilters() == 0) {
+    if (dataset.getStorageSize() != bytes || bytes > file_bytes) {
+      bad(path, cat("dataset '/", name, "' stores ", dataset.getStorageSize(), " bytes, expected ", bytes,
+                    " in a file of ", file_bytes, " bytes (incomplete or damaged file)"));
+    }
+  } else if (bytes / kMaxCompressionRatio > file_bytes) {
+    bad(path, cat("dataset '/", name, "' is compressed and claims ", bytes, " bytes, more than a file of ", file_bytes,
+                  " bytes can hold (damaged file)"));
   }
 }
 
@@ -141,6 +151,9 @@ OpenShard open_shard(const fs::path& path) {
   if (!fs::exists(path, ec)) bad(path, "file does not exist");
   if (!fs::is_regular_file(path, ec)) bad(path, "not a regular file");
   if (!H5::H5File::isHdf5(path.string())) bad(path, "not an HDF5 file (no HDF5 signature)");
+
+  const std::uint64_t file_bytes = fs::file_size(path, ec);
+  if (ec) bad(path, cat("cannot read its size: ", ec.message()));
 
   OpenShard shard;
   shard.file.openFile(path.string(), H5F_ACC_RDONLY);
@@ -165,7 +178,7 @@ OpenShard open_shard(const fs::path& path) {
   if (feature_type.getClass() != H5T_FLOAT || feature_type.getSize() != 4) {
     bad(path, cat("dataset '/features' is ", type_name(feature_type), ", expected 32-bit float"));
   }
-  check_extent(shard.features, path, hdf5::kFeatures, {meta.sample_count, meta.sample_size()});
+  check_extent(shard.features, path, hdf5::kFeatures, {meta.sample_count, meta.sample_size()}, file_bytes);
 
   shard.labels = open_dataset(shard.file, path, hdf5::kLabels);
   const H5::DataType label_type = shard.labels.getDataType();
@@ -173,7 +186,7 @@ OpenShard open_shard(const fs::path& path) {
       shard.labels.getIntType().getSign() != H5T_SGN_2) {
     bad(path, cat("dataset '/labels' is ", type_name(label_type), ", expected signed 32-bit integer"));
   }
-  check_extent(shard.labels, path, hdf5::kLabels, {meta.sample_count});
+  check_extent(shard.labels, path, hdf5::kLabels, {meta.sample_count}, file_bytes);
   return shard;
 }
 

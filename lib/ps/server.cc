@@ -99,7 +99,9 @@ void ShardServer::import_state(const ShardPlan& plan, std::span<const float> par
     plan.gather(layout_.shard_index, parameters, windows_.params.local().subspan(kParamsHeader, slice_size_));
   }
   for (const auto& [name, target] : optimizer_->state()) {
-    const auto found = std::find_if(optimizer.begin(), optimizer.end(), [&](const auto& entry) { return entry.first == name; });
+    // Captured through an init-capture: clang before 16 cannot capture a structured binding itself.
+    const auto found = std::find_if(optimizer.begin(), optimizer.end(),
+                                    [&wanted = name](const auto& entry) { return entry.first == wanted; });
     PSTRAIN_ASSERT(found != optimizer.end(), "checkpoint lacks optimizer state ", name);
     plan.gather(layout_.shard_index, found->second, *target);
   }

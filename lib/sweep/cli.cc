@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/options.h"
 #include "sweep/emit.h"
 #include "sweep/process.h"
 #include "sweep/expand.h"
@@ -76,7 +77,7 @@ Parsed parse(const std::string& command, po::options_description options, const 
     po::store(po::command_line_parser(args).options(options).run(), parsed.values);
     po::notify(parsed.values);
   } catch (const po::error& error) {
-    throw Error(ExitCode::kUsage, cat(command, ": ", error.what(), " (see pstrain-sweep ", command, " --help)"));
+    throw Error(ExitCode::kUsage, cat(command, ": ", describe(error), " (see pstrain-sweep ", command, " --help)"));
   }
   if (parsed.values.count("help")) {
     out << "usage: pstrain-sweep " << command << " [options]\n" << options << extra_help;

@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 
 #include "core/error.h"
+#include "core/options.h"
 #include "train/train_config.h"
 
 namespace po = boost::program_options;
@@ -27,7 +28,7 @@ po::variables_map parse(const Flags& flags, const std::string& where) {
   try {
     po::store(po::command_line_parser(args).options(pstrain_options()).run(), values);
   } catch (const po::error& error) {
-    throw Error(ExitCode::kUsage, cat(where, ": ", error.what()));
+    throw Error(ExitCode::kUsage, cat(where, ": ", describe(error)));
   }
   return values;
 }
@@ -53,7 +54,7 @@ void check_flag_values(const Flags& flags, const std::string& where) {
   } catch (const Error& error) {
     throw Error(ExitCode::kUsage, cat(where, ": ", error.what()));
   } catch (const po::error& error) {
-    throw Error(ExitCode::kUsage, cat(where, ": ", error.what()));
+    throw Error(ExitCode::kUsage, cat(where, ": ", describe(error)));
   }
 }
 

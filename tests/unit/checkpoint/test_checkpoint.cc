@@ -1,6 +1,7 @@
 // Checkpoint files: round trip, manifest verification, discovery and cleanup.
 #include "checkpoint/checkpoint.h"
 
+#include <H5Cpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -108,6 +109,50 @@ TEST_F(CheckpointTest, AnotherOptimizerOrOtherDataAreRejected) {
   expect_rejected([&] { read(folder, "adam"); }, "--optimizer momentum");
   expect_rejected([&] { read(folder, "momentum", {3}); }, "training shards");
   expect_rejected([&] { read(folder, "momentum", {3, 5}); }, "samples");
+}
+
+// Regression (fuzzing, issue 13): an attribute holding an array where one value belongs was read into a single
+// variable, and HDF5 wrote every element of the array past it (a stack buffer overflow under ASan).
+TEST_F(CheckpointTest, ArrayOrMistypedAttributeIsRejected) {
+  const auto rewrite = [](const fs::path& folder, const char* file_name, auto edit) {
+    {
+      H5::Exception::dontPrint();
+      H5::H5File file((folder / file_name).string(), H5F_ACC_RDWR);
+      edit(file);
+    }
+    write_manifest(folder, {"model.h5", "training.h5", "config.ini"});  // a consistent, valid-looking checkpoint
+  };
+  const fs::path steps = write(6);
+  rewrite(steps, "model.h5", [](H5::H5File& file) {
+    file.removeAttr("optimizer_steps");
+    const hsize_t count[1] = {64};
+    const std::vector<std::uint64_t> values(64, 7);
+    file.createAttribute("optimizer_steps", H5::PredType::STD_U64LE, H5::DataSpace(1, count))
+        .write(H5::PredType::NATIVE_UINT64, values.data());
+  });
+  expect_rejected([&] { read(steps); }, "attribute 'optimizer_steps' must be a single integer");
+
+  const fs::path seed = write(7);
+  rewrite(seed, "training.h5", [](H5::H5File& file) {
+    file.removeAttr("seed");
+    const H5::StrType type(H5::PredType::C_S1, 4);
+    file.createAttribute("seed", type, H5::DataSpace(H5S_SCALAR)).write(type, std::string("1234"));
+  });
+  expect_rejected([&] { read(seed); }, "attribute 'seed' must be a single integer");
+
+  // A variable-length string (pstrain writes fixed-length ones) is refused before HDF5 reads its global heap,
+  // whose parser looped for ever on a damaged file found by fuzzing.
+  const fs::path variable = write(9);
+  rewrite(variable, "model.h5", [](H5::H5File& file) {
+    file.removeAttr("optimizer");
+    const H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+    file.createAttribute("optimizer", type, H5::DataSpace(H5S_SCALAR)).write(type, std::string("momentum"));
+  });
+  expect_rejected([&] { read(variable); }, "attribute 'optimizer' is a variable-length string");
+
+  const fs::path missing = write(8);
+  rewrite(missing, "model.h5", [](H5::H5File& file) { file.removeAttr("optimizer"); });
+  expect_rejected([&] { read(missing); }, "missing attribute 'optimizer'");
 }
 
 TEST_F(CheckpointTest, ListsNewestFirstAndKeepsTheNewestN) {

@@ -107,5 +107,27 @@ TEST(EnvironmentNames, MapToFlags) {
   EXPECT_EQ(environment_name_to_option("HOME", "PSTRAIN_"), "");
 }
 
+// Regression (fuzzing, issue 13): Boost 1.74 fills the %placeholders% of its messages in a loop that never ended
+// when the user's text contained the placeholder itself; a config value "%value%x" hung pstrain. A regression
+// hangs this test until CTest's timeout fails it.
+TEST(LayeredOptions, PlaceholderTextInValuesAndKeysEndsWithAClearError) {
+  const Args environment({});
+  const ConfigFile value_file("batch-size = %value%x\n");
+  const Args value_args({"prog", "--config", value_file.path()});
+  try {
+    parse_layered_options(sample_options(), value_args.argc(), value_args.argv(), environment.argv());
+    FAIL() << "accepted a non-numeric batch size";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::kUsage);
+    EXPECT_NE(std::string(error.what()).find("%25value%25x"), std::string::npos) << error.what();
+  }
+  const ConfigFile key_file("bogus%canonical_option%key = 1\n");
+  const Args key_args({"prog", "--config", key_file.path()});
+  EXPECT_THROW(parse_layered_options(sample_options(), key_args.argc(), key_args.argv(), environment.argv()), Error);
+  const Args command_line({"prog", "--lr", "%value%"});
+  EXPECT_THROW(parse_layered_options(sample_options(), command_line.argc(), command_line.argv(), environment.argv()),
+               Error);
+}
+
 }  // namespace
 }  // namespace pstrain

@@ -177,6 +177,34 @@ TEST(Shard, RejectsSampleCountThatDisagreesWithDatasets) {
   expect_error([&] { read_shard(dir / "s.h5"); }, ExitCode::kInputData, {"s.h5", "[3, 6]", "[4, 6]"});
 }
 
+// Regression (fuzzing, issue 13): a compressed dataset whose extent claims far more samples than the file could
+// hold made read_shard allocate sample_count * sample_size floats (here 80 GB) before reading anything.
+TEST(Shard, RejectsCompressedDatasetClaimingMoreThanTheFileHolds) {
+  TempDir dir;
+  write_shard(dir / "s.h5", make_samples(3, 2, 3, 4));
+  const std::uint64_t count = std::uint64_t{10} << 30;  // 10 Gi samples of 2 floats
+  edit_shard(dir / "s.h5", [&](H5::H5File& file) {
+    replace_u64_attribute(file, "sample_shape", {2});
+    file.removeAttr("sample_count");
+    file.createAttribute("sample_count", H5::PredType::STD_U64LE, H5::DataSpace(H5S_SCALAR))
+        .write(H5::PredType::NATIVE_UINT64, &count);
+    for (const char* name : {"features", "labels"}) file.unlink(name);
+    H5::DSetCreatPropList compressed;
+    const hsize_t chunk[2] = {1024, 2};
+    compressed.setChunk(2, chunk);
+    compressed.setDeflate(6);
+    const hsize_t feature_dims[2] = {count, 2};
+    file.createDataSet("features", H5::PredType::IEEE_F32LE, H5::DataSpace(2, feature_dims), compressed);
+    H5::DSetCreatPropList compressed_labels;
+    compressed_labels.setChunk(1, chunk);
+    compressed_labels.setDeflate(6);
+    const hsize_t label_dims[1] = {count};
+    file.createDataSet("labels", H5::PredType::STD_I32LE, H5::DataSpace(1, label_dims), compressed_labels);
+  });
+  expect_error([&] { read_shard(dir / "s.h5"); }, ExitCode::kInputData,
+               {"s.h5", "'/features' is compressed and claims 85899345920 bytes"});
+}
+
 TEST(Shard, RejectsLabelsOfWrongLength) {
   TempDir dir;
   write_shard(dir / "s.h5", make_samples(3, 2, 3, 4));

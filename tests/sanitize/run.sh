@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The sanitizer step of CI (tests/run_all.sh runs it after the normal suite; PSTRAIN_SKIP_SANITIZERS=1 skips it).
+#   asan: build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer (+ LeakSanitizer), CPU only. Runs every unit
+#         test and a subset of the multi-rank tests on both MPI paths (ASAN_TESTS below).
+#   tsan: build-tsan/, ThreadSanitizer, only what runs threads: the watchdog (its heartbeat thread beside the main
+#         thread) in test_comm; with TSAN_MPI=1 also pstrain itself in real multi-rank runs (TSAN_TESTS below),
+#         where the watchdog runs beside MPI and training, including one run that the watchdog ends.
+#   fuzz: build-fuzz/, clang + libFuzzer + ASan + UBSan (PSTRAIN_FUZZ), only the fuzz targets; each runs for
+#         FUZZ_SECONDS (20) on its committed corpus (tests/fuzz/run.sh).
+#   tests/sanitize/run.sh [asan|tsan|fuzz]...     (default: all three)
+# asan and tsan use gcc (SANITIZE_CC/SANITIZE_CXX to change): Debian 12's clang 14 cannot compile lib/ (a lambda
+# capturing a structured binding, C++20, needs clang 16). The fuzz targets leave out the code that needs it.
+# Every sanitizer writes its reports to files (log_path) under build-*/sanitizer-reports/, so a report is caught
+# even in a test that expects pstrain to fail (bad input) or in a rank that mpirun ends: any report fails the step.
+# Suppressions (only Open MPI's and HDF5's own internals, each with its reason) are in *.supp here.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(asan tsan fuzz)
+jobs=${SANITIZE_JOBS:-2}
+export CC=${SANITIZE_CC:-gcc} CXX=${SANITIZE_CXX:-g++}
+
+# Multi-rank tests under ASan/UBSan: each scenario on both MPI paths (shm: osc/sm; tcp: btl tcp + osc/pt2pt).
+ASAN_TESTS='^mpi_(sync_equivalence_np3|async_learns_np3|allreduce_replicas_np3)_(shm|tcp)$'
+ASAN_TESTS+='|^mpi_ssp_bound_np(3_shm|4_tcp)$'
+ASAN_TESTS+='|^recovery_kill_resume_np3_(shm|tcp)$|^recovery_bad_checkpoints_np3_shm$'
+ASAN_TESTS+='|^mpi_bad_input_(garbage_shard|truncated_shard|width_mismatch|label_out_of_range|missing_data|unknown_flag|nan_loss|existing_output)_np2_(shm|tcp)$'
+# Under TSan: a plain sync run on each path, an async run, and the watchdog ending a job whose rank stopped.
+TSAN_TESTS='^mpi_sync_equivalence_np2_(shm|tcp)$|^mpi_async_learns_np3_shm$|^recovery_stall_sync_np3_shm$'
+
+# configure DIR FLAGS...: configures once (again only when the flags change).
+configure() {
+  local dir=$1
+  shift
+  local stamp="$*"
+  if [ ! -f "$dir/CMakeCache.txt" ] || [ "$(cat "$dir/.sanitize-flags" 2>/dev/null)" != "$stamp" ]; then
+    mkdir -p "$dir"
+    nice -n 19 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSTRAIN_CUDA=OFF "$@" > "$dir/configure.log" 2>&1 \
+      || { cat "$dir/configure.log"; exit 1; }
+    echo "$stamp" > "$dir/.sanitize-flags"
+  fi
+}
+
+# reports DIR: the folder the sanitizers write to, emptied.
+reports_dir() {
+  local dir=$root/$1/sanitizer-reports
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  echo "$dir"
+}
+
+# check_reports DIR NAME: fails when any sanitizer wrote a report.
+check_reports() {
+  local dir=$1 name=$2
+  if [ -n "$(ls -A "$dir")" ]; then
+    echo "sanitize: $name: REPORTS in $dir:"
+    for file in "$dir"/*; do echo "== $file"; head -60 "$file"; done
+    return 1
+  fi
+  echo "sanitize: $name: no sanitizer reports"
+}
+
+status=0
+for step in "${steps[@]}"; do
+  start=$(date +%s)
+  case "$step" in
+    asan)
+      configure build-asan -DPSTRAIN_SANITIZE=ON
+      # ASAN_UNIT="test_core test_data ..." builds and runs only those unit-test programs (a quicker check on a
+      # busy machine); CI leaves it unset: every unit test.
+      build_targets=()
+      [ -z "${ASAN_UNIT:-}" ] || build_targets=(--target ${ASAN_UNIT} pstrain pstrain-data compare_parameters
+                                                 interleave_shards make_shard)
+      nice -n 19 cmake --build build-asan -j "$jobs" "${build_targets[@]}" > build-asan/build.log 2>&1 \
+        || { tail -50 build-asan/build.log; exit 1; }
+      reports=$(reports_dir build-asan)
+      export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=0"
+      export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitize/ubsan.supp"
+      export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0"
+      ok=true
+      if [ -z "${ASAN_UNIT:-}" ]; then
+        (cd build-asan && nice -n 19 ctest --test-dir tests/unit --output-on-failure --timeout 900 -j "$jobs") || ok=false
+      else
+        for program in ${ASAN_UNIT}; do
+          (cd build-asan && timeout 900 nice -n 19 "bin/$program" --gtest_brief=1) || ok=false
+        done
+      fi
+      (cd build-asan && nice -n 19 ctest --test-dir tests --output-on-failure --timeout 900 -R "$ASAN_TESTS") || ok=false
+      unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+      check_reports "$reports" asan || ok=false
+      $ok || status=1
+      ;;
+    tsan)
+      configure build-tsan -DPSTRAIN_TSAN=ON
+      # TSAN_MPI=1 adds the multi-rank runs (TSAN_TESTS): not yet verified on this machine (Open MPI's own threads
+      # may need tsan.supp entries first), so CI runs the watchdog's unit tests only.
+      tsan_targets=(test_comm)
+      [ "${TSAN_MPI:-0}" != 1 ] || tsan_targets+=(pstrain pstrain-data compare_parameters interleave_shards make_shard)
+      nice -n 19 cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}" > build-tsan/build.log 2>&1 \
+        || { tail -50 build-tsan/build.log; exit 1; }
+      reports=$(reports_dir build-tsan)
+      export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1:suppressions=$root/tests/sanitize/tsan.supp"
+      ok=true
+      (cd build-tsan && nice -n 19 ctest --test-dir tests/unit/comm --output-on-failure --timeout 300) || ok=false
+      if [ "${TSAN_MPI:-0}" = 1 ]; then
+        (cd build-tsan && nice -n 19 ctest --test-dir tests --output-on-failure --timeout 900 -R "$TSAN_TESTS") || ok=false
+      fi
+      unset TSAN_OPTIONS
+      check_reports "$reports" tsan || ok=false
+      $ok || status=1
+      ;;
+    fuzz)
+      CC=clang CXX=clang++ configure build-fuzz -DPSTRAIN_FUZZ=ON -DPSTRAIN_BUILD_TESTS=OFF
+      nice -n 19 cmake --build build-fuzz -j "$jobs" --target fuzz_all > build-fuzz/build.log 2>&1 \
+        || { tail -50 build-fuzz/build.log; exit 1; }
+      BUILD_DIR=build-fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_idx fuzz_cifar fuzz_checkpoint fuzz_ini \
+        fuzz_search_space || status=1
+      # These two meet HDF5 1.10.8's own bugs within seconds (tests/fuzz/known-hdf5/README.md: global-heap hang and
+      # overflow, metadata allocations sized by the file): they run and report, but do not fail CI until pstrain
+      # has a way around them (FUZZ_STRICT=1 makes them count).
+      if ! BUILD_DIR=build-fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_shard fuzz_pass_folder; then
+        echo "sanitize: fuzz_shard/fuzz_pass_folder: a finding (see above; known HDF5 failures are listed in tests/fuzz/known-hdf5)"
+        [ "${FUZZ_STRICT:-0}" != 1 ] || status=1
+      fi
+      ;;
+    *) echo "sanitize: unknown step $step (asan, tsan, fuzz)"; exit 2 ;;
+  esac
+  echo "sanitize: $step took $(( $(date +%s) - start )) s"
+done
+exit $status
