@@ -56,11 +56,12 @@ def main():
     loss_axis.set(title="test loss per pass", xlabel="pass", ylabel="loss")
     for axis in (accuracy_axis, loss_axis):
         axis.grid(alpha=0.3)
+        axis.xaxis.get_major_locator().set_params(integer=True)
     handles, labels = accuracy_axis.get_legend_handles_labels()
     if handles:
         figure.legend(handles[::-1][:12], labels[::-1][:12], loc="center right", fontsize=8)
-    figure.suptitle("%s: %d set(s), ranked by %s test accuracy" % (os.path.basename(os.path.abspath(sweep_dir)), drawn,
-                                                                 report.get("ranked_by", "best")))
+    figure.suptitle("%s: %d set(s), ranked by %s" % (os.path.basename(os.path.abspath(sweep_dir)), drawn,
+                                                   report.get("ranked_by", "best_test_accuracy")))
     figure.tight_layout(rect=(0, 0, 0.86, 0.95))
     output = os.path.join(sweep_dir, "report.png")
     figure.savefig(output + ".tmp.png", dpi=100)
