@@ -39,7 +39,12 @@ void GraphModel::build_nodes() {
     Node node;
     node.layer = planned.type->create(build, attributes);
     const std::size_t size = max_batch_ * element_count(planned.plan.output);
-    node.output = compute::Buffer<float>(backend_, size);
+    if (planned.type->reshapes_only) {
+      node.output_view = node_output(planned.inputs[0]);
+    } else {
+      node.output = compute::Buffer<float>(backend_, size);
+      node.output_view = node.output.data();
+    }
     if (planned.needs_gradient) {
       node.gradient = compute::Buffer<float>(backend_, size);
       if (readers[i] > 1) node.scratch = compute::Buffer<float>(backend_, size);
@@ -111,16 +116,17 @@ BatchResult GraphModel::evaluate_batch(std::span<const float> features, std::spa
 }
 
 const float* GraphModel::node_output(int index) const {
-  return index == ModelPlan::kDataInput ? input_.data() : nodes_[static_cast<std::size_t>(index)].output.data();
+  return index == ModelPlan::kDataInput ? input_.data() : nodes_[static_cast<std::size_t>(index)].output_view;
 }
 
 const float* GraphModel::forward(const StepContext& step) {
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const std::vector<int>& inputs = plan_.nodes[i].inputs;
     for (std::size_t k = 0; k < inputs.size(); ++k) input_pointers_[k] = node_output(inputs[k]);
+    if (plan_.nodes[i].type->reshapes_only) continue;
     nodes_[i].layer->forward(step, std::span(input_pointers_.data(), inputs.size()), nodes_[i].output.data());
   }
-  return nodes_.back().output.data();
+  return nodes_.back().output_view;
 }
 
 void GraphModel::backward(const StepContext& step) {
@@ -139,7 +145,7 @@ void GraphModel::backward(const StepContext& step) {
       gradient_pointers_[k] = gradient_written_[static_cast<std::size_t>(input)] ? source.scratch.data()
                                                                                 : source.gradient.data();
     }
-    nodes_[i].layer->backward(step, std::span(input_pointers_.data(), inputs.size()), nodes_[i].output.data(),
+    nodes_[i].layer->backward(step, std::span(input_pointers_.data(), inputs.size()), nodes_[i].output_view,
                               nodes_[i].gradient.data(), std::span(gradient_pointers_.data(), inputs.size()));
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       if (gradient_pointers_[k] == nullptr) continue;

@@ -21,6 +21,9 @@ struct LayerType {
   std::string summary;  // one line for --describe-model and for errors listing the known types
   std::size_t min_inputs = 1;
   std::size_t max_inputs = 1;
+  // The output is the input's memory seen with another shape (flatten): the graph gives the node no buffer of
+  // its own and skips its forward, so a reshape costs nothing. Its backward still runs (a copy of the gradient).
+  bool reshapes_only = false;
   // Reads the node's attributes and checks its input shapes; throws through attributes.fail() naming the
   // problem ("needs an image input, got 784").
   std::function<LayerPlan(LayerAttributes& attributes, const std::vector<Shape>& inputs)> plan;

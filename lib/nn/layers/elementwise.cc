@@ -90,6 +90,7 @@ void register_elementwise(LayerRegistry& registry) {
                 }});
   registry.add({.name = "flatten",
                 .summary = "any shape -> one vector (h, w, c order)",
+                .reshapes_only = true,
                 .plan = [](LayerAttributes&, const std::vector<Shape>& inputs) {
                   LayerPlan plan;
                   plan.output = {element_count(inputs[0])};
