@@ -7,25 +7,14 @@
 #include <climits>
 
 #include "compute/cuda/cuda_check.h"
+#include "compute/cuda/grid_stride.cuh"
 #include "compute/cuda/kernels.h"
 
 namespace pstrain::compute::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 16;
 constexpr unsigned kFullWarp = 0xffffffffu;
-
-unsigned blocks_for(std::int64_t count) {
-  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
-
-__device__ inline std::int64_t first_index() {
-  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
 __global__ void fill_kernel(float* data, std::int64_t count, float value) {
   for (std::int64_t i = first_index(); i < count; i += grid_stride()) data[i] = value;

@@ -6,24 +6,12 @@
 
 #include "compute/counter_random.h"
 #include "compute/cuda/cuda_check.h"
+#include "compute/cuda/grid_stride.cuh"
 #include "compute/cuda/kernels.h"
 
 namespace pstrain::compute::cuda {
 
 namespace {
-
-constexpr int kThreads = 256;
-constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 16;
-
-unsigned blocks_for(std::int64_t count) {
-  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
-
-__device__ inline std::int64_t first_index() {
-  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
 __global__ void axpy_kernel(float alpha, const float* x, float* y, std::int64_t count) {
   for (std::int64_t i = first_index(); i < count; i += grid_stride()) y[i] += alpha * x[i];
