@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# Installs what pstrain needs from Debian (as root, or through sudo) and builds it into build/.
+# Installs what pstrain needs from Debian (as root, or through sudo) and builds it into build/; with --tests also
+# what the test suite needs, and the tests.
 # Idempotent: packages already present are skipped by apt, the build is incremental.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What pstrain itself needs to build and run the main job (the quickstart): compilers, MPI, HDF5, Boost, a BLAS,
+# protobuf (TensorBoard event files, lib/report), Fashion-MNIST. `setup.sh --tests` adds what only the test suite
+# uses (tests/run_all.sh passes it).
 packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libboost-program-options-dev
-          libopenblas-dev zlib1g-dev libgtest-dev dataset-fashion-mnist python3
-          hdf5-tools yamllint python3-yaml python3-jsonschema python3-matplotlib munge slurmctld slurmd slurm-client
-          libprotobuf-dev protobuf-compiler lmod clang libclang-rt-14-dev)
-# libprotobuf-dev, protobuf-compiler: lib/report encodes TensorBoard's Event protocol buffers (event.proto).
-# lmod: the install tests load the installed Lmod modulefile (module load pstrain).
+          libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 libprotobuf-dev protobuf-compiler)
 # python3-matplotlib: pstrain-sweep report draws report.png (lib/sweep/plot_report.py).
-# hdf5-tools: h5dump, which the pstrain-data CLI tests read converted shards back with.
-# clang and libclang-rt-14-dev (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz.
-# Node.js for the offline Kubernetes object validation (tests/k8s): Debian's nodejs and npm, unless a Node.js
-# with npm is already there (the machine image may bring its own, which Debian's npm would conflict with).
-command -v npm > /dev/null 2>&1 || packages+=(nodejs npm)
+packages+=(python3-matplotlib)
+tests=OFF
+if [ "${1:-}" = --tests ]; then
+  tests=ON
+  # libgtest-dev: the unit tests. hdf5-tools: h5dump, which the pstrain-data CLI tests read shards back with.
+  # yamllint, python3-yaml, python3-jsonschema: the Kubernetes manifest checks. munge, slurm*: the one-node Slurm
+  # cluster of tests/slurm. lmod: the install tests load the installed modulefile. clang and libclang-rt-14-dev
+  # (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz.
+  packages+=(libgtest-dev hdf5-tools yamllint python3-yaml python3-jsonschema munge slurmctld slurmd slurm-client
+             lmod clang libclang-rt-14-dev)
+  # Node.js for the offline Kubernetes object validation (tests/k8s): Debian's nodejs and npm, unless a Node.js
+  # with npm is already there (the machine image may bring its own, which Debian's npm would conflict with).
+  command -v npm > /dev/null 2>&1 || packages+=(nodejs npm)
+fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -28,6 +37,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" > build-configure.log 2>&1 \
+cmake -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" -DPSTRAIN_BUILD_TESTS="$tests" > build-configure.log 2>&1 \
   || { cat build-configure.log; exit 1; }
 cmake --build build -j "$(nproc)"

@@ -7,7 +7,7 @@
 # their tests, every fuzz target for 20 s); PSTRAIN_SKIP_SANITIZERS=1 skips it (developers' quick runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash mpi_launch/setup.sh
+bash mpi_launch/setup.sh --tests
 exclude=(-LE containers)
 for arg in "$@"; do
   case "$arg" in -LE* | --label-exclude*) ;; -L* | --label-regex*) exclude=() ;; esac
