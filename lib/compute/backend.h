@@ -141,7 +141,7 @@ class Backend {
   virtual void batch_norm_backward(const float* x, const float* dy, const BatchNormTensors& tensors, float* dx,
                                    float* dgamma, float* dbeta, int rows, int channels) = 0;
 
-  // Dropout's mask: mask[i] = 1 / (1 - rate) where counter_uniform(key, i) >= rate, else 0 (counter_random.h),
+  // Dropout's mask: mask[i] = 1 / (1 - rate) where counter_uniform(key, i) >= rate, else 0 (core/counter_random.h),
   // so the same key draws the same mask on every backend.
   virtual void dropout_mask(float* mask, std::size_t count, float rate, std::uint64_t key) = 0;
 

@@ -3,19 +3,12 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/counter_random.h"
 #include "core/error.h"
 
 namespace pstrain::data {
 
 namespace {
-
-// SplitMix64's finaliser (Steele, Lea and Flood 2014): a bijection that spreads every input bit over the output.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Draw indices: one per choice, fixed, so that each augmentation draws the same whatever else is on.
 enum Draw : std::uint64_t { kCropY = 0, kCropX = 1, kFlip = 2, kCutoutY = 3, kCutoutX = 4 };
@@ -112,7 +105,7 @@ ImageShape check_augmentable(const AugmentSpec& spec, const ShardMeta& meta) {
 std::uint64_t augment_draw(std::uint64_t seed, std::uint64_t pass, std::uint64_t sample, std::uint64_t draw,
                            std::uint64_t bound) {
   PSTRAIN_ASSERT(bound >= 1, "draw bound ", bound);
-  const std::uint64_t hash = mix(mix(mix(mix(seed ^ 0x61756d656e74ULL) ^ pass) ^ sample) ^ draw);
+  const std::uint64_t hash = mix64(mix64(mix64(mix64(seed ^ 0x61756d656e74ULL) ^ pass) ^ sample) ^ draw);
   // Lemire's multiply-shift: the high half of hash * bound is uniform in [0, bound) up to a bias of bound / 2^64.
   return static_cast<std::uint64_t>((static_cast<unsigned __int128>(hash) * bound) >> 64);
 }

@@ -48,7 +48,7 @@ class Model {
   virtual void set_state(std::span<const float> host_in) = 0;
 
   // The key of the random draws of the next training steps (dropout masks), built by the caller from the seed,
-  // the global step and the trainer (compute/counter_random.h): a resumed step draws what the original drew.
+  // the global step and the trainer (core/counter_random.h): a resumed step draws what the original drew.
   virtual void set_step_key(std::uint64_t key) = 0;
   virtual void get_parameters(std::span<float> host_out) const = 0;
   virtual void set_parameters(std::span<const float> host_in) = 0;

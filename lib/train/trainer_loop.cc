@@ -10,7 +10,7 @@
 #include "checkpoint/pass_folder.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
-#include "compute/counter_random.h"
+#include "core/counter_random.h"
 #include "core/files.h"
 #include "core/log.h"
 #include "data/augment.h"
@@ -371,7 +371,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
       if (n > 0) {
         batch.assemble(order, first, n, sample_ids, pass);
         // Random layers (dropout) draw from (seed, global step, trainer): a resumed step draws what it drew before.
-        model.set_step_key(compute::combine_key(compute::combine_key(config.seed, static_cast<std::uint64_t>(global_step)),
+        model.set_step_key(pstrain::combine_key(pstrain::combine_key(config.seed, static_cast<std::uint64_t>(global_step)),
                                                 static_cast<std::uint64_t>(trainer)));
         const nn::BatchResult result = model.train_batch(batch.features(n), batch.labels(n), n);
         if (!std::isfinite(result.loss_sum)) {

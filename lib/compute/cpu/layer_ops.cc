@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "compute/counter_random.h"
+#include "core/counter_random.h"
 #include "compute/cpu/cpu_backend.h"
 #include "core/error.h"
 

@@ -4,7 +4,7 @@
 // as on the CPU backend.
 #include <cuda_runtime.h>
 
-#include "compute/counter_random.h"
+#include "core/counter_random.h"
 #include "compute/cuda/cuda_check.h"
 #include "compute/cuda/grid_stride.cuh"
 #include "compute/cuda/kernels.h"

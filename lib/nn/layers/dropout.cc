@@ -1,8 +1,8 @@
 // dropout rate=R (required, in [0, 1)): in training each element is zeroed with probability R and the others
 // scaled by 1 / (1 - R); evaluation passes the input through. The mask comes from the counter-based generator
-// (compute/counter_random.h) keyed by the step's key (seed, global step, trainer) and this layer's position, so
+// (core/counter_random.h) keyed by the step's key (seed, global step, trainer) and this layer's position, so
 // a re-run or a resumed job draws the same masks on any backend.
-#include "compute/counter_random.h"
+#include "core/counter_random.h"
 #include "nn/layer_registry.h"
 
 namespace pstrain::nn {
@@ -24,7 +24,7 @@ class DropoutLayer final : public Layer {
       backend_.copy(output, inputs[0], count(step) * sizeof(float));
       return;
     }
-    backend_.dropout_mask(mask_.data(), count(step), rate_, compute::combine_key(step.random_key, index_));
+    backend_.dropout_mask(mask_.data(), count(step), rate_, pstrain::combine_key(step.random_key, index_));
     backend_.multiply(inputs[0], mask_.data(), output, count(step));
   }
 

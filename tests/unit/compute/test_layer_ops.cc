@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "backend_test_util.h"
-#include "compute/counter_random.h"
+#include "core/counter_random.h"
 #include "core/error.h"
 
 namespace pstrain::compute::testing {

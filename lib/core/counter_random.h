@@ -6,7 +6,8 @@
 // device-independent. The mixing function is SplitMix64's finaliser (Steele, Lea and Flood, OOPSLA 2014), a
 // bijection on 64 bits whose outputs pass BigCrush for consecutive inputs.
 //
-// This header is included by nvcc (kernels) as well as by C++20 code: standard C++17 and <cstdint> only.
+// Used by dropout masks (both compute backends) and image augmentation (lib/data). This header is included by nvcc
+// (kernels) as well as by C++20 code: standard C++17 and <cstdint> only.
 #include <cstdint>
 
 #if defined(__CUDACC__)
@@ -15,7 +16,7 @@
 #define PSTRAIN_RANDOM_HOST_DEVICE
 #endif
 
-namespace pstrain::compute {
+namespace pstrain {
 
 PSTRAIN_RANDOM_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t z) {
   z += 0x9e3779b97f4a7c15ull;
@@ -34,4 +35,4 @@ PSTRAIN_RANDOM_HOST_DEVICE inline float counter_uniform(std::uint64_t key, std::
   return static_cast<float>(combine_key(key, index) >> 40) * (1.0f / 16777216.0f);
 }
 
-}  // namespace pstrain::compute
+}  // namespace pstrain
