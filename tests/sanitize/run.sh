@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sanitizer step of CI (tests/run_all.sh runs it after the normal suite; PSTRAIN_SKIP_SANITIZERS=1 skips it).
+# The sanitizer step (PSTRAIN_SANITIZERS=1 bash tests/run_all.sh runs it after the normal suite; not yet in CI).
 #   asan: build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer (+ LeakSanitizer), CPU only. Runs every unit
 #         test and a subset of the multi-rank tests on both MPI paths (ASAN_TESTS below).
 #   tsan: build-tsan/, ThreadSanitizer, only what runs threads: the watchdog (its heartbeat thread beside the main
