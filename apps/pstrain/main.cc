@@ -2,10 +2,13 @@
 #include <csignal>
 #include <iostream>
 
+#include "compute/cpu/blas_kernels.h"
 #include "core/error.h"
 #include "train/job.h"
 
 int main(int argc, char** argv) {
+  // Before anything else: may re-execute this program so that OpenBLAS loads the CPU's widest kernels.
+  pstrain::compute::use_best_blas_kernels(argv);
   // A file-size limit (ulimit -f) must give a write error we can report, not kill the rank.
   std::signal(SIGXFSZ, SIG_IGN);
   try {

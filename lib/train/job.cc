@@ -14,6 +14,7 @@
 #include "comm/environment.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
+#include "compute/cpu/blas_kernels.h"
 #include "core/files.h"
 #include "core/log.h"
 #include "core/options.h"
@@ -310,6 +311,7 @@ int run_job(int argc, char** argv) {
              job.layout.local_size, " on this node");
     backend = make_backend(job);
     if (job.layout.is_trainer() && job.config.device != "cpu") log_info("compute backend: ", backend->name());
+    if (job.layout.is_trainer()) log_info("CPU BLAS: ", compute::blas_kernels_description());
     if (job.layout.is_trainer()) {
       model = make_model(job, *backend);
       model->initialize(job.config.seed);

@@ -1,0 +1,35 @@
+#pragma once
+// Which BLAS kernels this process runs, and getting the machine's best ones without the user setting anything.
+//
+// OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernels from the CPU model when the library loads. A
+// release older than the CPU does not know it and falls back to a narrower family: Debian 12's 0.3.21 runs its
+// AVX2 Haswell kernels on AVX-512 AMD Zen 5 cores (~104 GFLOP/s single-thread sgemm here, against ~180 with the
+// SkylakeX kernels; ../shared/docs/PLATFORM.md, "CPU kernels"). The only supported way to choose is the
+// OPENBLAS_CORETYPE variable, read once at load time, so the choice must be made before the library loads:
+// use_best_blas_kernels() re-executes the program with the variable set. exec keeps the PID, the arguments and
+// the rest of the environment, so mpirun, srun and container runtimes see the same process.
+#include <string>
+
+namespace pstrain::compute {
+
+// The OpenBLAS core type to ask for on this CPU, or "" when the library's own choice is already as wide as the
+// CPU allows. `chosen` is the library's choice (openblas_get_corename()); `avx512` says whether the CPU and the
+// operating system support the AVX-512 F/BW/DQ/VL subset that OpenBLAS's SkylakeX kernels use.
+std::string better_blas_coretype(const std::string& chosen, bool avx512);
+
+// Call first thing in main(), before MPI_Init and before any thread starts. Replaces the process image by itself
+// with OPENBLAS_CORETYPE set when better_blas_coretype() names a core type; returns normally otherwise, also when
+// the user set OPENBLAS_CORETYPE (their choice wins) or when the exec fails (the narrower kernels still work).
+void use_best_blas_kernels(char** argv);
+
+// The mechanism: re-executes this program with OPENBLAS_CORETYPE=coretype, remembering `library_choice` for the
+// log. Returns only when the exec failed, after a warning, with the environment as it was.
+void restart_with_blas_coretype(char** argv, const std::string& coretype, const std::string& library_choice);
+
+// The kernel family OpenBLAS runs in this process ("SkylakeX", "Haswell", ...).
+std::string blas_kernel_family();
+
+// For the log: "OpenBLAS 0.3.21, SkylakeX kernels (selected by pstrain: the library chose Haswell)".
+std::string blas_kernels_description();
+
+}  // namespace pstrain::compute
