@@ -311,7 +311,10 @@ int run_job(int argc, char** argv) {
              job.layout.local_size, " on this node");
     backend = make_backend(job);
     if (job.layout.is_trainer() && job.config.device != "cpu") log_info("compute backend: ", backend->name());
-    if (job.layout.is_trainer()) log_info("CPU BLAS: ", compute::blas_kernels_description());
+    if (job.layout.is_trainer()) {
+      compute::share_blas_threads(job.layout.local_size);
+      log_info("CPU BLAS: ", compute::blas_kernels_description());
+    }
     if (job.layout.is_trainer()) {
       model = make_model(job, *backend);
       model->initialize(job.config.seed);

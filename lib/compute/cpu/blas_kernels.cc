@@ -1,6 +1,7 @@
 #include "compute/cpu/blas_kernels.h"
 
 #include <cblas.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+
+#include "core/error.h"
 
 namespace pstrain::compute {
 namespace {
@@ -59,12 +62,24 @@ void restart_with_blas_coretype(char** argv, const std::string& coretype, const 
             << std::strerror(exec_errno) << "); running OpenBLAS's " << library_choice << " kernels\n";
 }
 
+int share_blas_threads(int ranks_on_node) {
+  for (const char* variable : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    if (std::getenv(variable) != nullptr) return openblas_get_num_threads();
+  }
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+  openblas_set_num_threads(std::max(1, cores / std::max(1, ranks_on_node)));
+  return openblas_get_num_threads();
+}
+
 std::string blas_kernel_family() { return openblas_get_corename(); }
 
 std::string blas_kernels_description() {
   std::string description = openblas_get_config();
   description += "; kernels: ";
   description += openblas_get_corename();
+  description += cat(", ", openblas_get_num_threads(), " thread(s)");
   if (const char* library_choice = std::getenv(kLibraryChoiceVariable)) {
     description += " (selected by pstrain for this CPU; OpenBLAS's own detection chose ";
     description += library_choice;
