@@ -318,6 +318,10 @@ int run_job(int argc, char** argv) {
     if (job.layout.is_trainer()) {
       model = make_model(job, *backend);
       model->initialize(job.config.seed);
+      // A pass folder is the whole model: batch-norm running statistics come with the parameters.
+      if (job.config.init_from && job.model.state_count > 0) {
+        model->set_state(checkpoint::read_pass_parameters(*job.config.init_from, job.model.state, job.model.state_count));
+      }
       run.samples = load_trainer_samples(job);
     }
     if (job.layout.is_lead_trainer()) run.test = data::read_shard(job.data.test_shard);
