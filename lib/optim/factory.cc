@@ -9,6 +9,12 @@
 namespace pstrain::optim {
 namespace {
 
+void check_kind(const std::string& kind) {
+  if (kind != "sgd" && kind != "momentum" && kind != "adagrad" && kind != "adam") {
+    throw Error(ExitCode::kUsage, cat("unknown optimizer '", kind, "' (expected sgd, momentum, adagrad or adam)"));
+  }
+}
+
 // Written as !(in range) so that NaN, which fails every comparison, is rejected too.
 void validate(const OptimizerConfig& config) {
   if (!(std::isfinite(config.learning_rate) && config.learning_rate > 0.0f)) {
@@ -128,12 +134,11 @@ float scheduled_learning_rate(const OptimizerConfig& config, std::uint64_t updat
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::size_t size,
                                           std::vector<std::uint8_t> decay_mask) {
-  if (config.kind != "sgd" && config.kind != "momentum" && config.kind != "adam") {
-    throw Error(ExitCode::kUsage, cat("unknown optimizer '", config.kind, "' (expected sgd, momentum or adam)"));
-  }
+  check_kind(config.kind);
   validate(config);
   if (config.kind == "sgd") return make_sgd(config, size, std::move(decay_mask));
   if (config.kind == "momentum") return make_momentum(config, size, std::move(decay_mask));
+  if (config.kind == "adagrad") return make_adagrad(config, size, std::move(decay_mask));
   return make_adam(config, size, std::move(decay_mask));
 }
 

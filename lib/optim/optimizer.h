@@ -7,6 +7,7 @@
 //   sgd:      g' = g + wd*w;                                   w -= lr * g'
 //   momentum: g' = g + wd*w;  v = mu*v + g';                   w -= lr * v            (PyTorch's form)
 //   nesterov: g' = g + wd*w;  v = mu*v + g';                   w -= lr * (g' + mu*v)  (PyTorch's nesterov=True)
+//   adagrad:  g' = g + wd*w;  s = s + g'^2;                  w -= lr * g' / (sqrt(s) + 1e-10)  (PyTorch's)
 //   adam:     g' = g + wd*w;  m = b1*m + (1-b1)g'; v = b2*v + (1-b2)g'^2;
 //             w -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)                   (t = step count, from 1)
 #include <cstddef>
@@ -18,8 +19,11 @@
 
 namespace pstrain::optim {
 
+// Adagrad's epsilon, PyTorch's default: small enough that the first update is lr * sign(g).
+inline constexpr float kAdagradEpsilon = 1e-10f;
+
 struct OptimizerConfig {
-  std::string kind = "sgd";  // sgd | momentum | adam
+  std::string kind = "sgd";  // sgd | momentum | adagrad | adam
   float learning_rate = 0.01f;
   float momentum = 0.9f;
   float weight_decay = 0.0f;

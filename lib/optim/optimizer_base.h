@@ -40,6 +40,8 @@ class OptimizerBase : public Optimizer {
 std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask);
 std::unique_ptr<Optimizer> make_momentum(const OptimizerConfig& config, std::size_t size,
                                          std::vector<std::uint8_t> mask);
+std::unique_ptr<Optimizer> make_adagrad(const OptimizerConfig& config, std::size_t size,
+                                        std::vector<std::uint8_t> mask);
 std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask);
 
 }  // namespace pstrain::optim

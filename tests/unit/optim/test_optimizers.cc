@@ -212,5 +212,22 @@ TEST(DecayMask, OfTheWrongLengthIsAnInternalError) {
   }
 }
 
+TEST(Adagrad, DividesByTheRootOfTheSummedSquaredGradients) {
+  const auto optimizer = make_optimizer({.kind = "adagrad", .learning_rate = 0.1f}, 2);
+  std::vector<float> w{1.0f, -1.0f};
+  // step 1: s = g^2, so each weight moves by lr * g / |g| = 0.1 * sign(g) (PyTorch's first Adagrad step).
+  optimizer->step(w, std::vector<float>{3.0f, -0.5f});
+  EXPECT_NEAR(w[0], 0.9, 1e-6);
+  EXPECT_NEAR(w[1], -0.9, 1e-6);
+  // step 2, g = {4, 0}: s = {9 + 16, 0.25}; w0 -= 0.1 * 4 / 5; w1 does not move.
+  optimizer->step(w, std::vector<float>{4.0f, 0.0f});
+  EXPECT_NEAR(w[0], 0.9 - 0.08, 1e-6);
+  EXPECT_NEAR(w[1], -0.9, 1e-6);
+  const auto state = optimizer->state();
+  ASSERT_EQ(state.size(), 1u);
+  EXPECT_EQ(state[0].first, "sum");
+  EXPECT_NEAR((*state[0].second)[0], 25.0, 1e-5);
+}
+
 }  // namespace
 }  // namespace pstrain::optim
