@@ -1,5 +1,7 @@
 #include "sweep/search_space.h"
 
+#include <cctype>
+
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -106,11 +108,74 @@ RandomEntry parse_distribution(const std::string& flag, const std::string& text,
 
 enum class Section { kNone, kFixed, kGrid, kRandom };
 
+struct Literal {
+  std::string flag;
+  std::string value;
+  std::string where;
+};
+
+// Whether `message` names --flag itself (not a longer flag that starts with it: --lr is not --lr-points).
+bool names_flag(const std::string& message, const std::string& flag) {
+  const std::string needle = "--" + flag;
+  for (auto at = message.find(needle); at != std::string::npos; at = message.find(needle, at + 1)) {
+    const std::size_t after = at + needle.size();
+    if (after == message.size() || !(std::isalnum(static_cast<unsigned char>(message[after])) || message[after] == '-')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string error_of(const Flags& flags, const std::string& where) {
+  try {
+    check_flag_values(flags, where);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// Flags depend on each other (--lr-schedule piecewise needs --lr-points), so a value is checked among the other
+// [fixed] flags, not alone, and is fine when one value of another [grid] flag completes them (piecewise with the
+// points in [grid]). It is blamed when the [fixed] flags pass without it, or when they fail without it for another
+// reason and the error with it names its flag. Otherwise the fault is not attributable to one line and is left to
+// the check of the expanded sets, which names the set.
+void check_literals(const std::vector<Literal>& literals, const std::vector<FixedEntry>& fixed,
+                    const std::vector<GridEntry>& grid) {
+  for (const Literal& literal : literals) {
+    Flags context;
+    for (const FixedEntry& entry : fixed) {
+      if (entry.flag != literal.flag) context.emplace_back(entry.flag, entry.value);
+    }
+    Flags with_value = context;
+    with_value.emplace_back(literal.flag, literal.value);
+    const std::string with_error = error_of(with_value, literal.where);
+    if (with_error.empty()) continue;
+    bool completed = false;
+    for (const GridEntry& entry : grid) {
+      if (entry.flag == literal.flag) continue;
+      for (const std::string& value : entry.values) {
+        Flags completed_flags = with_value;
+        completed_flags.emplace_back(entry.flag, value);
+        completed = completed || error_of(completed_flags, literal.where).empty();
+      }
+    }
+    if (completed) continue;
+    const std::string without_error = error_of(context, literal.where);
+    const auto strip = [&](const std::string& message) { return message.substr(literal.where.size()); };
+    if (without_error.empty() ||
+        (names_flag(with_error, literal.flag) && strip(with_error) != strip(without_error))) {
+      throw Error(ExitCode::kUsage, with_error);
+    }
+  }
+}
+
 }  // namespace
 
 SearchSpace parse_search_space(const std::string& text, const std::string& source) {
   SearchSpace space;
   space.source = source;
+  std::vector<Literal> literals;
   Section section = Section::kNone;
   std::map<std::string, int> first_line;  // flag -> line it was first given on (any section)
   std::stringstream stream(text);
@@ -145,9 +210,10 @@ SearchSpace parse_search_space(const std::string& text, const std::string& sourc
     first_line[flag] = line_number;
     if (value.empty()) throw Error(ExitCode::kUsage, cat(where, ": empty value list for --", flag));
 
-    // Every literal value is checked by pstrain's own rules now, so a bad one names its line, not a run.
+    // Every literal value is checked by pstrain's own rules once the file is read (check_literals), so that a bad
+    // one names its line, not a run.
     const auto check_values = [&](const std::vector<std::string>& values) {
-      for (const auto& one : values) check_flag_values({{flag, one}}, where);
+      for (const auto& one : values) literals.push_back({flag, one, where});
     };
     switch (section) {
       case Section::kFixed: {
@@ -177,6 +243,7 @@ SearchSpace parse_search_space(const std::string& text, const std::string& sourc
   if (space.grid.empty() && space.random.empty()) {
     throw Error(ExitCode::kUsage, cat(source, ": empty search space: no [grid] or [random] entries"));
   }
+  check_literals(literals, space.fixed, space.grid);
   return space;
 }
 

@@ -98,6 +98,42 @@ TEST(SearchSpace, ValuesPstrainWouldRejectAreErrorsOnTheirLine) {
   EXPECT_NE(usage_error("[fixed]\nbatch-size = 0\n[grid]\nlr = 1 | 2\n").find("batch-size"), std::string::npos);
 }
 
+TEST(SearchSpace, FlagsThatNeedEachOtherAreCheckedTogether) {
+  // --lr-schedule piecewise alone is invalid (it needs --lr-points): among the [fixed] flags it is fine.
+  const SearchSpace space = parse_search_space(
+      "[fixed]\nlr-schedule = piecewise\nlr-points = 0,1,3\nlr-factors = 0,1,0\n[grid]\nlr = 0.1 | 0.2\n", "space.ini");
+  EXPECT_EQ(space.fixed.size(), 3u);
+}
+
+TEST(SearchSpace, AValueIsBlamedOnlyWhenItBreaksFlagsThatPassWithoutIt) {
+  // Decreasing points: the lr-points line is at fault, not the lr-schedule line before it.
+  std::string message = usage_error("[fixed]\nlr-schedule = piecewise\nlr-points = 0,3,1\nlr-factors = 0,1,0\n"
+                                    "[grid]\nlr = 0.1 | 0.2\n");
+  EXPECT_NE(message.find("space.ini:3"), std::string::npos) << message;
+  EXPECT_NE(message.find("increasing"), std::string::npos) << message;
+  // A [grid] value that clashes with the [fixed] flags names its own line.
+  message = usage_error("[fixed]\nlr-points = 0,1,3\nlr-factors = 0,1,0\n[grid]\nlr-schedule = piecewise | cosine\n");
+  EXPECT_NE(message.find("space.ini:5"), std::string::npos) << message;
+  // Two bad [fixed] lines: each is blamed on its own line.
+  message = usage_error("[fixed]\nlr = -1\nmomentum = 2\n[grid]\nbatch-size = 32 | 64\n");
+  EXPECT_TRUE(message.find("space.ini:2") != std::string::npos || message.find("space.ini:3") != std::string::npos)
+      << message;
+}
+
+TEST(SearchSpace, FixedFlagsCompletedByAGridValueAreNotAnError) {
+  // piecewise without points is invalid alone; every [grid] value of --lr-points completes it.
+  const SearchSpace space = parse_search_space(
+      "[fixed]\nlr-schedule = piecewise\nlr-factors = 0,1,0\n[grid]\nlr-points = 0,1,3 | 0,2,3\n", "space.ini");
+  EXPECT_EQ(space.grid.size(), 1u);
+}
+
+TEST(SearchSpace, ShippedSeedSweepParsesIntoThirtyTwoSets) {
+  const SearchSpace space = load_search_space(PSTRAIN_EXAMPLES_DIR "/seed-sweep.ini");
+  std::size_t sets = 1;
+  for (const GridEntry& entry : space.grid) sets *= entry.values.size();
+  EXPECT_EQ(sets, 32u);
+}
+
 TEST(SearchSpace, MalformedLinesAreErrors) {
   EXPECT_NE(usage_error("lr = 1 | 2\n").find("before any"), std::string::npos);
   EXPECT_NE(usage_error("[sweep]\nlr = 1\n").find("unknown section"), std::string::npos);
