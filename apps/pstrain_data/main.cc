@@ -141,7 +141,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   };
   if (!text) refuse({"ngram", "min-count", "max-vocab", "windows"}, "brown and text");
   if (options.dataset != "text") refuse({"train", "valid", "test"}, "text");
-  if (options.dataset == "text") refuse({"input"}, "the datasets read from a folder (text reads --train, --valid, --test)");
+  if (options.dataset == "text" && values.count("input")) {
+    throw Error(ExitCode::kUsage, "text reads --train, --valid and --test, not --input");
+  }
 
   const auto path = [&](const char* flag) { return fs::path(values[flag].as<std::string>()); };
   const auto count = [&](const char* flag) { return parse_count(flag, values[flag].as<std::string>()); };

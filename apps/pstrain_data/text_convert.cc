@@ -41,7 +41,7 @@ TextSplits read_brown(const Options& options) {
 
 data::Corpus read_split(const fs::path& path, const char* split) {
   data::Corpus corpus = data::read_text_corpus(path);
-  corpus.source = cat(split, ": ", path.filename().string(), ", ", corpus.words.size(), " words in ",
+  corpus.source = cat(split, ": ", path.string(), ", ", corpus.words.size(), " words in ",
                       corpus.sentence_ends.size(), " sentences");
   return corpus;
 }
@@ -78,8 +78,9 @@ data::Samples windows_of(const data::Corpus& split, const data::Vocabulary& voca
   if (samples.meta.sample_count == 0) {
     throw Error(ExitCode::kInputData,
                 cat(split.source, ": no ", options.ngram, "-gram window fits (",
-                    options.windows == data::WindowMode::kStream ? "the split has fewer than N words"
-                                                                 : "no sentence has N-2 words or more",
+                    options.windows == data::WindowMode::kStream
+                        ? cat("the split has fewer than ", options.ngram, " words")
+                        : cat("no sentence has ", options.ngram - 2, " words or more"),
                     "); use a smaller --ngram"));
   }
   samples.meta.dataset = options.dataset;
