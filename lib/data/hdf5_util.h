@@ -19,6 +19,14 @@ inline constexpr const char* kAttrNumClasses = "num_classes";
 inline constexpr const char* kAttrSampleCount = "sample_count";
 inline constexpr const char* kAttrSource = "source";
 inline constexpr const char* kAttrFormatVersion = "format_version";
+// Token shards only (TokenMeta).
+inline constexpr const char* kAttrVocabSize = "vocab_size";
+inline constexpr const char* kAttrNgram = "ngram";
+inline constexpr const char* kAttrVocabCrc32 = "vocab_crc32";
+inline constexpr const char* kAttrCorpus = "corpus";
+inline constexpr const char* kAttrSplit = "split";
+inline constexpr const char* kAttrVocabRule = "vocab_rule";
+inline constexpr const char* kAttrWindows = "windows";
 
 // Debian's libhdf5 is built without thread safety, so every use of the library goes through one lock.
 // Taking it also turns off HDF5's habit of printing its error stack to stderr: we report errors ourselves.

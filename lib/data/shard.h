@@ -3,15 +3,35 @@
 //
 // One file per shard (train-00000.h5 ... and test.h5) holding:
 //   /features  float32 [sample_count, sample_size]   values in [0, 1]
+//              or, in token shards, int32 ids in [0, vocab_size)
 //   /labels    int32   [sample_count]                in [0, num_classes)
 //   root attributes: dataset (string), sample_shape (uint64[]), num_classes (uint32),
 //                    sample_count (uint64), source (string), format_version (uint32)
+//   token shards (pstrain-data brown|text, N-gram windows) also: vocab_size (uint32), ngram (uint32),
+//                    vocab_crc32 (uint32), corpus, split, vocab_rule, windows (strings); the presence of
+//                    vocab_size is what makes a shard a token shard.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace pstrain::data {
+
+// What a token shard carries beyond ShardMeta: its samples are N-gram windows, N-1 context word ids and the
+// next word's id as the label. Ids are int32 in the file and floats in Samples::features (the embedding layer
+// reads them so), exact because vocab_size is at most kMaxVocabularySize.
+struct TokenMeta {
+  std::uint32_t vocab_size = 0;   // ids in [0, vocab_size); the folder's vocab.txt has this many lines
+  std::uint32_t ngram = 0;        // samples hold ngram - 1 context ids
+  std::uint32_t vocab_crc32 = 0;  // CRC-32 of vocab.txt's bytes: the vocabulary these ids index
+  std::string corpus;             // which corpus, as read
+  std::string split;              // which part of it (e.g. "train: words 0 to 799999 of 1161192")
+  std::string vocab_rule;         // how the vocabulary was chosen
+  std::string windows;            // "stream" or "sentence" (data/ngram.h)
+};
+
+inline constexpr std::uint32_t kMaxVocabularySize = 1u << 24;  // float32 holds every id below it exactly
 
 struct ShardMeta {
   std::string dataset;                  // "fashion-mnist"
@@ -20,13 +40,14 @@ struct ShardMeta {
   std::uint32_t num_classes = 0;
   std::uint64_t sample_count = 0;
   std::string source;                   // where the samples came from (input files)
+  std::optional<TokenMeta> tokens;      // set for token shards only
 
   std::size_t sample_size() const;      // product of sample_shape
 };
 
 struct Samples {
   ShardMeta meta;
-  std::vector<float> features;          // sample_count * sample_size, row-major
+  std::vector<float> features;          // sample_count * sample_size, row-major (token shards: ids as floats)
   std::vector<std::int32_t> labels;     // sample_count
 };
 
@@ -37,7 +58,8 @@ void write_shard(const std::filesystem::path& path, const Samples& samples);
 // naming the file for anything missing, truncated, garbage or inconsistent.
 ShardMeta read_shard_meta(const std::filesystem::path& path);
 
-// Reads and validates everything: shapes and types, labels in [0, num_classes), features finite.
+// Reads and validates everything: shapes and types, labels in [0, num_classes), features finite (token
+// shards: every id in [0, vocab_size)).
 Samples read_shard(const std::filesystem::path& path);
 
 // The train-NNNNN.h5 files of a data folder in index order (throws if the folder is missing or has none,

@@ -138,6 +138,30 @@ void check_extent(const H5::DataSet& dataset, const fs::path& path, const char* 
   }
 }
 
+// The attributes of a token shard, checked against each other and the sample shape (N-1 context ids).
+TokenMeta read_token_meta(const H5::H5File& file, const fs::path& path, const ShardMeta& meta) {
+  TokenMeta tokens;
+  const auto u32 = [&](const char* name) {
+    return read_unsigned<std::uint32_t>(file, path, name, H5::PredType::NATIVE_UINT32);
+  };
+  tokens.vocab_size = u32(hdf5::kAttrVocabSize);
+  tokens.ngram = u32(hdf5::kAttrNgram);
+  tokens.vocab_crc32 = u32(hdf5::kAttrVocabCrc32);
+  tokens.corpus = read_string(file, path, hdf5::kAttrCorpus);
+  tokens.split = read_string(file, path, hdf5::kAttrSplit);
+  tokens.vocab_rule = read_string(file, path, hdf5::kAttrVocabRule);
+  tokens.windows = read_string(file, path, hdf5::kAttrWindows);
+  if (tokens.vocab_size == 0 || tokens.vocab_size > kMaxVocabularySize) {
+    bad(path, cat("attribute 'vocab_size' is ", tokens.vocab_size, ", expected 1 to ", kMaxVocabularySize));
+  }
+  if (tokens.ngram < 2) bad(path, cat("attribute 'ngram' is ", tokens.ngram, ", expected at least 2"));
+  if (meta.sample_shape != std::vector<std::uint64_t>{tokens.ngram - 1}) {
+    bad(path, cat("attribute 'sample_shape' does not hold the ", tokens.ngram - 1, " context ids of ", tokens.ngram,
+                  "-gram windows"));
+  }
+  return tokens;
+}
+
 struct OpenShard {
   H5::H5File file;
   ShardMeta meta;
@@ -173,9 +197,16 @@ OpenShard open_shard(const fs::path& path) {
   if (meta.num_classes == 0) bad(path, "attribute 'num_classes' is 0");
   if (meta.sample_count > kMaxElements / meta.sample_size()) bad(path, "attribute 'sample_count' is impossibly large");
 
+  if (shard.file.attrExists(hdf5::kAttrVocabSize)) meta.tokens = read_token_meta(shard.file, path, meta);
+
   shard.features = open_dataset(shard.file, path, hdf5::kFeatures);
   const H5::DataType feature_type = shard.features.getDataType();
-  if (feature_type.getClass() != H5T_FLOAT || feature_type.getSize() != 4) {
+  if (meta.tokens) {
+    if (feature_type.getClass() != H5T_INTEGER || feature_type.getSize() != 4 ||
+        shard.features.getIntType().getSign() != H5T_SGN_2) {
+      bad(path, cat("dataset '/features' is ", type_name(feature_type), ", expected signed 32-bit token ids"));
+    }
+  } else if (feature_type.getClass() != H5T_FLOAT || feature_type.getSize() != 4) {
     bad(path, cat("dataset '/features' is ", type_name(feature_type), ", expected 32-bit float"));
   }
   check_extent(shard.features, path, hdf5::kFeatures, {meta.sample_count, meta.sample_size()}, file_bytes);
@@ -201,6 +232,41 @@ auto with_hdf5(const fs::path& path, Body body) {
   }
 }
 
+void check_labels(const fs::path& path, const Samples& samples) {
+  for (std::size_t i = 0; i < samples.labels.size(); ++i) {
+    const std::int32_t label = samples.labels[i];
+    if (label < 0 || static_cast<std::uint32_t>(label) >= samples.meta.num_classes) {
+      bad(path, cat("label ", label, " of sample ", i, " is out of range [0, ", samples.meta.num_classes, ")"));
+    }
+  }
+}
+
+void check_finite(const fs::path& path, const Samples& samples) {
+  const std::size_t size = samples.meta.sample_size();
+  for (std::size_t i = 0; i < samples.features.size(); ++i) {
+    if (!std::isfinite(samples.features[i])) {
+      bad(path, cat("feature ", i % size, " of sample ", i / size, " is not finite (", samples.features[i], ")"));
+    }
+  }
+}
+
+// The ids of a token shard, checked against the vocabulary, as the floats the embedding layer reads.
+std::vector<float> read_token_ids(const fs::path& path, const OpenShard& shard) {
+  const std::size_t size = shard.meta.sample_size();
+  std::vector<std::int32_t> ids(shard.meta.sample_count * size);
+  if (!ids.empty()) shard.features.read(ids.data(), H5::PredType::NATIVE_INT32);
+  const std::uint32_t vocab = shard.meta.tokens->vocab_size;
+  std::vector<float> features(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || static_cast<std::uint32_t>(ids[i]) >= vocab) {
+      bad(path, cat("token id ", ids[i], " (context word ", i % size, " of sample ", i / size,
+                    ") is outside the vocabulary of ", vocab, " words"));
+    }
+    features[i] = static_cast<float>(ids[i]);
+  }
+  return features;
+}
+
 }  // namespace
 
 ShardMeta read_shard_meta(const fs::path& path) {
@@ -212,23 +278,15 @@ Samples read_shard(const fs::path& path) {
     OpenShard shard = open_shard(path);
     Samples samples;
     samples.meta = shard.meta;
-    samples.features.resize(shard.meta.sample_count * shard.meta.sample_size());
     samples.labels.resize(shard.meta.sample_count);
-    if (shard.meta.sample_count > 0) {
-      shard.features.read(samples.features.data(), H5::PredType::NATIVE_FLOAT);
-      shard.labels.read(samples.labels.data(), H5::PredType::NATIVE_INT32);
-    }
-    for (std::size_t i = 0; i < samples.labels.size(); ++i) {
-      const std::int32_t label = samples.labels[i];
-      if (label < 0 || static_cast<std::uint32_t>(label) >= shard.meta.num_classes) {
-        bad(path, cat("label ", label, " of sample ", i, " is out of range [0, ", shard.meta.num_classes, ")"));
-      }
-    }
-    for (std::size_t i = 0; i < samples.features.size(); ++i) {
-      if (!std::isfinite(samples.features[i])) {
-        bad(path, cat("feature ", i % shard.meta.sample_size(), " of sample ", i / shard.meta.sample_size(),
-                      " is not finite (", samples.features[i], ")"));
-      }
+    if (shard.meta.sample_count > 0) shard.labels.read(samples.labels.data(), H5::PredType::NATIVE_INT32);
+    check_labels(path, samples);
+    if (shard.meta.tokens) {
+      samples.features = read_token_ids(path, shard);
+    } else {
+      samples.features.resize(shard.meta.sample_count * shard.meta.sample_size());
+      if (shard.meta.sample_count > 0) shard.features.read(samples.features.data(), H5::PredType::NATIVE_FLOAT);
+      check_finite(path, samples);
     }
     return samples;
   });

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "core/error.h"
@@ -50,6 +51,31 @@ void write_scalar(H5::H5Object& target, const char* name, const H5::PredType& fi
   attribute.write(memory_type, &value);
 }
 
+void write_token_attributes(H5::H5File& file, const TokenMeta& tokens) {
+  const auto u32 = [&](const char* name, std::uint32_t value) {
+    write_scalar(file, name, H5::PredType::STD_U32LE, H5::PredType::NATIVE_UINT32, value);
+  };
+  u32(hdf5::kAttrVocabSize, tokens.vocab_size);
+  u32(hdf5::kAttrNgram, tokens.ngram);
+  u32(hdf5::kAttrVocabCrc32, tokens.vocab_crc32);
+  write_string(file, hdf5::kAttrCorpus, tokens.corpus);
+  write_string(file, hdf5::kAttrSplit, tokens.split);
+  write_string(file, hdf5::kAttrVocabRule, tokens.vocab_rule);
+  write_string(file, hdf5::kAttrWindows, tokens.windows);
+}
+
+// Token ids go to the file as int32, the type they are; Samples carries them as the floats the model reads.
+std::vector<std::int32_t> token_ids(const std::vector<float>& features) {
+  std::vector<std::int32_t> ids(features.size());
+  for (std::size_t i = 0; i < features.size(); ++i) {
+    PSTRAIN_ASSERT(features[i] >= 0 && features[i] < static_cast<float>(kMaxVocabularySize) &&
+                       std::floor(features[i]) == features[i],
+                   "token id ", features[i], " at feature ", i, " is not an id");
+    ids[i] = static_cast<std::int32_t>(features[i]);
+  }
+  return ids;
+}
+
 void write_contents(H5::H5File& file, const Samples& samples) {
   const ShardMeta& meta = samples.meta;
   write_string(file, hdf5::kAttrDataset, meta.dataset);
@@ -64,15 +90,20 @@ void write_contents(H5::H5File& file, const Samples& samples) {
   write_string(file, hdf5::kAttrSource, meta.source);
   write_scalar(file, hdf5::kAttrFormatVersion, H5::PredType::STD_U32LE, H5::PredType::NATIVE_UINT32,
                hdf5::kFormatVersion);
+  if (meta.tokens) write_token_attributes(file, *meta.tokens);
 
-  // Contiguous layout, no compression: shards are read whole at start-up, and raw float32 reads fastest.
+  // Contiguous layout, no compression: shards are read whole at start-up, and raw values read fastest.
   const hsize_t feature_dims[2] = {meta.sample_count, meta.sample_size()};
-  H5::DataSet features =
-      file.createDataSet(hdf5::kFeatures, H5::PredType::IEEE_F32LE, H5::DataSpace(2, feature_dims));
+  const H5::PredType& feature_type = meta.tokens ? H5::PredType::STD_I32LE : H5::PredType::IEEE_F32LE;
+  H5::DataSet features = file.createDataSet(hdf5::kFeatures, feature_type, H5::DataSpace(2, feature_dims));
   const hsize_t label_dims[1] = {meta.sample_count};
   H5::DataSet labels = file.createDataSet(hdf5::kLabels, H5::PredType::STD_I32LE, H5::DataSpace(1, label_dims));
   if (meta.sample_count > 0) {  // HDF5 rejects a null buffer even for zero elements
-    features.write(samples.features.data(), H5::PredType::NATIVE_FLOAT);
+    if (meta.tokens) {
+      features.write(token_ids(samples.features).data(), H5::PredType::NATIVE_INT32);
+    } else {
+      features.write(samples.features.data(), H5::PredType::NATIVE_FLOAT);
+    }
     labels.write(samples.labels.data(), H5::PredType::NATIVE_INT32);
   }
 }

@@ -88,9 +88,40 @@ std::string resnet_text(const PresetOptions& options) {
   return out.str();
 }
 
+std::string nplm_text(const PresetOptions& options) {
+  if (options.vocab == 0) {
+    throw Error(ExitCode::kUsage, "--model nplm needs token shards (N-gram windows from pstrain-data brown or text)");
+  }
+  if (options.hidden.size() > 1) {
+    throw Error(ExitCode::kUsage, cat("--model nplm has at most one hidden layer; --hidden gives ",
+                                      options.hidden.size(), " (use one width, or none)"));
+  }
+  if (options.embedding_dim == 0) throw Error(ExitCode::kUsage, "--embedding-dim must be at least 1");
+  std::ostringstream out;
+  out << "# preset nplm: Bengio et al. 2003, m=" << options.embedding_dim << ", h="
+      << (options.hidden.empty() ? std::size_t{0} : options.hidden[0]) << ", direct connections "
+      << (options.direct && !options.hidden.empty() ? "on" : "off") << "\n";
+  out << "embed embedding vocab=" << options.vocab << " dim=" << options.embedding_dim << "\n";
+  out << "context flatten\n";
+  if (options.hidden.empty()) {
+    out << "logits dense units=" << options.classes << " init=glorot\n";
+    return out.str();
+  }
+  out << "hidden dense units=" << options.hidden[0] << " init=glorot\n";
+  out << "hidden_act tanh\n";
+  if (!options.direct) {
+    out << "logits dense units=" << options.classes << " init=glorot\n";
+    return out.str();
+  }
+  out << "output dense units=" << options.classes << " init=glorot\n";
+  out << "direct dense units=" << options.classes << " bias=false init=glorot inputs=context\n";
+  out << "logits add inputs=output,direct\n";
+  return out.str();
+}
+
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"mlp", "cnn", "resnet"}; }
+std::vector<std::string> preset_names() { return {"mlp", "cnn", "resnet", "nplm"}; }
 
 std::string preset_text(const PresetOptions& options) {
   for (const std::size_t width : options.hidden) {
@@ -102,7 +133,8 @@ std::string preset_text(const PresetOptions& options) {
   if (options.name == "mlp") return mlp_text(options);
   if (options.name == "cnn") return cnn_text(options);
   if (options.name == "resnet") return resnet_text(options);
-  throw Error(ExitCode::kUsage, cat("--model ", options.name, ": expected mlp, cnn or resnet (or --model-file FILE)"));
+  if (options.name == "nplm") return nplm_text(options);
+  throw Error(ExitCode::kUsage, cat("--model ", options.name, ": expected mlp, cnn, resnet or nplm (or --model-file FILE)"));
 }
 
 }  // namespace pstrain::nn

@@ -8,6 +8,12 @@
 //           ending in a 2x2 max-pool, residual blocks of two convs after the first and the third stage, global
 //           average pooling, a linear head without bias scaled by 0.125; widths 64, 128, 256, 512 times `width`;
 //           batch norm after every conv (or, without it, conv biases instead)
+//   nplm    the neural probabilistic language model of Bengio et al. 2003 (JMLR 3:1137): the N-1 context ids
+//           through one shared embedding table (`embedding_dim` m), concatenated (a flatten of {N-1, m}), an
+//           optional tanh hidden layer (`hidden`: none or one width h), a dense output over the vocabulary
+//           (softmax in the loss), and with `direct` also a dense layer from the concatenated embeddings
+//           straight to the output, added (the paper's y = b + Wx + U tanh(d + Hx)). Without a hidden layer the
+//           output reads the embeddings directly (y = b + Wx) and `direct` adds nothing.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -17,14 +23,17 @@
 namespace pstrain::nn {
 
 struct PresetOptions {
-  std::string name = "mlp";                        // mlp | cnn | resnet
-  std::vector<std::size_t> hidden{256, 128};       // mlp and cnn: widths of the hidden dense layers
+  std::string name = "mlp";                        // mlp | cnn | resnet | nplm
+  std::vector<std::size_t> hidden{256, 128};       // mlp and cnn: widths of the hidden dense layers; nplm: 0 or 1
   std::vector<std::size_t> conv_filters{32, 64};   // cnn
   std::size_t kernel_size = 3;                     // cnn
   compute::Activation activation = compute::Activation::kRelu;  // mlp and cnn (resnet: relu)
   double width = 1.0;                              // resnet: channel multiplier
   bool batch_norm = true;                          // resnet
   std::size_t classes = 10;
+  std::size_t vocab = 0;                           // nplm: ids the embedding takes (the data's vocab_size)
+  std::size_t embedding_dim = 30;                  // nplm: m
+  bool direct = false;                             // nplm: direct connections from the embeddings to the output
 };
 
 // The model-file text of a preset; Error(kUsage) for an unknown name or options no network can be built from.

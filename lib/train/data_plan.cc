@@ -5,8 +5,32 @@
 #include <random>
 
 #include "core/error.h"
+#include "data/vocabulary.h"
 
 namespace pstrain::train {
+
+namespace {
+
+// Token shards of one folder must index one vocabulary with one window length; image shards carry neither.
+void check_same_tokens(const std::filesystem::path& shard, const data::ShardMeta& meta, const DataPlan& plan) {
+  const auto& mine = meta.tokens;
+  const auto& test = plan.meta.tokens;
+  if (mine.has_value() != test.has_value()) {
+    throw Error(ExitCode::kInputData, cat(shard.string(), (mine ? " holds token ids but " : " holds features but "),
+                                          plan.test_shard.string(), (test ? " holds token ids" : " holds features"),
+                                          " (shards of different datasets?)"));
+  }
+  if (!mine) return;
+  if (mine->vocab_crc32 != test->vocab_crc32 || mine->vocab_size != test->vocab_size || mine->ngram != test->ngram) {
+    throw Error(ExitCode::kInputData,
+                cat(shard.string(), ": ", mine->ngram, "-gram windows over a vocabulary of ", mine->vocab_size,
+                    " words (CRC-32 ", mine->vocab_crc32, ") but ", plan.test_shard.string(), " has ", test->ngram,
+                    "-grams over ", test->vocab_size, " words (CRC-32 ", test->vocab_crc32,
+                    "): shards of different conversions; convert the data again"));
+  }
+}
+
+}  // namespace
 
 std::uint64_t DataPlan::total_train_samples() const {
   return std::accumulate(trainer_samples.begin(), trainer_samples.end(), std::uint64_t{0});
@@ -43,6 +67,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
       throw Error(ExitCode::kInputData, cat(plan.train_shards[index].string(), ": ", meta.num_classes,
                                             " classes but ", plan.test_shard.string(), " has ", plan.meta.num_classes));
     }
+    check_same_tokens(plan.train_shards[index], meta, plan);
     for (int trainer = 0; trainer < trainers; ++trainer) {
       if (!every_trainer_reads_all && index % static_cast<std::size_t>(trainers) != static_cast<std::size_t>(trainer)) {
         continue;
@@ -52,6 +77,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
     }
     plan.shard_samples.push_back(meta.sample_count);
   }
+  if (plan.meta.tokens) data::check_vocabulary_file(data_dir, *plan.meta.tokens);
   for (int trainer = 0; trainer < trainers; ++trainer) {
     if (plan.trainer_samples[trainer] == 0) {
       throw Error(ExitCode::kInputData, cat("trainer ", trainer, "'s shards in ", data_dir.string(), " hold no samples"));

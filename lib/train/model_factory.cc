@@ -26,6 +26,23 @@ std::string shape_text(const std::vector<std::uint64_t>& shape) {
   return text.empty() ? "(none)" : text;
 }
 
+// Token ids reach the model as floats: an embedding that reads them must have a row for every id of the data's
+// vocabulary, or training would stop at the first rare word instead of before it starts.
+void check_embeddings_take_ids(const nn::ModelPlan& plan, const data::TokenMeta& tokens,
+                               const std::filesystem::path& data_dir) {
+  for (const nn::PlannedNode& node : plan.nodes) {
+    const bool reads_data = std::find(node.inputs.begin(), node.inputs.end(), nn::ModelPlan::kDataInput) !=
+                            node.inputs.end();
+    if (!reads_data || node.spec.type != "embedding") continue;
+    const std::uint64_t rows = node.plan.parameters.at(0).shape.at(0);
+    if (rows < tokens.vocab_size) {
+      throw Error(ExitCode::kUsage, cat(plan.spec.where(node.spec), "layer ", node.spec.name, " (embedding): vocab=",
+                                        rows, " is smaller than the ", tokens.vocab_size, " words of ",
+                                        data_dir.string(), "/vocab.txt"));
+    }
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<compute::Backend> make_backend(const JobContext& job) {
@@ -57,6 +74,10 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
                                       "channels); ", config.data_dir.string(), " holds samples of shape ",
                                       shape_text(shape)));
   }
+  if (config.model == "nplm" && !meta.tokens) {
+    throw Error(ExitCode::kUsage, cat("--model nplm needs token shards (N-gram windows from pstrain-data brown or text); ",
+                                      config.data_dir.string(), " holds samples of shape ", shape_text(shape)));
+  }
   nn::ModelSpec spec;
   if (config.model_file) {
     spec = nn::read_model_file(*config.model_file);
@@ -70,9 +91,15 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
     options.width = config.width;
     options.batch_norm = config.batch_norm;
     options.classes = meta.num_classes;
+    options.vocab = meta.tokens ? meta.tokens->vocab_size : 0;
+    options.embedding_dim = config.embedding_dim;
+    options.direct = config.direct;
     spec = nn::parse_model_text(nn::preset_text(options), "preset " + config.model);
   }
-  return nn::plan_model(std::move(spec), nn::model_input_shape({shape.begin(), shape.end()}), meta.num_classes);
+  nn::ModelPlan plan =
+      nn::plan_model(std::move(spec), nn::model_input_shape({shape.begin(), shape.end()}), meta.num_classes);
+  if (meta.tokens) check_embeddings_take_ids(plan, *meta.tokens, config.data_dir);
+  return plan;
 }
 
 std::size_t evaluation_batch_size(const JobContext& job) {

@@ -41,12 +41,14 @@ po::options_description train_options() {
       ("device", po::value<std::string>()->default_value("cpu"), "cpu | gpu | auto (a GPU when this node has one); trainer k on a node uses GPU (k mod GPUs)");
   po::options_description model("Model and optimisation");
   model.add_options()
-      ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm)")
+      ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm) | nplm (Bengio et al. 2003's neural language model on N-gram token shards; --embedding-dim, --hidden, --direct)")
       ("model-file", po::value<std::string>(), "a model described layer by layer (docs/model-files.md); instead of --model")
       ("describe-model", po::bool_switch(), "print the model's layers (output shapes, parameters, FLOPs) for the data in --data-dir, and exit")
       ("width", po::value<double>()->default_value(1.0, "1"), "resnet: channel multiplier (64, 128, 256, 512 channels times this)")
       ("batch-norm", po::value<bool>()->default_value(true, "true"), "resnet: batch normalisation after every convolution (false: conv biases instead)")
-      ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated (cnn: the fully connected head, e.g. 128)")
+      ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated (cnn: the fully connected head, e.g. 128; nplm: one width, default 100), or none")
+      ("embedding-dim", po::value<long long>()->default_value(30), "nplm: embedding size m of every context word")
+      ("direct", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "nplm: direct connections from the concatenated embeddings to the output")
       ("conv-filters", po::value<std::string>()->default_value("32,64"), "cnn: filters of each conv layer, comma separated")
       ("kernel-size", po::value<long long>()->default_value(3), "cnn: odd square convolution kernel")
       ("activation", po::value<std::string>()->default_value("relu"), "relu | tanh | sigmoid")
@@ -126,6 +128,7 @@ std::vector<double> parse_numbers(const std::string& text, const char* flag) {
 
 std::vector<std::size_t> parse_widths(const std::string& text, const char* flag) {
   std::vector<std::size_t> widths;
+  if (text == "none") return widths;
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
@@ -191,8 +194,8 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   }
 
   config.model = values["model"].as<std::string>();
-  if (config.model != "mlp" && config.model != "cnn" && config.model != "resnet") {
-    throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of mlp, cnn, resnet"));
+  if (config.model != "mlp" && config.model != "cnn" && config.model != "resnet" && config.model != "nplm") {
+    throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of mlp, cnn, resnet, nplm"));
   }
   if (values.count("model-file")) {
     if (!values["model"].defaulted()) {
@@ -207,6 +210,9 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   }
   config.batch_norm = values["batch-norm"].as<bool>();
   config.hidden = parse_widths(values["hidden"].as<std::string>(), "hidden");
+  if (config.model == "nplm" && values["hidden"].defaulted()) config.hidden = {kNplmHidden};
+  config.embedding_dim = static_cast<std::size_t>(positive(values, "embedding-dim"));
+  config.direct = values["direct"].as<bool>();
   config.conv_filters = parse_widths(values["conv-filters"].as<std::string>(), "conv-filters");
   config.kernel_size = static_cast<std::size_t>(positive(values, "kernel-size"));
   if (config.kernel_size % 2 == 0) {

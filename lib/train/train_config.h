@@ -17,6 +17,8 @@ namespace pstrain::train {
 enum class Mode { kSync, kAsync, kSsp, kAllreduce };
 std::string to_string(Mode mode);
 
+inline constexpr std::size_t kNplmHidden = 100;  // nplm's hidden width when --hidden is not given
+
 struct TrainConfig {
   std::filesystem::path data_dir;
   std::filesystem::path output_dir;
@@ -29,7 +31,10 @@ struct TrainConfig {
   bool describe_model = false;                // print the model and exit
   double width = 1.0;                         // resnet: channel multiplier
   bool batch_norm = true;                     // resnet: batch norm after every convolution
-  std::vector<std::size_t> hidden{256, 128};  // mlp: hidden widths; cnn: widths of the fully connected head
+  std::vector<std::size_t> hidden{256, 128};  // mlp: hidden widths; cnn: widths of the fully connected head;
+                                              // nplm: none or one (kNplmHidden unless --hidden is given)
+  std::size_t embedding_dim = 30;             // nplm: m
+  bool direct = false;                        // nplm: direct connections from the embeddings to the output
   std::vector<std::size_t> conv_filters{32, 64};  // cnn: filters per conv layer (each followed by a 2x2 pool)
   std::size_t kernel_size = 3;                // cnn: odd square kernel
   compute::Activation activation = compute::Activation::kRelu;

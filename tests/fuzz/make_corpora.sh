@@ -11,7 +11,7 @@ corpus=tests/fuzz/corpus
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 rm -rf "${corpus:?}"/fuzz_*
-mkdir -p "$corpus"/{fuzz_idx,fuzz_cifar,fuzz_shard,fuzz_checkpoint,fuzz_pass_folder,fuzz_ini,fuzz_search_space}
+mkdir -p "$corpus"/{fuzz_idx,fuzz_cifar,fuzz_shard,fuzz_text,fuzz_checkpoint,fuzz_pass_folder,fuzz_ini,fuzz_search_space}
 
 # IDX: the real headers with the first images/labels, raw and gzip'd (the header counts say 3 / 10).
 /usr/bin/python3 - "$mnist" "$corpus/fuzz_idx" <<'PY'
@@ -43,6 +43,13 @@ cp "$work/shards/train-00000.h5" "$corpus/fuzz_shard/train-2-samples.h5"
 "$build/bin/pstrain-data" fashion-mnist --input "$mnist" --output "$work/shards1" --split-count 1 --limit 1 \
   --test-limit 1 > /dev/null
 cp "$work/shards1/train-00000.h5" "$corpus/fuzz_shard/train-1-sample.h5"
+# Text: the first sentences of the unit tests' fixture, a vocab.txt, and a token shard of 3 windows.
+fixture="$(dirname "$0")/../unit/data/text"
+head -5 "$fixture/train.txt" > "$corpus/fuzz_text/sentences.txt"
+printf '<unk>\n<s>\n<e>\nthe\ncaf\xc3\xa9\n' > "$corpus/fuzz_text/vocab.txt"
+"$build/bin/pstrain-data" text --train "$fixture/train.txt" --test "$fixture/test.txt" --output "$work/text" \
+  --split-count 1 --ngram 3 --limit 3 --test-limit 3 > /dev/null
+cp "$work/text/train-00000.h5" "$corpus/fuzz_shard/token-3-windows.h5"
 
 # Checkpoints and pass folders for the fuzz targets' small model, written by pstrain's writers.
 "$build/fuzz/fuzz_make_seeds" "$corpus"

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_idx fuzz_cifar fuzz_shard fuzz_checkpoint fuzz_pass_folder fuzz_ini
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_idx fuzz_cifar fuzz_shard fuzz_text fuzz_checkpoint fuzz_pass_folder fuzz_ini
                                      fuzz_search_space)
 build=${BUILD_DIR:-build-fuzz}
 out=${FUZZ_OUT:-$build/fuzz-runs}

@@ -10,6 +10,13 @@ extra=()
 envs=()
 expect=""
 
+text_data_dir() {  # the text fixture converted into 4-gram token shards
+  "$BIN_DIR/pstrain-data" text --train "$text_fixture/train.txt" --test "$text_fixture/test.txt" \
+    --output "$work/text" --split-count 4 --ngram 4 > "$work/convert.log" 2>&1 || { cat "$work/convert.log"; fail "convert"; }
+  data="$work/text"
+}
+text_fixture="$(dirname "$0")/../unit/data/text"
+
 bad_data_dir() {  # a copy of the real data with one shard replaced by $1 (a command writing to $2)
   mkdir -p "$work/data"
   cp "$DATA_DIR"/*.h5 "$work/data/"
@@ -72,6 +79,14 @@ case "$case" in
     extra=(--augment flip); expect="needs image samples" ;;
   lr_points_decreasing) extra=(--lr-schedule piecewise --lr-points 0,5,3 --lr-factors 0,1,0); expect="strictly increasing" ;;
   lr_points_negative) extra=(--lr-schedule piecewise --lr-points -1,5,24 --lr-factors 0,1,0); expect="--lr-points must be finite and >= 0" ;;
+  text_vocab_mismatch)  # lines 2 and 3 swapped: the same size, other ids
+    text_data_dir; sed -i '2{h;d};3G' "$data/vocab.txt"
+    extra=(--model nplm); expect="vocab.txt does not match the shards" ;;
+  text_id_out_of_range)
+    text_data_dir; vocab_size=$(wc -l < "$data/vocab.txt")
+    "$TOOLS_DIR/make_token_shard" "$data/train-00001.h5" "$data/vocab.txt" 4 64 "$vocab_size"
+    extra=(--model nplm); expect="outside the vocabulary of $vocab_size words" ;;
+  nplm_on_images) extra=(--model nplm); expect="--model nplm needs token shards" ;;
   *) fail "unknown case $case" ;;
 esac
 
@@ -82,7 +97,8 @@ set +e
 env "${envs[@]}" timeout -k 2 10 mpirun --oversubscribe --bind-to none -np "$np" \
   $( [ "$path" = tcp ] && echo --mca btl tcp,self --mca osc pt2pt ) \
   "$BIN_DIR/pstrain" --data-dir "$data" --output-dir "$out" --passes 2 --batch-size 32 --hidden 32 \
-  $( [[ " ${extra[*]} " == *" cnn "* || " ${extra[*]} " == *" --model-file "* ]] || echo --init-from "$REFERENCE_PASS" ) \
+  $( [[ " ${extra[*]} " == *" cnn "* || " ${extra[*]} " == *" --model-file "* || " ${extra[*]} " == *" nplm "* ]] ||
+     echo --init-from "$REFERENCE_PASS" ) \
   "${extra[@]}" > "$work/stdout" 2> "$work/stderr"
 code=$?
 set -e

@@ -191,5 +191,66 @@ TEST(ShippedModelFilesTest, TheFashionMnistRecipePlansForFashionMnist) {
   EXPECT_GT(plan.parameter_count, 500000u);
 }
 
+TEST(ShippedModelFilesTest, ThePaddleNplmPlansForBrownSentenceWindows) {
+  const ModelPlan plan =
+      plan_model(read_model_file(std::string(PSTRAIN_EXAMPLES_DIR) + "/models/paddle-nplm.model"), {4}, 14116);
+  // embedding 14116 x 32, hidden 128 x 256 + 256, output 256 x 14116 + 14116
+  EXPECT_EQ(plan.parameter_count, 14116u * 32 + 128 * 256 + 256 + 256 * 14116 + 14116);
+  EXPECT_EQ(plan.nodes.back().plan.output, (Shape{14116}));
+}
+
+// The nplm preset for 4 context ids over a vocabulary of 50: layer names, types, shapes and parameter count.
+ModelPlan plan_nplm(std::vector<std::size_t> hidden, bool direct) {
+  PresetOptions options;
+  options.name = "nplm";
+  options.vocab = 50;
+  options.classes = 50;
+  options.embedding_dim = 8;
+  options.hidden = std::move(hidden);
+  options.direct = direct;
+  return plan_model(parse_model_text(preset_text(options), "preset nplm"), {4}, 50);
+}
+
+std::vector<std::string> layer_summary(const ModelPlan& plan) {
+  std::vector<std::string> summary;
+  for (const PlannedNode& node : plan.nodes) summary.push_back(node.spec.name + " " + node.spec.type + " " + to_string(node.plan.output));
+  return summary;
+}
+
+TEST(NplmPresetTest, HiddenLayerWithoutDirectConnections) {
+  const ModelPlan plan = plan_nplm({16}, false);
+  EXPECT_EQ(layer_summary(plan), (std::vector<std::string>{"embed embedding 4x8", "context flatten 32",
+                                                           "hidden dense 16", "hidden_act tanh 16", "logits dense 50"}));
+  EXPECT_EQ(plan.parameter_count, 50u * 8 + 32 * 16 + 16 + 16 * 50 + 50);
+}
+
+TEST(NplmPresetTest, DirectConnectionsAddALinearMapFromTheEmbeddings) {
+  const ModelPlan plan = plan_nplm({16}, true);
+  EXPECT_EQ(layer_summary(plan),
+            (std::vector<std::string>{"embed embedding 4x8", "context flatten 32", "hidden dense 16", "hidden_act tanh 16",
+                                      "output dense 50", "direct dense 50", "logits add 50"}));
+  EXPECT_EQ(plan.nodes[5].spec.inputs, (std::vector<std::string>{"context"}));
+  EXPECT_EQ(plan.parameter_count, 50u * 8 + 32 * 16 + 16 + 16 * 50 + 50 + 32 * 50);
+}
+
+TEST(NplmPresetTest, WithoutHiddenLayerTheOutputReadsTheEmbeddings) {
+  const ModelPlan plan = plan_nplm({}, false);
+  EXPECT_EQ(layer_summary(plan), (std::vector<std::string>{"embed embedding 4x8", "context flatten 32", "logits dense 50"}));
+}
+
+TEST(NplmPresetTest, RefusesDataWithoutTokensAndSeveralHiddenLayers) {
+  PresetOptions options;
+  options.name = "nplm";
+  EXPECT_THROW(preset_text(options), Error);  // vocab 0: not token data
+  options.vocab = 50;
+  options.hidden = {16, 16};
+  try {
+    preset_text(options);
+    FAIL() << "two hidden layers accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("at most one hidden layer"), std::string::npos) << error.what();
+  }
+}
+
 }  // namespace
 }  // namespace pstrain::nn

@@ -115,6 +115,19 @@ TEST(TrainConfig, DescribeModelNeedsNoOutputFolderAndModelFileReplacesThePreset)
   EXPECT_FALSE(resnet.batch_norm);
 }
 
+TEST(TrainConfig, NplmFlags) {
+  const TrainConfig nplm = resolve({"--model", "nplm"});
+  EXPECT_EQ(nplm.model, "nplm");
+  EXPECT_EQ(nplm.hidden, (std::vector<std::size_t>{kNplmHidden}));  // not mlp's 256,128
+  EXPECT_EQ(nplm.embedding_dim, 30u);
+  EXPECT_FALSE(nplm.direct);
+  const TrainConfig set = resolve({"--model", "nplm", "--hidden", "none", "--embedding-dim", "60", "--direct"});
+  EXPECT_TRUE(set.hidden.empty());
+  EXPECT_EQ(set.embedding_dim, 60u);
+  EXPECT_TRUE(set.direct);
+  EXPECT_THROW(resolve({"--model", "nplm", "--embedding-dim", "0"}), Error);
+}
+
 TEST(TrainConfig, ScheduleOptimiserAndAugmentFlags) {
   const TrainConfig defaults = resolve({});
   EXPECT_FALSE(defaults.augment.enabled());
