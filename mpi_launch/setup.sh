@@ -21,6 +21,8 @@ if [ "${1:-}" = --tests ]; then
   # (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz.
   packages+=(libgtest-dev hdf5-tools yamllint python3-yaml python3-jsonschema munge slurmctld slurmd slurm-client
              lmod clang libclang-rt-14-dev)
+  # clang-format and clang-tidy (14, Debian 12's): the style check, tests/style (.clang-format, .clang-tidy).
+  packages+=(clang-format clang-tidy)
   # Node.js for the offline Kubernetes object validation (tests/k8s): Debian's nodejs and npm, unless a Node.js
   # with npm is already there (the machine image may bring its own, which Debian's npm would conflict with).
   command -v npm > /dev/null 2>&1 || packages+=(nodejs npm)
