@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # uses (tests/run_all.sh passes it).
 packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libboost-program-options-dev
           libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 libprotobuf-dev protobuf-compiler)
-# python3-matplotlib: pstrain-sweep report draws report.png (lib/sweep/plot_report.py).
+# python3-matplotlib: pstrain-plot draws a run's curves and pstrain-sweep's report.png (lib/report/plot).
 packages+=(python3-matplotlib)
 tests=OFF
 if [ "${1:-}" = --tests ]; then
