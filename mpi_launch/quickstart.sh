@@ -25,4 +25,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_TH
 mpirun --oversubscribe --bind-to none -np "$np" build/bin/pstrain \
   --data-dir "$data" --output-dir "$output" "${model[@]}" --device "${DEVICE:-cpu}" \
   --optimizer momentum --lr 0.05 --momentum 0.9 --lr-schedule cosine
-echo "outputs in $output (metrics.jsonl, pass-NNNNN/, node_<rank>/)"
+echo "outputs in $output (metrics.jsonl, pass-NNNNN/, node_<rank>/, tensorboard/)"
+# The training curves (loss, accuracy, samples/s, time per step) as a PNG: pstrain-plot, lib/report/plot.
+build/bin/pstrain-plot "$output" || echo "no plot drawn (pstrain-plot failed; the run's outputs are complete)"

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # uses (tests/run_all.sh passes it).
 packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libboost-program-options-dev
           libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 libprotobuf-dev protobuf-compiler)
-# python3-matplotlib: pstrain-sweep report draws report.png (lib/sweep/plot_report.py).
+# python3-matplotlib: pstrain-plot draws a run's curves and pstrain-sweep's report.png (lib/report/plot).
 packages+=(python3-matplotlib)
 tests=OFF
 if [ "${1:-}" = --tests ]; then
@@ -21,6 +21,8 @@ if [ "${1:-}" = --tests ]; then
   # (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz.
   packages+=(libgtest-dev hdf5-tools yamllint python3-yaml python3-jsonschema munge slurmctld slurmd slurm-client
              lmod clang libclang-rt-14-dev)
+  # clang-format and clang-tidy (14, Debian 12's): the style check, tests/style (.clang-format, .clang-tidy).
+  packages+=(clang-format clang-tidy)
   # Node.js for the offline Kubernetes object validation (tests/k8s) and for fetching the Brown corpus
   # (mpi_launch/fetch-brown.sh): Debian's nodejs and npm, unless a Node.js with npm is already there (the machine
   # image may bring its own, which Debian's npm would conflict with).

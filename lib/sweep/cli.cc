@@ -298,30 +298,28 @@ int command_run_one(const std::vector<std::string>& args, std::ostream& out) {
   return summary.outcomes.front().exit_code;
 }
 
-// The plotter of a build tree (its source folder) or of an installation (PREFIX/share/pstrain, beside the
-// programs' PREFIX/bin).
-std::optional<fs::path> find_plot_script() {
+// pstrain-plot draws report.png (lib/report/plot, the same code as a run's plots). It lies beside pstrain-sweep,
+// in build/bin as in PREFIX/bin.
+std::optional<fs::path> find_plotter() {
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  std::vector<fs::path> candidates{PSTRAIN_SWEEP_PLOT_SCRIPT};
-  if (!error) candidates.push_back(self.parent_path().parent_path() / "share/pstrain/plot_report.py");
-  for (const fs::path& candidate : candidates) {
-    if (fs::exists(candidate, error)) return candidate;
-  }
-  return std::nullopt;
+  if (error) return std::nullopt;
+  const fs::path plotter = self.parent_path() / "pstrain-plot";
+  if (!fs::exists(plotter, error)) return std::nullopt;
+  return plotter;
 }
 
-// report.png through plot_report.py (Python and matplotlib): a missing plotter is a warning, not a failed report.
+// report.png through pstrain-plot (Python and matplotlib): a missing plotter is a warning, not a failed report.
 std::string draw_report_plot(const fs::path& sweep_dir) {
-  const std::optional<fs::path> script = find_plot_script();
-  if (!script) return "report.png not drawn: plot_report.py not found beside pstrain-sweep";
-  // The system's interpreter, where Debian's python3-matplotlib lives (a python3 earlier on PATH may lack it).
-  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  ChildProcess plotter({python, script->string(), sweep_dir.string()}, sweep_dir / "report-plot.log");
-  const ExitStatus status = plotter.wait();
+  const std::optional<fs::path> plotter = find_plotter();
+  if (!plotter) return "report.png not drawn: pstrain-plot not found beside pstrain-sweep";
+  ChildProcess plot({plotter->string(), "--sweep", sweep_dir.string()}, sweep_dir / "report-plot.log");
+  const ExitStatus status = plot.wait();
   if (status.ok()) return cat("drew ", (sweep_dir / "report.png").string());
-  return cat("report.png not drawn (", status.code == 3 ? "python3-matplotlib is not installed" : status.describe(),
-             "; see ", (sweep_dir / "report-plot.log").string(), ")");
+  constexpr int kNoMatplotlib = 10;  // pstrain-plot's exit code for a missing python3-matplotlib
+  return cat("report.png not drawn (",
+             status.code == kNoMatplotlib ? "python3-matplotlib is not installed" : status.describe(), "; see ",
+             (sweep_dir / "report-plot.log").string(), ")");
 }
 
 int command_report(const std::vector<std::string>& args, std::ostream& out) {

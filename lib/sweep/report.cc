@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
-#include "sweep/flat_json.h"
+#include "report/run_summary.h"
 #include "sweep/runner.h"
 #include "train/metrics.h"
 
@@ -61,31 +61,19 @@ SetResult read_set_result(const fs::path& sweep_dir, const HyperparameterSet& se
   result.id = set.id;
   result.flags = set.flags;
   result.passes_asked = passes_of(set.flags);
-  const fs::path path = run_dir(sweep_dir, set.id) / "metrics.jsonl";
-  std::ifstream in(path);
-  if (!in) {
+  // The same reading as pstrain's own end-of-run line (report/run_summary.h).
+  const auto summary = report::summarize_metrics(run_dir(sweep_dir, set.id) / "metrics.jsonl");
+  if (!summary) {
     result.status = "not run";
     return result;
   }
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto object = parse_flat_json(line);
-    const auto accuracy = object ? number_field(*object, "test_accuracy") : std::nullopt;
-    if (!accuracy) {
-      ++result.unreadable_lines;
-      continue;
-    }
-    const auto pass = number_field(*object, "pass");
-    ++result.passes_done;
-    if (!result.best_test_accuracy || *accuracy > *result.best_test_accuracy) {
-      result.best_test_accuracy = accuracy;
-      result.best_pass = pass ? static_cast<int>(*pass) : result.passes_done - 1;
-    }
-    result.final_test_accuracy = accuracy;
-    result.final_test_loss = number_field(*object, "test_loss");
-    result.elapsed_s = number_field(*object, "elapsed_s");
-  }
+  result.passes_done = summary->passes_done;
+  result.unreadable_lines = summary->unreadable_lines;
+  result.best_test_accuracy = summary->best;
+  result.best_pass = summary->best_pass;
+  result.final_test_accuracy = summary->final_value;
+  result.final_test_loss = summary->final_test_loss;
+  result.elapsed_s = summary->elapsed_s;
   result.status = set_complete(sweep_dir, set) ? "complete" : result.passes_done > 0 ? "incomplete" : "not run";
   return result;
 }

@@ -22,6 +22,7 @@
 #include "ps/exchange.h"
 #include "ps/server.h"
 #include "ps/shard_plan.h"
+#include "report/run_summary.h"
 #include "train/checkpointing.h"
 #include "train/decay_mask.h"
 #include "train/model_factory.h"
@@ -390,7 +391,10 @@ int run_job(int argc, char** argv) {
   comm::Watchdog::stop();
   if (job.layout.is_lead_trainer()) {
     if (completed) {
-      log_info("training finished after ", job.elapsed_seconds(), " s");
+      // One closing line: best and final test metric, total time, where the outputs are.
+      const fs::path& output = job.config.output_dir;
+      const auto summary = report::summarize_metrics(output / "metrics.jsonl");
+      log_info(report::summary_line(summary, job.elapsed_seconds(), output));
     } else {
       log_info("stopped on a signal after writing a checkpoint; continue with --resume auto");
     }

@@ -71,7 +71,8 @@ po::options_description train_options() {
       ("seed", po::value<unsigned long long>()->default_value(1), "seed for initialisation and shuffling")
       ("shuffle", po::value<bool>()->default_value(true, "true"), "reshuffle each trainer's samples every pass")
       ("eval-batch-size", po::value<long long>()->default_value(1000), "samples per evaluation batch")
-      ("log-every-steps", po::value<long long>()->default_value(0), "also log every N steps (0: per pass only)");
+      ("log-every-steps", po::value<long long>()->default_value(0), "also log every N steps (0: per pass only)")
+      ("progress-every-s", po::value<double>()->default_value(10, "10"), "a progress line (steps, samples/s, time left) every S seconds of a pass, from the lead trainer (0: off)");
   po::options_description checkpoints("Checkpoints and resume");
   checkpoints.add_options()
       ("checkpoint-every-steps", po::value<long long>()->default_value(0), "also checkpoint every N steps (0: off)")
@@ -252,6 +253,10 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   const long long log_every = values["log-every-steps"].as<long long>();
   if (log_every < 0) throw Error(ExitCode::kUsage, "--log-every-steps must be >= 0");
   config.log_every_steps = static_cast<std::size_t>(log_every);
+  config.progress_every_s = values["progress-every-s"].as<double>();
+  if (!std::isfinite(config.progress_every_s) || config.progress_every_s < 0) {
+    throw Error(ExitCode::kUsage, "--progress-every-s must be a finite number >= 0");
+  }
   config.tensorboard = values["tensorboard"].as<bool>();
 
   config.checkpoint_every_steps = values["checkpoint-every-steps"].as<long long>();

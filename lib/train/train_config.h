@@ -51,6 +51,7 @@ struct TrainConfig {
   int poll_interval_us = 100;
   std::size_t eval_batch_size = 1000;
   std::size_t log_every_steps = 0;  // 0: per-pass lines only
+  double progress_every_s = 10;     // a progress line every S s of a pass (report/progress_line.h); 0: off
   bool tensorboard = true;          // TensorBoard event files in OUTPUT/tensorboard/ (the lead trainer writes them)
 
   // Checkpoints (sync and local training): every N steps and/or S seconds, and at the end of every pass.

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "data/augment.h"
 #include "report/event_writer.h"
+#include "report/progress_line.h"
 #include "train/metrics.h"
 #include "train/model_factory.h"
 #include "train/model_state.h"
@@ -264,6 +265,7 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
   // TensorBoard: the lead trainer writes what it reports (every pass, and every --log-every-steps steps).
   std::optional<report::EventWriter> board;
   if (config.tensorboard && job.layout.is_lead_trainer()) board.emplace(config.output_dir / "tensorboard");
+  report::ProgressLine progress_line(job.layout.is_lead_trainer() ? config.progress_every_s : 0.0);
 
   // Sample ids of this trainer's samples (its shards in index order, as load_trainer_samples concatenates them),
   // and which of them are done in the pass in progress: the part of a checkpoint this trainer owns.
@@ -412,6 +414,10 @@ bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& mo
       if (global_step == progress.first_global_step() + 1 && job.layout.is_lead_trainer()) {
         log_info("first step done ", job.elapsed_seconds(), " s after start",
                  progress.first_global_step() > 0 ? " (resumed)" : "");
+      }
+      if (const auto line = progress_line.after_step(
+              {pass, config.passes, step + 1, steps, totals.samples, seconds_since(pass_start)})) {
+        log_info(*line);
       }
       if (config.log_every_steps > 0 && (step + 1) % static_cast<std::int64_t>(config.log_every_steps) == 0) {
         log_info("pass ", pass, " step ", step + 1, "/", steps, " loss ", totals.loss_sum / std::max(totals.samples, 1.0));

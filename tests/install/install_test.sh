@@ -27,6 +27,9 @@ run_tiny() {
   [ -f "$out/run/pass-00000/done" ] || fail "$root: no pass folder after training"
   grep -q '"test_accuracy"' "$out/run/metrics.jsonl" || fail "$root: no metrics"
   ls "$out/run/tensorboard/"events.out.tfevents.* > /dev/null || fail "$root: no TensorBoard event file"
+  # pstrain-plot finds its module under ROOT/share/pstrain/plot.
+  "${bare[@]}" "$root/$BINDIR/pstrain-plot" "$out/run" > "$out/plot.log" 2>&1 || { cat "$out/plot.log"; fail "$root: pstrain-plot failed"; }
+  head -c 8 "$out/run/training.png" | od -An -tx1 | grep -q "89 50 4e 47 0d 0a 1a 0a" || fail "$root: training.png is no PNG"
 }
 
 check_version() {  # check_version PROGRAM
@@ -40,14 +43,14 @@ tree)
   rm -rf "$WORK_ROOT"
   mkdir -p "$WORK_ROOT"
   cmake --install "$BUILD_DIR" --prefix "$prefix" > "$WORK_ROOT/install.log" || { cat "$WORK_ROOT/install.log"; fail "cmake --install"; }
-  for file in "$BINDIR"/{pstrain,pstrain-data,pstrain-sweep,pstrain-launch} \
+  for file in "$BINDIR"/{pstrain,pstrain-data,pstrain-sweep,pstrain-launch,pstrain-plot} "$DATADIR"/pstrain/plot/pstrain_plots.py \
               "$DATADIR"/pstrain/slurm/{pstrain-srun,pstrain-mpirun,pstrain-gpu,pstrain-sweep-array}.sbatch \
               "$DATADIR"/pstrain/k8s/{base/mpijob.yaml,base/kustomization.yaml,overlays/gpu/kustomization.yaml,Dockerfile} \
               "$DATADIR"/pstrain/examples/{configs/fashion-mnist-sync.ini,models/cnn.model,sweeps/space.ini} \
               "$DOCDIR"/{README.md,sweep.md,k8s.md} "$MODULEFILES/pstrain/$VERSION.lua"; do
     [ -f "$prefix/$file" ] || fail "missing $prefix/$file"
   done
-  for program in pstrain pstrain-data pstrain-sweep pstrain-launch; do
+  for program in pstrain pstrain-data pstrain-sweep pstrain-launch pstrain-plot; do
     [ -x "$prefix/$BINDIR/$program" ] || fail "$program is not executable"
   done
   # The installed programs must not reach back into the build folder.

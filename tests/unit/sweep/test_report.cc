@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "sweep/flat_json.h"
 #include "temp_dir.h"
 
 namespace pstrain::sweep {
@@ -82,20 +81,6 @@ TEST(Report, CsvAndJsonAgreeWithTheRanking) {
   write_report_files(f.dir.path(), report);
   EXPECT_TRUE(std::filesystem::exists(f.dir.path() / "report.csv"));
   EXPECT_TRUE(std::filesystem::exists(f.dir.path() / "report.json"));
-}
-
-TEST(FlatJson, ParsesPstrainMetricsAndRejectsTornLines) {
-  const auto object = parse_flat_json(
-      R"({"pass": 0, "test_accuracy": 0.683, "mode": "lo\"cal", "h": [0, 2], "x": null, "big": 1.2e+06})");
-  ASSERT_TRUE(object);
-  EXPECT_DOUBLE_EQ(*number_field(*object, "test_accuracy"), 0.683);
-  EXPECT_EQ(object->at("mode"), "lo\"cal");
-  EXPECT_EQ(object->at("h"), "[0, 2]");
-  EXPECT_FALSE(number_field(*object, "x"));
-  EXPECT_DOUBLE_EQ(*number_field(*object, "big"), 1.2e6);
-  EXPECT_FALSE(parse_flat_json(R"({"pass": 0, "test_acc)"));
-  EXPECT_FALSE(parse_flat_json("not json"));
-  EXPECT_TRUE(parse_flat_json("{}"));
 }
 
 }  // namespace

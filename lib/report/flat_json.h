@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-namespace pstrain::sweep {
+namespace pstrain::report {
 
 // key -> value text (strings unescaped, numbers/null/arrays as written). nullopt when the line is not a flat
 // JSON object (a torn last line, a stray edit).
@@ -14,4 +14,4 @@ std::optional<std::map<std::string, std::string>> parse_flat_json(const std::str
 // The number under `key`, or nullopt when absent, null or not a number.
 std::optional<double> number_field(const std::map<std::string, std::string>& object, const std::string& key);
 
-}  // namespace pstrain::sweep
+}  // namespace pstrain::report

@@ -1,9 +1,9 @@
-#include "sweep/flat_json.h"
+#include "report/flat_json.h"
 
 #include <cmath>
 #include <cstdlib>
 
-namespace pstrain::sweep {
+namespace pstrain::report {
 
 namespace {
 
@@ -115,4 +115,4 @@ std::optional<double> number_field(const std::map<std::string, std::string>& obj
   return value;
 }
 
-}  // namespace pstrain::sweep
+}  // namespace pstrain::report

@@ -1,0 +1,233 @@
+"""Plots of pstrain's metrics.jsonl, shared by `pstrain-plot` (one run) and `pstrain-sweep report` (a sweep).
+
+A run's figure (draw_run) has one panel per thing the run recorded: loss per pass; accuracy per pass, or
+perplexity where the run logs `*_perplexity` (language models); samples/s; the per-step time breakdown; the
+staleness histogram (async, ssp); the chunks per trainer (dynamic dispatch). A sweep's figure (draw_sweep) has
+every set's test accuracy and test loss per pass, the best set drawn thick.
+
+Input problems raise PlotError with one message naming the file (and line); the caller turns it into an exit code.
+"""
+import json
+import math
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: files only
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+# The per-step breakdown, in the order the trainer loop spends it.
+STEP_PARTS = ("compute", "push", "barrier", "pull", "allreduce", "update", "copy", "ssp_gate")
+SPLITS = ("train", "valid", "test")
+
+
+class PlotError(Exception):
+    """Bad input: the message names the file and what is wrong with it."""
+
+
+def read_metrics(path):
+    """The per-pass records of a metrics.jsonl, in pass order; the last line of a pass wins (a resumed pass)."""
+    if not os.path.isfile(path):
+        raise PlotError("%s not found (is this a pstrain output folder? the file appears after the first pass)" % path)
+    by_pass = {}
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as error:
+                raise PlotError("%s:%d: not a JSON object (%s)" % (path, number, error)) from None
+            if not isinstance(record, dict) or not isinstance(record.get("pass"), int):
+                raise PlotError("%s:%d: a metrics line needs an integer \"pass\" field" % (path, number))
+            by_pass[record["pass"]] = record
+    if not by_pass:
+        raise PlotError("%s holds no passes yet" % path)
+    return [by_pass[p] for p in sorted(by_pass)]
+
+
+def _series(records, key):
+    """(passes, values) of the records that carry a finite number under key."""
+    points = [(r["pass"], r[key]) for r in records
+              if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
+    return [p for p, _ in points], [v for _, v in points]
+
+
+def _per_pass_lines(axis, records, metric):
+    """train/valid/test curves of one metric; returns the metric's name, or None when no split has it."""
+    drawn = None
+    for split in SPLITS:
+        passes, values = _series(records, "%s_%s" % (split, metric))
+        if passes:
+            axis.plot(passes, values, marker="o", markersize=3, label=split)
+            drawn = metric
+    axis.set(title="%s per pass" % metric, xlabel="pass")
+    axis.legend(fontsize=8)
+    return drawn
+
+
+def _panel_loss(axis, records):
+    return _per_pass_lines(axis, records, "loss")
+
+
+def _panel_quality(axis, records):
+    """Perplexity where the run logs it (language models), accuracy otherwise."""
+    if any(_series(records, "%s_perplexity" % split)[0] for split in SPLITS):
+        axis.set_yscale("log")
+        return _per_pass_lines(axis, records, "perplexity")
+    return _per_pass_lines(axis, records, "accuracy")
+
+
+def _panel_speed(axis, records):
+    passes, values = _series(records, "samples_per_sec")
+    if not passes:
+        return None
+    axis.bar(passes, values, color="tab:green")
+    axis.set(title="samples/s per pass (all trainers)", xlabel="pass")
+    return "samples/s"
+
+
+def _panel_step_breakdown(axis, records):
+    passes = [r["pass"] for r in records]
+    bottom = [0.0] * len(records)
+    drawn = None
+    for part in STEP_PARTS:
+        values = [r.get("%s_s_per_step" % part) or 0.0 for r in records]
+        if not any(values):
+            continue
+        milliseconds = [1000.0 * v for v in values]
+        axis.bar(passes, milliseconds, bottom=bottom, label=part)
+        bottom = [b + m for b, m in zip(bottom, milliseconds)]
+        drawn = "step breakdown"
+    axis.set(title="time per step", xlabel="pass", ylabel="ms")
+    if drawn:
+        axis.legend(fontsize=8)
+    return drawn
+
+
+def _summed_lists(records, key):
+    """Element-wise sum over the passes of a list-valued field (histograms, chunk counts)."""
+    total = []
+    for record in records:
+        values = record.get(key)
+        if not isinstance(values, list):
+            continue
+        total += [0] * max(0, len(values) - len(total))
+        for index, value in enumerate(values):
+            if isinstance(value, (int, float)):
+                total[index] += value
+    return total
+
+
+def _panel_staleness(axis, records):
+    histogram = _summed_lists(records, "staleness_histogram")
+    if not any(histogram):
+        return None
+    axis.bar(range(len(histogram)), histogram, color="tab:purple")
+    axis.set(title="staleness of applied updates (all passes)", xlabel="updates behind", ylabel="updates")
+    return "staleness"
+
+
+def _panel_chunks(axis, records):
+    chunks = _summed_lists(records, "chunks_per_trainer")
+    if not any(chunks):
+        return None
+    axis.bar(range(len(chunks)), chunks, color="tab:orange")
+    axis.set(title="chunks per trainer (all passes)", xlabel="trainer", ylabel="chunks")
+    return "chunks per trainer"
+
+
+# Each panel draws on an axis and returns the name of what it drew, or None (nothing in this run: left out).
+RUN_PANELS = (_panel_loss, _panel_quality, _panel_speed, _panel_step_breakdown, _panel_staleness, _panel_chunks)
+
+
+def _save(figure, output):
+    """Written under a temporary name and renamed: a reader never sees half a PNG."""
+    temporary = output + ".tmp.png"
+    try:
+        figure.savefig(temporary, dpi=100)
+        os.replace(temporary, output)
+    except OSError as error:
+        raise OSError("cannot write %s: %s" % (output, error.strerror or error)) from None
+    finally:
+        plt.close(figure)
+
+
+def draw_run(metrics_path, output, title=None):
+    """Draws the panels of one run into output (PNG); returns the names of the panels drawn."""
+    records = read_metrics(metrics_path)
+    columns = 3
+    rows = math.ceil(len(RUN_PANELS) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(6 * columns, 4 * rows), squeeze=False)
+    free = list(axes.flat)
+    drawn = []
+    for panel in RUN_PANELS:
+        axis = free[0]
+        name = panel(axis, records)
+        if name:
+            drawn.append(name)
+            axis.grid(alpha=0.3)
+            axis.xaxis.get_major_locator().set_params(integer=True)
+            free.pop(0)
+        else:
+            axis.clear()
+            axis.set_yscale("linear")
+    for axis in free:
+        axis.set_visible(False)
+    last = records[-1]
+    figure.suptitle(title or "%s: %d pass(es), %s, %s trainer(s), %s server(s)" % (
+        os.path.basename(os.path.dirname(os.path.abspath(metrics_path))), len(records), last.get("mode", "?"),
+        last.get("trainers", "?"), last.get("pservers", "?")))
+    figure.tight_layout(rect=(0, 0, 1, 0.95))
+    _save(figure, output)
+    return drawn
+
+
+def _sweep_curves(sweep_dir, name):
+    """Per-pass test accuracy and loss of one set; a set without metrics (not run, failed) has none."""
+    try:
+        records = read_metrics(os.path.join(sweep_dir, "runs", name, "metrics.jsonl"))
+    except PlotError:
+        return [], [], []
+    passes = [r["pass"] for r in records if "test_accuracy" in r and "test_loss" in r]
+    chosen = [r for r in records if r["pass"] in passes]
+    return passes, [r["test_accuracy"] for r in chosen], [r["test_loss"] for r in chosen]
+
+
+def draw_sweep(sweep_dir):
+    """Draws SWEEP_DIR/report.png from report.json and every set's metrics.jsonl; returns the sets drawn."""
+    report_path = os.path.join(sweep_dir, "report.json")
+    try:
+        with open(report_path, encoding="utf-8") as source:
+            report = json.load(source)
+        sets = report["sets"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise PlotError("%s: not a pstrain-sweep report (%s); run `pstrain-sweep report` first" %
+                        (report_path, error)) from None
+    best = report.get("best_set")
+    figure, (accuracy_axis, loss_axis) = plt.subplots(1, 2, figsize=(12, 4.5))
+    drawn = 0
+    for entry in sorted(sets, key=lambda e: e["set"] == best):  # the best one last, on top
+        passes, accuracy, loss = _sweep_curves(sweep_dir, entry["name"])
+        if not passes:
+            continue
+        is_best = entry["set"] == best
+        style = dict(linewidth=3 if is_best else 1, alpha=1.0 if is_best else 0.45, marker="o" if is_best else None,
+                     color="crimson" if is_best else None)
+        label = "best: " + entry["name"] if is_best else entry["name"]
+        accuracy_axis.plot(passes, accuracy, label=label, **style)
+        loss_axis.plot(passes, loss, label=label, **style)
+        drawn += 1
+    accuracy_axis.set(title="test accuracy per pass", xlabel="pass", ylabel="accuracy")
+    loss_axis.set(title="test loss per pass", xlabel="pass", ylabel="loss")
+    for axis in (accuracy_axis, loss_axis):
+        axis.grid(alpha=0.3)
+        axis.xaxis.get_major_locator().set_params(integer=True)
+    handles, labels = accuracy_axis.get_legend_handles_labels()
+    if handles:
+        figure.legend(handles[::-1][:12], labels[::-1][:12], loc="center right", fontsize=8)
+    figure.suptitle("%s: %d set(s), ranked by %s" % (os.path.basename(os.path.abspath(sweep_dir)), drawn,
+                                                   report.get("ranked_by", "best_test_accuracy")))
+    figure.tight_layout(rect=(0, 0, 0.86, 0.95))
+    _save(figure, os.path.join(sweep_dir, "report.png"))
+    return drawn

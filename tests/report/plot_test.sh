@@ -1,0 +1,62 @@
+#!/bin/bash
+# pstrain-plot on a real run's metrics.jsonl (one pass, one process) and on a language-model fixture
+# (perplexity fields): each PNG is whole (check_png.py: signature, every CRC, the image data inflates) and of a
+# plot's size, and the plotter names the panels it drew. Missing, empty and damaged metrics.jsonl, an unwritable
+# PNG and bad usage each end with one message naming the problem and the documented exit code.
+# CTest passes BIN_DIR, WORK_ROOT, FASHION_MNIST and CHECK_PNG.
+set -euo pipefail
+export OPENBLAS_NUM_THREADS=1
+for variable in $(env | grep -o '^PSTRAIN_[A-Z_]*' || true); do unset "$variable"; done
+fail() { echo "FAIL: $*" >&2; exit 1; }
+: "${BIN_DIR:?}" "${WORK_ROOT:?}" "${CHECK_PNG:?}"
+rm -rf "$WORK_ROOT"
+mkdir -p "$WORK_ROOT"
+cd "$WORK_ROOT"
+
+"$BIN_DIR/pstrain-data" fashion-mnist --input "${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}" --output data \
+  --split-count 1 --limit 640 --test-limit 200 >/dev/null
+"$BIN_DIR/pstrain" --data-dir data --output-dir run --passes 1 --batch-size 64 --hidden 16 >/dev/null 2>&1 \
+  || fail "the 1-pass run failed (see $WORK_ROOT/run/node_0/train.log)"
+"$BIN_DIR/pstrain-plot" run > run.out || fail "pstrain-plot on a real run: $(cat run.out)"
+/usr/bin/python3 "$CHECK_PNG" run/training.png 20000 || fail "run/training.png is not a whole plot"
+grep -q "^drew loss, accuracy, samples/s, step breakdown into run/training.png$" run.out \
+  || fail "panels of a local run: $(cat run.out)"
+
+# A language model's metrics: perplexity instead of accuracy; staleness and chunks drawn where present.
+mkdir -p lm
+/usr/bin/python3 - > lm/metrics.jsonl <<'PY'
+import json
+for p in range(3):
+    print(json.dumps({"pass": p, "train_loss": 5.0 - p, "valid_loss": 5.1 - p, "train_perplexity": 150.0 / (p + 1),
+                      "valid_perplexity": 160.0 / (p + 1), "test_perplexity": 170.0 / (p + 1),
+                      "samples_per_sec": 1000.0 + p, "compute_s_per_step": 0.01, "push_s_per_step": 0.002,
+                      "staleness_histogram": [5, 3, 1], "chunks_per_trainer": [4, 2], "mode": "async"}))
+PY
+"$BIN_DIR/pstrain-plot" lm --png lm/curves.png > lm.out || fail "pstrain-plot on the fixture: $(cat lm.out)"
+/usr/bin/python3 "$CHECK_PNG" lm/curves.png 20000 || fail "lm/curves.png is not a whole plot"
+grep -q "^drew loss, perplexity, samples/s, step breakdown, staleness, chunks per trainer into lm/curves.png$" \
+  lm.out || fail "panels of the language-model fixture: $(cat lm.out)"
+
+# expect_failure CODE PATTERN ARGS...: exit CODE, one line on stderr matching PATTERN, no PNG left behind.
+expect_failure() {
+  local code=$1 pattern=$2
+  shift 2
+  local status=0
+  "$BIN_DIR/pstrain-plot" "$@" > bad.out 2> bad.err || status=$?
+  [ "$status" -eq "$code" ] || fail "pstrain-plot $*: exit $status, expected $code ($(cat bad.err))"
+  [ "$(wc -l < bad.err)" -eq 1 ] || fail "pstrain-plot $*: expected one line on stderr, got: $(cat bad.err)"
+  grep -q -- "$pattern" bad.err || fail "pstrain-plot $*: message '$(cat bad.err)' does not match '$pattern'"
+}
+mkdir -p empty damaged nothing
+: > empty/metrics.jsonl
+printf '{"pass": 0, "train_loss": 1.0}\n{"pass": 1, "train_lo\n' > damaged/metrics.jsonl
+expect_failure 3 "nothing/metrics.jsonl not found" nothing
+expect_failure 3 "empty/metrics.jsonl holds no passes" empty
+expect_failure 3 "damaged/metrics.jsonl:2: not a JSON object" damaged
+[ ! -e damaged/training.png ] || fail "a PNG was written from damaged metrics"
+echo '["pass", 0]' > damaged/metrics.jsonl
+expect_failure 3 'damaged/metrics.jsonl:1: a metrics line needs an integer "pass" field' damaged
+expect_failure 4 "cannot write no-such-folder/x.png" run --png no-such-folder/x.png
+expect_failure 2 "give either an OUTPUT folder or --sweep" run --sweep lm
+expect_failure 3 "report.json: not a pstrain-sweep report" --sweep lm
+echo "PASS: plot_test"
