@@ -61,7 +61,8 @@ cleanup() {
   local pids
   pids=$(pgrep -f -- "--output-dir $WORK_ROOT/" || true)
   [ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
-  grep -o " $WORK_ROOT/[^ ]*" /proc/mounts | while read -r mounted; do umount -l "$mounted" 2>/dev/null || true; done
+  { grep -o " $WORK_ROOT/[^ ]*" /proc/mounts || true; } | while read -r mounted; do umount -l "$mounted" 2>/dev/null || true; done
+  return 0
 }
 trap cleanup EXIT
 
@@ -168,7 +169,7 @@ trial() {
   no_process_left "$out" 10
   ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 && fail "a temporary checkpoint was left after the resume"
   local from verdict
-  from=$(grep -ho "resuming from [^ ]*" "$dir/resume.log" | head -1 | sed 's|.*/||')
+  from=$(grep -ho "resuming from [^ ]*" "$dir/resume.log" | head -1 | sed 's|.*/||; s|:*$||')
   case "$mode" in
     sync | allreduce)
       local expected
