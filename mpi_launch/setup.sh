@@ -18,9 +18,10 @@ if [ "${1:-}" = --tests ]; then
   # libgtest-dev: the unit tests. hdf5-tools: h5dump, which the pstrain-data CLI tests read shards back with.
   # yamllint, python3-yaml, python3-jsonschema: the Kubernetes manifest checks. munge, slurm*: the one-node Slurm
   # cluster of tests/slurm. lmod: the install tests load the installed modulefile. clang and libclang-rt-14-dev
-  # (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz.
+  # (ASan, UBSan, TSan and libFuzzer runtimes): tests/sanitize and tests/fuzz; ccache: their builds, cached
+  # between CI runs.
   packages+=(libgtest-dev hdf5-tools yamllint python3-yaml python3-jsonschema munge slurmctld slurmd slurm-client
-             lmod clang libclang-rt-14-dev)
+             lmod clang libclang-rt-14-dev ccache)
   # clang-format and clang-tidy (14, Debian 12's): the style check, tests/style (.clang-format, .clang-tidy).
   packages+=(clang-format clang-tidy)
   # Node.js for the offline Kubernetes object validation (tests/k8s) and for fetching the Brown corpus

@@ -17,6 +17,7 @@
 #   stall_sync, stall_async
 #                     SIGSTOP a random rank: the watchdog ends the job within --timeout-seconds, naming that rank.
 source "$(dirname "$0")/../mpi/common.sh"
+source "$(dirname "$0")/fault_lib.sh"
 case_name=$1 np=$2 path=$3 async_mode=${4:-async} dispatch=${5:-static}
 work=$(new_work_dir "recovery_${case_name}_np${np}_${path}")
 # Flags every run shares; PASSES, HIDDEN and EVERY (checkpoint interval) may be set per call (pstrain refuses a
@@ -41,37 +42,22 @@ start_pstrain() {  # start_pstrain OUT [flags...]: like pstrain, in the backgrou
   launcher=$!
 }
 
-wait_for_training() {  # wait_for_training LOG: bounded wait until the job's first step is done (handlers and
-  local log=$1            # the watchdog are in place then), instead of guessing a start-up time
-  for ((i = 0; i < 1200; i++)); do grep -q "first step done" "$log" 2>/dev/null && return 0; sleep 0.05; done
-  cat "$log"; fail "training never started ($log)"
-}
-
 reference() {  # the uninterrupted run every resumed run must match bit for bit
   pstrain "$work/reference" 120 || { cat "$work/reference.log"; fail "reference run"; }
 }
 
 kill_random_rank() {  # kill_random_rank OUT: SIGKILL one of the job's pstrain processes, chosen at random
-  local pids
-  mapfile -t pids < <(pgrep -f -- "--output-dir $1" | while read -r pid; do
-    [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain ] && echo "$pid"; done)
-  [ "${#pids[@]}" -gt 0 ] || return 1
-  local victim=${pids[$((RANDOM % ${#pids[@]}))]}
-  echo "killing pid $victim of ${#pids[@]} ranks"
-  kill -9 "$victim"
+  local victim
+  victim=$(signal_random_rank KILL "$1") || return 1
+  echo "killed $victim"
 }
 
 kill_writer() {  # kill_writer OUT: SIGKILL world rank 0, the rank that writes checkpoints
   local pid
-  for pid in $(pgrep -f -- "--output-dir $1"); do
-    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain ] &&
-       tr '\0' '\n' < /proc/$pid/environ 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=0'; then
-      echo "killing the writer, pid $pid"
-      kill -9 "$pid"
-      return 0
-    fi
-  done
-  return 1
+  pid=$(rank_pid "$1" 0)
+  [ -n "$pid" ] || return 1
+  echo "killing the writer, pid $pid"
+  kill -9 "$pid"
 }
 
 expect_exact() {  # expect_exact OUT: final parameters equal the reference's
@@ -115,9 +101,7 @@ case "$case_name" in
     kill_writer "$out" || fail "no writer to kill"
     wait "$launcher" && fail "the killed job exited 0"
     ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 || fail "the killed write left no temporary folder"
-    for folder in "$out"/checkpoints/ckpt-*; do
-      [ -f "$folder/MANIFEST" ] || fail "$folder is published without its manifest"
-    done
+    published_checkpoints_complete "$out"
     resume "$out"
     ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 && fail "stray temporary checkpoint left behind"
     grep -q "removed .ckpt-tmp-" "$out.resume.log" || fail "the resumed run did not report cleaning up"
@@ -246,15 +230,7 @@ PY
     run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --mode "$async_mode" --dispatch "$dispatch" \
       --chunk-size 128 --output-dir "$out" --resume auto > "$out.resume.log" 2>&1 || { cat "$out.resume.log"; fail "resume"; }
     grep -h "resuming from" "$out.resume.log" || echo "(no checkpoint before the interruption: started fresh)"
-    python3 - "$out/metrics.jsonl" "$total_samples" <<'PY' || fail "sample accounting after the resume"
-import json, sys
-records = [json.loads(line) for line in open(sys.argv[1])]
-assert [r["pass"] for r in records] == [0, 1, 2], [r["pass"] for r in records]
-for r in records:
-    assert r["samples"] + r["samples_before_resume"] == int(sys.argv[2]), r
-    assert r["samples_missing"] == 0 and r["samples_repeated"] == 0, r
-print("every pass: each sample exactly once;", [(r["pass"], r["samples_before_resume"]) for r in records])
-PY
+    each_sample_once "$out/metrics.jsonl" "$total_samples"
     ;;
   stall_sync | stall_async)
     out="$work/run"
@@ -265,11 +241,7 @@ PY
     launcher=$!
     wait_for_training "$out.log"
     victim_rank=$((RANDOM % np))
-    victim=""
-    for pid in $(pgrep -f -- "--output-dir $out"); do
-      if [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain ] &&
-         tr '\0' '\n' < /proc/$pid/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$victim_rank"; then victim=$pid; fi
-    done
+    victim=$(rank_pid "$out" "$victim_rank")
     [ -n "$victim" ] || fail "rank $victim_rank not found (did the run end early?)"
     echo "stopping rank $victim_rank (pid $victim)"
     start=$(date +%s.%N)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The sanitizer step (PSTRAIN_SANITIZERS=1 bash tests/run_all.sh runs it after the normal suite; not yet in CI).
+# The sanitizer step (bash tests/run_all.sh, and so CI, runs it after the normal suite).
 #   asan: build-asan/, AddressSanitizer + UndefinedBehaviorSanitizer (+ LeakSanitizer), CPU only. Runs every unit
-#         test and a subset of the multi-rank tests on both MPI paths (ASAN_TESTS below).
+#         test and a subset of the multi-rank tests on both MPI paths (ASAN_TESTS below); builds only what those
+#         need (the unit tests, pstrain, pstrain-data and the test tools).
 #   tsan: build-tsan/, ThreadSanitizer, only what runs threads: the watchdog (its heartbeat thread beside the main
 #         thread) in test_comm; with TSAN_MPI=1 also pstrain itself in real multi-rank runs (TSAN_TESTS below),
 #         where the watchdog runs beside MPI and training, including one run that the watchdog ends.
@@ -10,6 +11,11 @@
 #   tests/sanitize/run.sh [asan|tsan|fuzz]...     (default: all three)
 # asan and tsan use gcc (SANITIZE_CC/SANITIZE_CXX to change): Debian 12's clang 14 cannot compile lib/ (a lambda
 # capturing a structured binding, C++20, needs clang 16). The fuzz targets leave out the code that needs it.
+# Build time (CI must stay under 45 minutes on 2 cores): -O1 -g1 (line tables are all a sanitizer report needs;
+# about half the compile time of -O2 -g), and ccache when installed, with its cache outside the checkout
+# (PSTRAIN_CCACHE_DIR, default /var/cache/pstrain/ccache, else ~/.cache/pstrain-ccache) so that CI's fresh clones reuse it: paths are made
+# relative to the checkout (CCACHE_BASEDIR) and the working folder is left out of the hash (CCACHE_NOHASHDIR),
+# so a clone elsewhere hits the same entries. PSTRAIN_CCACHE=0 builds without it.
 # Every sanitizer writes its reports to files (log_path) under build-*/sanitizer-reports/, so a report is caught
 # even in a test that expects pstrain to fail (bad input) or in a rank that mpirun ends: any report fails the step.
 # Suppressions (only Open MPI's and HDF5's own internals, each with its reason) are in *.supp here.
@@ -29,14 +35,26 @@ ASAN_TESTS+='|^mpi_bad_input_(garbage_shard|truncated_shard|width_mismatch|label
 # Under TSan: a plain sync run on each path, an async run, and the watchdog ending a job whose rank stopped.
 TSAN_TESTS='^mpi_sync_equivalence_np2_(shm|tcp)$|^mpi_async_learns_np3_shm$|^recovery_stall_sync_np3_shm$'
 
+launcher=()
+if [ "${PSTRAIN_CCACHE:-1}" = 1 ] && command -v ccache > /dev/null; then
+  export CCACHE_DIR=${PSTRAIN_CCACHE_DIR:-/var/cache/pstrain/ccache} CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
+  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+  # Not root: the user's own cache folder.
+  mkdir -p "$CCACHE_DIR" 2> /dev/null || { CCACHE_DIR=$HOME/.cache/pstrain-ccache; mkdir -p "$CCACHE_DIR"; }
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  ccache --zero-stats > /dev/null
+fi
+
 # configure DIR FLAGS...: configures once (again only when the flags change).
 configure() {
   local dir=$1
   shift
-  local stamp="$*"
+  local stamp="$CXX ${launcher[*]} $*"
   if [ ! -f "$dir/CMakeCache.txt" ] || [ "$(cat "$dir/.sanitize-flags" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$dir"
     mkdir -p "$dir"
-    nice -n 19 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSTRAIN_CUDA=OFF "$@" > "$dir/configure.log" 2>&1 \
+    nice -n 19 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DPSTRAIN_CUDA=OFF "${launcher[@]}" "$@" > "$dir/configure.log" 2>&1 \
       || { cat "$dir/configure.log"; exit 1; }
     echo "$stamp" > "$dir/.sanitize-flags"
   fi
@@ -61,65 +79,93 @@ check_reports() {
   echo "sanitize: $name: no sanitizer reports"
 }
 
+# timed NAME COMMAND...: runs COMMAND and prints its wall time and the CPU time (user + system) of its processes,
+# which, unlike the wall time, does not depend on what else the machine runs.
+times_file=${TMPDIR:-/tmp}/pstrain-sanitize-times.$$
+timed() {
+  local name=$1 before after wall_start=$(date +%s) code=0
+  shift
+  times > "$times_file"  # the builtin, in this shell: a subshell would not see this shell's children
+  before=$(children_cpu_seconds)
+  "$@" || code=$?
+  times > "$times_file"
+  after=$(children_cpu_seconds)
+  rm -f "$times_file"
+  echo "sanitize: $name: $(( $(date +%s) - wall_start )) s wall, $(( after - before )) s CPU"
+  return $code
+}
+children_cpu_seconds() {  # user + system time of the shell's finished children, from the output of `times`
+  tail -1 "$times_file" | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
+}
+
+# unit_test_programs: the unit-test executables (tests/unit/*/CMakeLists.txt), test_gpu included (its tests
+# skip without a GPU, but CTest counts a registered program that was not built as a failure).
+unit_test_programs() {
+  sed -n 's/^add_executable(\(test_[a-z_]*\).*/\1/p' tests/unit/*/CMakeLists.txt | sort -u | tr '\n' ' '
+}
+
+# The build folders (SANITIZE_BUILD_PREFIX=build-x puts them in build-x-asan/ etc.).
+prefix=${SANITIZE_BUILD_PREFIX:-build}
+asan_dir=$prefix-asan tsan_dir=$prefix-tsan fuzz_dir=$prefix-fuzz
+
 status=0
 for step in "${steps[@]}"; do
   start=$(date +%s)
   case "$step" in
     asan)
-      configure build-asan -DPSTRAIN_SANITIZE=ON
+      configure "$asan_dir" -DPSTRAIN_SANITIZE=ON
       # ASAN_UNIT="test_core test_data ..." builds and runs only those unit-test programs (a quicker check on a
       # busy machine); CI leaves it unset: every unit test.
-      build_targets=()
-      [ -z "${ASAN_UNIT:-}" ] || build_targets=(--target ${ASAN_UNIT} pstrain pstrain-data compare_parameters
-                                                 interleave_shards make_shard)
-      nice -n 19 cmake --build build-asan -j "$jobs" "${build_targets[@]}" > build-asan/build.log 2>&1 \
-        || { tail -50 build-asan/build.log; exit 1; }
-      reports=$(reports_dir build-asan)
+      build_targets=(--target ${ASAN_UNIT:-$(unit_test_programs)} pstrain pstrain-data compare_parameters
+                     interleave_shards make_shard)
+      timed "asan build" nice -n 19 cmake --build "$asan_dir" -j "$jobs" "${build_targets[@]}" > "$asan_dir/build.log" 2>&1 \
+        || { tail -50 "$asan_dir/build.log"; exit 1; }
+      reports=$(reports_dir "$asan_dir")
       export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:fast_unwind_on_malloc=0:detect_stack_use_after_return=0"
       export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitize/ubsan.supp"
       export LSAN_OPTIONS="suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0"
       ok=true
       if [ -z "${ASAN_UNIT:-}" ]; then
-        (cd build-asan && nice -n 19 ctest --test-dir tests/unit --output-on-failure --timeout 900 -j "$jobs") || ok=false
+        timed "asan unit tests" bash -c "cd '$asan_dir' && nice -n 19 ctest --test-dir tests/unit --output-on-failure --timeout 900 -j $jobs" || ok=false
       else
         for program in ${ASAN_UNIT}; do
-          (cd build-asan && timeout 900 nice -n 19 "bin/$program" --gtest_brief=1) || ok=false
+          (cd "$asan_dir" && timeout 900 nice -n 19 "bin/$program" --gtest_brief=1) || ok=false
         done
       fi
-      (cd build-asan && nice -n 19 ctest --test-dir tests --output-on-failure --timeout 900 -R "$ASAN_TESTS") || ok=false
+      timed "asan mpirun tests" bash -c "cd '$asan_dir' && nice -n 19 ctest --test-dir tests --output-on-failure --timeout 900 -R '$ASAN_TESTS'" || ok=false
       unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
       check_reports "$reports" asan || ok=false
       $ok || status=1
       ;;
     tsan)
-      configure build-tsan -DPSTRAIN_TSAN=ON
+      configure "$tsan_dir" -DPSTRAIN_TSAN=ON
       # TSAN_MPI=1 adds the multi-rank runs (TSAN_TESTS): not yet verified on this machine (Open MPI's own threads
       # may need tsan.supp entries first), so CI runs the watchdog's unit tests only.
       tsan_targets=(test_comm)
       [ "${TSAN_MPI:-0}" != 1 ] || tsan_targets+=(pstrain pstrain-data compare_parameters interleave_shards make_shard)
-      nice -n 19 cmake --build build-tsan -j "$jobs" --target "${tsan_targets[@]}" > build-tsan/build.log 2>&1 \
-        || { tail -50 build-tsan/build.log; exit 1; }
-      reports=$(reports_dir build-tsan)
+      timed "tsan build" nice -n 19 cmake --build "$tsan_dir" -j "$jobs" --target "${tsan_targets[@]}" > "$tsan_dir/build.log" 2>&1 \
+        || { tail -50 "$tsan_dir/build.log"; exit 1; }
+      reports=$(reports_dir "$tsan_dir")
       export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1:suppressions=$root/tests/sanitize/tsan.supp"
       ok=true
-      (cd build-tsan && nice -n 19 ctest --test-dir tests/unit/comm --output-on-failure --timeout 300) || ok=false
+      (cd "$tsan_dir" && nice -n 19 ctest --test-dir tests/unit/comm --output-on-failure --timeout 300) || ok=false
       if [ "${TSAN_MPI:-0}" = 1 ]; then
-        (cd build-tsan && nice -n 19 ctest --test-dir tests --output-on-failure --timeout 900 -R "$TSAN_TESTS") || ok=false
+        (cd "$tsan_dir" && nice -n 19 ctest --test-dir tests --output-on-failure --timeout 900 -R "$TSAN_TESTS") || ok=false
       fi
       unset TSAN_OPTIONS
       check_reports "$reports" tsan || ok=false
       $ok || status=1
       ;;
     fuzz)
-      CC=clang CXX=clang++ configure build-fuzz -DPSTRAIN_FUZZ=ON -DPSTRAIN_BUILD_TESTS=OFF
-      nice -n 19 cmake --build build-fuzz -j "$jobs" --target fuzz_all > build-fuzz/build.log 2>&1 \
-        || { tail -50 build-fuzz/build.log; exit 1; }
-      BUILD_DIR=build-fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_idx fuzz_cifar fuzz_checkpoint fuzz_ini \
+      CC=clang CXX=clang++ configure "$fuzz_dir" -DPSTRAIN_FUZZ=ON -DPSTRAIN_BUILD_TESTS=OFF
+      timed "fuzz build" nice -n 19 cmake --build "$fuzz_dir" -j "$jobs" --target fuzz_all > "$fuzz_dir/build.log" 2>&1 \
+        || { tail -50 "$fuzz_dir/build.log"; exit 1; }
+      BUILD_DIR="$fuzz_dir" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_idx fuzz_cifar fuzz_checkpoint fuzz_ini \
         fuzz_search_space || status=1
       # These two meet HDF5 1.10.8's own bugs within seconds (tests/fuzz/known-hdf5/README.md: global-heap hang and
       # overflow, metadata allocations sized by the file): they run and report, but do not fail CI until pstrain
       # has a way around them (FUZZ_STRICT=1 makes them count).
-      if ! BUILD_DIR=build-fuzz bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_shard fuzz_pass_folder; then
+      if ! BUILD_DIR="$fuzz_dir" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_shard fuzz_pass_folder; then
         echo "sanitize: fuzz_shard/fuzz_pass_folder: a finding (see above; known HDF5 failures are listed in tests/fuzz/known-hdf5)"
         [ "${FUZZ_STRICT:-0}" != 1 ] || status=1
       fi
@@ -128,4 +174,5 @@ for step in "${steps[@]}"; do
   esac
   echo "sanitize: $step took $(( $(date +%s) - start )) s"
 done
+[ ${#launcher[@]} -eq 0 ] || echo "sanitize: ccache: $(ccache --print-stats | awk '/^(direct_cache_hit|preprocessed_cache_hit|cache_miss)\t/ {printf "%s %s ", $1, $2}')"
 exit $status
