@@ -12,6 +12,7 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
+#include "exchange/step_protocol.h"
 
 namespace pstrain::allreduce {
 
@@ -23,7 +24,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-class AllreduceExchange final : public ps::ParameterExchange {
+class AllreduceExchange final : public exchange::GradientExchange {
  public:
   AllreduceExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial,
                     std::unique_ptr<Summation> summation, const AllreduceSetup& setup)
@@ -47,11 +48,11 @@ class AllreduceExchange final : public ps::ParameterExchange {
   bool combine_in_place(std::size_t count, int& flags) override {
     const comm::Watchdog::Wait wait("an all-reduce step");
     const auto start = Clock::now();
-    std::int64_t agreed[3] = {static_cast<std::int64_t>(count), (flags & ps::kCheckpointNow) ? 1 : 0,
-                              (flags & ps::kStopAfterCheckpoint) ? 1 : 0};
+    std::int64_t agreed[3] = {static_cast<std::int64_t>(count), (flags & exchange::kCheckpointNow) ? 1 : 0,
+                              (flags & exchange::kStopAfterCheckpoint) ? 1 : 0};
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_INT64_T, MPI_SUM, setup_.trainers));
     step_samples_ = agreed[0];
-    flags = (agreed[1] > 0 ? ps::kCheckpointNow : 0) | (agreed[2] > 0 ? ps::kStopAfterCheckpoint : 0);
+    flags = (agreed[1] > 0 ? exchange::kCheckpointNow : 0) | (agreed[2] > 0 ? exchange::kStopAfterCheckpoint : 0);
     if (step_samples_ > 0 && sums_in_backend_) {
       if (count == 0) {  // the buffer holds an older step's gradient: it must count for nothing
         setup_.backend->fill(setup_.backend_gradient, setup_.length, 0.0f);
@@ -137,7 +138,7 @@ bool replicas_agree(std::span<const float> parameters, MPI_Comm trainers) {
   return extremes[0] == UINT32_MAX - extremes[1];
 }
 
-std::unique_ptr<ps::ParameterExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,
+std::unique_ptr<exchange::GradientExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,
                                                                std::span<const float> initial,
                                                                std::unique_ptr<Summation> summation,
                                                                const AllreduceSetup& setup) {

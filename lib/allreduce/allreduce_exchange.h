@@ -10,8 +10,8 @@
 
 #include "allreduce/summation.h"
 #include "compute/backend.h"
+#include "exchange/gradient_exchange.h"
 #include "optim/optimizer.h"
-#include "ps/exchange.h"
 
 namespace pstrain::allreduce {
 
@@ -23,7 +23,7 @@ struct AllreduceSetup {
   std::int64_t check_every_steps = 0;  // also compare replicas every N steps (0: at the end of passes only)
 };
 
-std::unique_ptr<ps::ParameterExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,
+std::unique_ptr<exchange::GradientExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,
                                                                std::span<const float> initial,
                                                                std::unique_ptr<Summation> summation,
                                                                const AllreduceSetup& setup);

@@ -7,6 +7,7 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
+#include "exchange/step_protocol.h"
 
 namespace pstrain::ps {
 
@@ -48,7 +49,7 @@ int ShardServer::sync_step(int flags) {
   const int self = layout_.world_rank;
   const std::size_t stride = slot_stride(slice_size_);
   {
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // every trainer's slot is complete
+    exchange::all_gradients_written();
     const auto start = Clock::now();
     {
       WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kShared);
@@ -74,9 +75,7 @@ int ShardServer::sync_step(int flags) {
     apply(summed_);
     stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
   }
-  int agreed = 0;  // doubles as the barrier after which the parameters of this step are published
-  MPI_CHECK(MPI_Allreduce(&flags, &agreed, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD));
-  return agreed;
+  return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the parameters are published
 }
 
 SliceState ShardServer::export_state() {

@@ -1,6 +1,6 @@
 #pragma once
 // Server side of the parameter service: shard s owns its slice of the flat vector in its params window and runs
-// the optimizer on it. See windows.h for the protocol.
+// the optimizer on it. The memory is in windows.h, the protocol in exchange/step_protocol.h.
 #include <chrono>
 #include <cstdint>
 #include <memory>

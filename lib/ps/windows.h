@@ -5,26 +5,15 @@
 //   params  float  [2 + L]        words 0-1 hold the int64 version (updates applied so far) so that a trainer
 //                                 reads parameters and their version in one shared-lock epoch; then the slice.
 //   grads   float  T x [L + 1]    one slot per trainer: its gradient for the slice, then its sample count.
-//   control int64  [2 + 5T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
+//   control int64  [4 + 5T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
 //                                 [1] trainers done (MPI_Accumulate SUM);
 //                                 [2] checkpoint request bits (StepFlags, MPI_Accumulate BOR), [3] trainers
 //                                 quiesced for it (SUM): async checkpoints, on shard 0;
-//                                 per trainer t at 2+5t: pushed_seq, base_version (written by trainer t),
+//                                 per trainer t at 4+5t: pushed_seq, base_version (written by trainer t),
 //                                 applied_seq, staleness of the last applied push (written by the server),
 //                                 clock (ssp, on shard 0 only: steps trainer t finished in this pass).
 //
-// Who waits for whom:
-//   sync:  trainers put their slot, MPI_Barrier(world); servers sum slots in trainer order (deterministic),
-//          run the optimizer once, MPI_Barrier(world); trainers get the parameters.
-//   async: trainer t waits until applied_seq >= its previous push (slot free), puts its slot, then writes
-//          pushed_seq/base_version; the server polls control, applies each new slot as its own update under an
-//          exclusive lock on params, bumps the version and publishes applied_seq and staleness. Trainers never
-//          wait for each other; the server keeps calling MPI between polls, which osc/pt2pt needs for progress.
-//   async checkpoint: any trainer may set request bits on shard 0; every trainer that sees them at a step
-//          boundary waits until its pushes are applied, counts itself quiesced and joins the collective checkpoint;
-//          servers join once all T are quiesced; rank 0 clears both words before a world barrier lets anyone on.
-//   ssp:   async, plus: after each step trainer t publishes its clock on shard 0 and waits while it is more than
-//          s steps ahead of the slowest trainer (a trainer done with its pass counts as infinitely far ahead).
+// Who waits for whom, and in which order, over these words: exchange/step_protocol.h.
 // Every access to a window's memory, local or remote, happens inside a lock epoch on that window.
 #include <mpi.h>
 

@@ -3,10 +3,10 @@
 #include <csignal>
 
 #include "comm/communicator.h"
-#include "ps/exchange.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/log.h"
+#include "exchange/step_protocol.h"
 
 namespace pstrain::train {
 
@@ -78,28 +78,30 @@ CheckpointWriter::CheckpointWriter(const JobContext& job, std::string config_ini
 
 int CheckpointWriter::local_flags() const {
   int flags = 0;
-  if (stop_signal_received()) flags |= ps::kCheckpointNow | ps::kStopAfterCheckpoint;
+  if (stop_signal_received()) flags |= exchange::kCheckpointNow | exchange::kStopAfterCheckpoint;
   const double every = job_.config.checkpoint_every_seconds;
   if (every > 0 && job_.layout.world_rank == 0 &&
       std::chrono::duration<double>(Clock::now() - last_saved_).count() >= every) {
-    flags |= ps::kCheckpointNow;
+    flags |= exchange::kCheckpointNow;
   }
   return flags;
 }
 
-bool CheckpointWriter::due(std::int64_t global_step, int agreed_flags) const {
+bool CheckpointWriter::due_mid_pass(std::int64_t step, std::int64_t steps, std::int64_t global_step,
+                                    int agreed_flags) const {
+  if (step + 1 >= steps) return false;
   const std::int64_t every = job_.config.checkpoint_every_steps;
-  return (agreed_flags & ps::kCheckpointNow) != 0 || (every > 0 && global_step % every == 0);
+  return (agreed_flags & exchange::kCheckpointNow) != 0 || (every > 0 && global_step % every == 0);
 }
 
 int CheckpointWriter::async_wish(std::int64_t global_step, bool lead) const {
-  if (stop_signal_received()) return ps::kCheckpointNow | ps::kStopAfterCheckpoint;
+  if (stop_signal_received()) return exchange::kCheckpointNow | exchange::kStopAfterCheckpoint;
   if (!lead) return 0;
   const std::int64_t every = job_.config.checkpoint_every_steps;
   const double seconds = job_.config.checkpoint_every_seconds;
   const bool by_steps = every > 0 && global_step % every == 0;
   const bool by_time = seconds > 0 && std::chrono::duration<double>(Clock::now() - last_saved_).count() >= seconds;
-  return by_steps || by_time ? ps::kCheckpointNow : 0;
+  return by_steps || by_time ? exchange::kCheckpointNow : 0;
 }
 
 namespace {
@@ -151,7 +153,7 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
     if (writer) checkpoint.model.optimizer_state.emplace_back(slice->optimizer[static_cast<std::size_t>(i)].first, std::move(full));
   }
   if (writer) checkpoint.model.optimizer_steps = slice->optimizer_steps;
-  // The non-trainable state (averaged over the trainers by now, see trainer_loop.cc) comes from the lead trainer.
+  // The non-trainable state (averaged over the trainers by now, see model_state.h) comes from the lead trainer.
   if (job_.model.state_count > 0) {
     const int count = static_cast<int>(job_.model.state_count);
     if (writer) {

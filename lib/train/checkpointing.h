@@ -1,11 +1,10 @@
 #pragma once
 // When and how a job writes and reads its resumable checkpoints (lib/checkpoint/checkpoint.h holds the format).
 //
-// Protocol (sync and local training): at a step boundary every rank knows the same (pass, step, global step)
-// and the same agreed StepFlags, so all of them call save_checkpoint() together. Model state is gathered to world
-// rank 0 from whoever holds it (the server shards' slices, or the local trainer's whole vector); every trainer
-// contributes a flag per training sample it has consumed in the pass in progress. Rank 0 writes; failure is
-// agreed, so every rank ends with rank 0's message.
+// When every rank saves (at common step boundaries, or by request in async runs): exchange/step_protocol.h.
+// Model state is gathered to world rank 0 from whoever holds it (the server shards' slices, or the local
+// trainer's whole vector); every trainer contributes a flag per training sample it has consumed in the pass in
+// progress. Rank 0 writes; failure is agreed, so every rank ends with rank 0's message.
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -53,8 +52,10 @@ class CheckpointWriter {
   // This rank's wishes for the agreed flags of the step that just ended (signals; the time-based trigger is
   // rank 0's clock so that one clock decides).
   int local_flags() const;
-  // Whether a checkpoint is due after `global_step`, given the agreed flags.
-  bool due(std::int64_t global_step, int agreed_flags) const;
+  // Sync runs, every rank alike: whether a mid-pass checkpoint is due after step `step` (from 0) of the pass's
+  // `steps`, at `global_step`, given the agreed flags. Never after the pass's last step: the end-of-pass
+  // checkpoint covers it.
+  bool due_mid_pass(std::int64_t step, std::int64_t steps, std::int64_t global_step, int agreed_flags) const;
   // Async: what this trainer asks for after `global_step`: a signal from anyone; the step and time triggers from
   // the lead trainer only (one clock decides).
   int async_wish(std::int64_t global_step, bool lead) const;

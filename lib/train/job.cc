@@ -7,7 +7,6 @@
 #include <iostream>
 #include <optional>
 
-#include "allreduce/allreduce_exchange.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/pass_folder.h"
 #include "comm/communicator.h"
@@ -18,13 +17,13 @@
 #include "core/files.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "exchange/step_protocol.h"
 #include "ps/client.h"
-#include "ps/exchange.h"
 #include "ps/server.h"
 #include "ps/shard_plan.h"
 #include "report/run_summary.h"
 #include "train/checkpointing.h"
-#include "train/decay_mask.h"
+#include "train/exchange_factory.h"
 #include "train/model_factory.h"
 #include "train/progress.h"
 #include "train/provenance.h"
@@ -147,81 +146,34 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
     completed = run_server(job, windows, plan, run, job.model.parameters);
   } else {
     ps::PsClient client(windows, plan, job.layout);
-    {
-      const comm::Watchdog::Wait wait("the start (waiting for the servers)");
-      MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
-    }
-    const auto poll = std::chrono::microseconds(job.config.poll_interval_us);
-    auto exchange = job.sync() ? ps::make_sync_exchange(client)
-                    : job.config.mode == Mode::kSsp
-                        ? ps::make_ssp_exchange(client, trainers.handle(), poll, job.config.staleness)
-                        : ps::make_async_exchange(client, trainers.handle(), poll);
+    exchange::meet_all_ranks("the start (waiting for the servers)");  // every slice initialised
+    auto gradient_exchange = make_exchange(job, {backend, *model, trainers.handle(), &client, run});
     DataDispatch dispatch;
     if (job.config.dynamic_dispatch) {
       dispatch.take_chunk = [&client] { return client.take_chunk(); };
       dispatch.reset = [&client] { client.reset_chunks(); };
     }
-    completed = run_trainer(job, backend, *model, *exchange, trainers.handle(), run.samples, run.test, *run.progress,
+    completed = run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples, run.test, *run.progress,
                             {run.writer.get(), &plan, !job.sync()}, dispatch);
   }
-  {
-    const comm::Watchdog::Wait wait("the end of training");
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // nobody frees windows while another rank still uses them
-  }
+  exchange::meet_all_ranks("the end of training");  // nobody frees windows while another rank still uses them
   return completed;
 }
 
-// The optimizer of a rank that holds the whole model (local and all-reduce training), restored from the
-// checkpoint when resuming; `start` receives the parameters to begin from.
-std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job,
-                                                        const RunState& run, std::vector<float>& start) {
-  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
-  auto optimizer = optim::make_optimizer(job.config.optimizer, run.initial.size(),
-                                         decay_mask(job.config.optimizer, job.model.parameters, whole, 0));
-  start = run.initial;
-  if (run.resumed) {
-    const checkpoint::ModelState& state = run.resumed->model;
-    start = state.parameters;
-    for (const auto& [name, target] : optimizer->state()) {
-      const auto found = std::find_if(state.optimizer_state.begin(), state.optimizer_state.end(),
-                                      [&](const auto& entry) { return entry.first == name; });
-      PSTRAIN_ASSERT(found != state.optimizer_state.end(), "checkpoint lacks optimizer state ", name);
-      *target = found->second;
-    }
-    optimizer->set_steps_taken(state.optimizer_steps);
-  }
-  return optimizer;
-}
-
 bool run_local(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
-  std::vector<float> initial;
-  auto optimizer = whole_model_optimizer(job, run, initial);
-  auto exchange = ps::make_local_exchange(std::move(optimizer), initial);
+  auto gradient_exchange = make_exchange(job, {backend, model, MPI_COMM_SELF, nullptr, run});
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
-  return run_trainer(job, backend, model, *exchange, MPI_COMM_SELF, run.samples, run.test, *run.progress,
+  return run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_SELF, run.samples, run.test, *run.progress,
                      {run.writer.get(), &whole});
 }
 
 // Every rank a trainer with the whole model; world rank 0 contributes the model state to checkpoints.
 bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
-  std::vector<float> initial;
-  auto optimizer = whole_model_optimizer(job, run, initial);
-  allreduce::AllreduceSetup setup;
-  setup.trainers = MPI_COMM_WORLD;
-  setup.backend = &backend;
-  setup.backend_gradient = model.backend_gradients();
-  setup.length = job.model.parameter_count;
-  setup.check_every_steps = job.config.check_replicas_every_steps;
-  // NCCL refuses two ranks on one GPU: trainers beyond the node's GPU count share one and use MPI instead.
-  const bool exclusive_gpu = job.layout.local_trainer_rank < compute::gpu_count();
-  auto summation = allreduce::make_summation(MPI_COMM_WORLD, backend, exclusive_gpu);
-  if (job.layout.is_lead_trainer()) log_info("all-reduce over ", job.layout.trainers, " trainers with ", summation->name());
-  auto exchange = allreduce::make_allreduce_exchange(std::move(optimizer), initial, std::move(summation), setup);
+  auto gradient_exchange = make_exchange(job, {backend, model, MPI_COMM_WORLD, nullptr, run});
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
-  const bool completed = run_trainer(job, backend, model, *exchange, MPI_COMM_WORLD, run.samples, run.test,
+  const bool completed = run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_WORLD, run.samples, run.test,
                                      *run.progress, {run.writer.get(), &whole});
-  const comm::Watchdog::Wait wait("the end of training");
-  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  exchange::meet_all_ranks("the end of training");
   return completed;
 }
 

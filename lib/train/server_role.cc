@@ -3,7 +3,7 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/log.h"
-#include "ps/exchange.h"
+#include "exchange/step_protocol.h"
 #include "ps/server.h"
 #include "train/decay_mask.h"
 
@@ -11,7 +11,7 @@ namespace pstrain::train {
 
 namespace {
 
-// The server's side of a sync run, step for step in line with the trainers (see trainer_loop.cc): the same
+// The server's side of a sync run, step for step in line with the trainers (exchange/step_protocol.h): the same
 // pass and step counts from Progress, the same agreed flags, the same checkpoint calls.
 bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ShardPlan& plan, const Progress& progress,
                 CheckpointWriter& writer) {
@@ -32,13 +32,13 @@ bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ShardP
     for (std::int64_t step = 0; step < steps; ++step) {
       flags = server.sync_step(writer.local_flags());
       ++global_step;
-      if (step + 1 < steps && writer.due(global_step, flags)) {
+      if (writer.due_mid_pass(step, steps, global_step, flags)) {
         save(pass, steps_before + step + 1);
-        if (flags & ps::kStopAfterCheckpoint) return false;
+        if (exchange::stops_after_checkpoint(flags)) return false;
       }
     }
     save(pass + 1, 0);
-    if (flags & ps::kStopAfterCheckpoint) return pass + 1 >= job.config.passes;
+    if (exchange::stops_after_checkpoint(flags)) return pass + 1 >= job.config.passes;
   }
   return true;
 }
@@ -58,28 +58,19 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPl
   }
   log_info("serving ", plan.shard_size(job.layout.shard_index), " of ", plan.total_size(), " parameters in ",
            plan.segments(job.layout.shard_index).size(), " segments");
-  {
-    const comm::Watchdog::Wait wait("the start (waiting for the trainers)");
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  // start: every slice initialised
-  }
+  exchange::meet_all_ranks("the start (waiting for the trainers)");  // every slice initialised
   bool completed = true;
   if (job.sync()) {
     completed = serve_sync(job, server, plan, *run.progress, *run.writer);
   } else {
-    // Async: serve until done, joining each checkpoint the trainers quiesce for (see windows.h).
+    // Async: serve until done, joining each checkpoint the trainers quiesce for (exchange/step_protocol.h).
     while (server.serve_async(std::chrono::microseconds(job.config.poll_interval_us)) ==
            ps::ShardServer::AsyncOutcome::kCheckpoint) {
       const ps::SliceState slice = server.export_state();
       run.writer->save(plan, &slice, {}, {});
-      // The request as shard 0 saw it with every trainer quiesced: the one everybody acts on (trainer_loop.cc).
-      std::int64_t request = server.checkpoint_request();
-      {
-        const comm::Watchdog::Wait wait("the end of an async checkpoint");
-        MPI_CHECK(MPI_Bcast(&request, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
-        if (job.layout.world_rank == 0) server.clear_checkpoint_request();
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-      }
-      if (request & ps::kStopAfterCheckpoint) {
+      const std::int64_t request =
+          exchange::end_async_checkpoint(server.checkpoint_request(), [&server] { server.clear_checkpoint_request(); });
+      if (exchange::stops_after_checkpoint(request)) {
         completed = false;
         break;
       }

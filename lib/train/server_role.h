@@ -1,6 +1,7 @@
 #pragma once
 // A parameter-server shard's part in the job: initialise (or resume) its slice, then serve the trainers, sync
-// step by step or async until they are done, joining every checkpoint. The protocol is in ps/windows.h.
+// step by step or async until they are done, joining every checkpoint. The protocol is in
+// exchange/step_protocol.h.
 #include <vector>
 
 #include "nn/model.h"

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "ps/exchange.h"
+#include "exchange/exchange_stats.h"
 
-namespace pstrain::ps {
+namespace pstrain::exchange {
 namespace {
 
 TEST(StalenessStats, MeanMaxAndPercentiles) {
@@ -24,4 +24,4 @@ TEST(StalenessStats, EmptyIsZero) {
 }
 
 }  // namespace
-}  // namespace pstrain::ps
+}  // namespace pstrain::exchange

@@ -1,52 +1,20 @@
 #pragma once
-// Policies, not branches: how a trainer turns its gradient into the next parameters. Local (one rank, its own
-// optimizer), sync and async are three small objects behind one interface; the training loop never asks which
-// one it has.
-#include <array>
-#include <chrono>
+// The interface every exchange mode implements: how a trainer's gradient becomes the parameters of its next step.
+// Local training (one rank, its own optimizer, lib/exchange/local_exchange.h), the parameter-server modes sync,
+// async and ssp (lib/ps) and all-reduce (lib/allreduce) are small objects behind it; the trainer loop never asks
+// which one it has. Who waits for whom in each mode: lib/exchange/step_protocol.h.
 #include <cstddef>
-#include <cstdint>
 #include <functional>
-#include <memory>
 #include <span>
 
-#include "comm/layout.h"
+#include "exchange/exchange_stats.h"
 #include "optim/optimizer.h"
-#include "ps/client.h"
 
-namespace pstrain::ps {
+namespace pstrain::exchange {
 
-// Staleness of applied gradients: how many updates the shard had applied between the version a gradient was
-// computed on and the moment it was applied.
-struct StalenessStats {
-  static constexpr std::size_t kBuckets = 64;  // the last bucket holds everything >= 63
-  std::array<std::int64_t, kBuckets> histogram{};
-  std::int64_t count = 0;
-  std::int64_t sum = 0;
-  std::int64_t max = 0;
-  void record(std::int64_t staleness);
-  double mean() const { return count ? static_cast<double>(sum) / static_cast<double>(count) : 0.0; }
-  std::int64_t percentile(double fraction) const;
-};
-
-struct ExchangeTimers {
-  double gate_seconds = 0;  // ssp: waiting for the slowest trainer to come within the staleness bound
-  double push_seconds = 0;  // putting gradients (and, async, waiting for the slot to be free)
-  double sync_seconds = 0;  // barriers: waiting for the other trainers and the servers' update
-  double pull_seconds = 0;  // getting parameters
-  double allreduce_seconds = 0;  // allreduce: agreeing on the step and summing the gradients
-  double update_seconds = 0;     // allreduce: the trainer's own optimizer step
-};
-
-// Control decisions every rank must take together at a sync step boundary; agreed by OR over all ranks.
-enum StepFlags : int {
-  kCheckpointNow = 1,         // write a checkpoint after this step
-  kStopAfterCheckpoint = 2,   // ... then end the job cleanly (SIGTERM / SIGUSR1)
-};
-
-class ParameterExchange {
+class GradientExchange {
  public:
-  virtual ~ParameterExchange() = default;
+  virtual ~GradientExchange() = default;
   // Fills `parameters` with the starting parameters (after the job's start barrier).
   virtual void start(std::span<float> parameters) = 0;
   // `gradient` is d(mean loss)/d(parameters) over `count` samples; on return `parameters` holds what to compute
@@ -81,7 +49,8 @@ class ParameterExchange {
   // handler returns true when the checkpoint was a stop: the requester will not come, so finish_pass gives up.
   virtual void set_checkpoint_handler(std::function<bool()> handler) { static_cast<void>(handler); }
 
-  // The optimizer this exchange runs itself (local training), whose state a checkpoint must hold; else null.
+  // The optimizer this exchange runs itself (local and all-reduce training), whose state a checkpoint must hold;
+  // else null.
   virtual optim::Optimizer* own_optimizer() { return nullptr; }
 
   ExchangeTimers& timers() { return timers_; }
@@ -95,15 +64,4 @@ class ParameterExchange {
   StalenessStats clock_lead_;
 };
 
-std::unique_ptr<ParameterExchange> make_local_exchange(std::unique_ptr<optim::Optimizer> optimizer,
-                                                       std::span<const float> initial);
-std::unique_ptr<ParameterExchange> make_sync_exchange(PsClient& client);
-// `trainers` is the communicator of all trainers (for the end-of-pass agreement); `poll_interval` is the pause
-// between two looks at a shard's control words while waiting for an update to be applied.
-std::unique_ptr<ParameterExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
-                                                       std::chrono::microseconds poll_interval);
-// Async with bounded staleness: a trainer never starts a step more than `staleness` steps ahead of the slowest.
-std::unique_ptr<ParameterExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
-                                                     std::chrono::microseconds poll_interval, int staleness);
-
-}  // namespace pstrain::ps
+}  // namespace pstrain::exchange

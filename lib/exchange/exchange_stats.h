@@ -1,0 +1,32 @@
+#pragma once
+// What an exchange measures per pass, whatever the mode: time spent in each part of its step and the staleness
+// of the gradients it had applied. The trainer loop sums them over the trainers at the end of every pass.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace pstrain::exchange {
+
+// Staleness of applied gradients: how many updates the shard had applied between the version a gradient was
+// computed on and the moment it was applied.
+struct StalenessStats {
+  static constexpr std::size_t kBuckets = 64;  // the last bucket holds everything >= 63
+  std::array<std::int64_t, kBuckets> histogram{};
+  std::int64_t count = 0;
+  std::int64_t sum = 0;
+  std::int64_t max = 0;
+  void record(std::int64_t staleness);
+  double mean() const { return count ? static_cast<double>(sum) / static_cast<double>(count) : 0.0; }
+  std::int64_t percentile(double fraction) const;
+};
+
+struct ExchangeTimers {
+  double gate_seconds = 0;  // ssp: waiting for the slowest trainer to come within the staleness bound
+  double push_seconds = 0;  // putting gradients (and, async, waiting for the slot to be free)
+  double sync_seconds = 0;  // barriers: waiting for the other trainers and the servers' update
+  double pull_seconds = 0;  // getting parameters
+  double allreduce_seconds = 0;  // allreduce: agreeing on the step and summing the gradients
+  double update_seconds = 0;     // allreduce: the trainer's own optimizer step
+};
+
+}  // namespace pstrain::exchange

@@ -1,0 +1,34 @@
+#include "exchange/step_protocol.h"
+
+#include <mpi.h>
+
+#include "comm/mpi_check.h"
+#include "comm/watchdog.h"
+
+namespace pstrain::exchange {
+
+void meet_all_ranks(const char* what) {
+  const comm::Watchdog::Wait wait(what);
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
+void all_gradients_written() { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+
+int agree_on_step_flags(int flags) {
+  int agreed = 0;
+  MPI_CHECK(MPI_Allreduce(&flags, &agreed, 1, MPI_INT, MPI_BOR, MPI_COMM_WORLD));
+  return agreed;
+}
+
+std::int64_t end_async_checkpoint(std::int64_t request_at_root, const std::function<void()>& clear_at_root) {
+  const comm::Watchdog::Wait wait("the end of an async checkpoint");
+  int rank = 0;
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  std::int64_t request = rank == 0 ? request_at_root : 0;
+  MPI_CHECK(MPI_Bcast(&request, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+  if (rank == 0 && clear_at_root) clear_at_root();
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  return request;
+}
+
+}  // namespace pstrain::exchange

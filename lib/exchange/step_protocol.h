@@ -1,0 +1,93 @@
+#pragma once
+// The step and checkpoint protocol between trainers and parameter-server shards: who waits for whom, in which
+// order. It is stated here once; the memory it works on is in ps/windows.h, and both sides call the meetings
+// below instead of writing their own barriers. Every wait runs under the watchdog (comm/watchdog.h).
+//
+// Start. Servers initialise their slices, then every rank meets at a world barrier (meet_all_ranks). All-reduce
+//   and local runs have no servers and no start meeting.
+//
+// Step counts. Every rank derives the steps of each pass from the same Progress (train/progress.h), servers
+//   included, so sync rounds and checkpoints line up without messages: in sync modes every trainer takes the
+//   largest trainer's count (a trainer out of samples contributes empty batches).
+//
+// Sync step (--mode sync), one round per step, all over the world:
+//   trainers put gradient and sample count into their slot on every shard;
+//   all_gradients_written (barrier)           servers sum the slots in trainer order (the same bits every run),
+//                                             then run their optimizer once;
+//   agree_on_step_flags (MPI_Allreduce BOR)   the second meeting: the parameters of the step are published, and
+//                                             every rank's StepFlags wishes come out OR-ed;
+//   trainers get the parameters.
+// All-reduce step: the trainers agree on the step's sample count and flags in one MPI_Allreduce over the trainers,
+//   sum their count-weighted gradients, and each applies the same update; replicas are compared (CRC-32) at the
+//   end of every pass. Local step: the only rank's flags are the agreed flags.
+//
+// Checkpoints with a common step boundary (sync, all-reduce, local): after a step every rank holds the same
+//   (pass, step, global step) and agreed flags. When a checkpoint is due (train/checkpointing.h: agreed
+//   kCheckpointNow, or every --checkpoint-every-steps) and the step is not the pass's last, every rank saves
+//   (collective over the world) and ends the run "stopped" if the flags carry kStopAfterCheckpoint. At the end of
+//   every pass every rank saves once more (pass + 1, step 0); a stop flag from the pass's last step then ends the
+//   run, completed only if that pass was the last.
+//
+// Async step (--mode async): a trainer puts its gradient into its slot (free: its previous push is applied),
+//   writes (pushed_seq, base version) on every shard and polls until every shard's applied_seq reached it (never
+//   waiting for other trainers), then gets the parameters as they are. Servers poll their control words, apply
+//   each new slot as its own update under an exclusive lock on params, bump the version and publish applied_seq
+//   and the staleness; they keep calling MPI between polls, which osc/pt2pt needs for progress.
+// SSP gate (--mode ssp): async steps; after each step a trainer publishes its clock (steps finished in the pass)
+//   on shard 0 and waits while it is more than --staleness steps ahead of the slowest trainer, or until a
+//   checkpoint request stands (a slower trainer may be quiescing for it: go to the step boundary and join).
+//   Clocks are set to 0 before a trainers' barrier at the start and after every pass; a trainer done with its
+//   pass publishes kClockPassDone so that nobody waits for it.
+// Async end of pass: a trainer waits until its own pushes are applied, then meets the other trainers at a
+//   nonblocking barrier, joining any checkpoint requested meanwhile (a trainer still stepping asked for it and will
+//   not arrive before it is written; when that checkpoint is a stop, the meeting is abandoned); then it gets the
+//   parameters and a second trainers' barrier keeps anyone from pushing before all got the same state.
+// Dynamic dispatch: trainers take chunk tickets from a counter on shard 0; after the end of the pass the lead
+//   trainer rewinds it while the other trainers wait at a barrier.
+// End of pass (every mode): trainers average the model state (train/model_state.h), agree on the pass's figures,
+//   the lead evaluates and writes the pass folder while the others wait at a trainers' barrier.
+//
+// Async checkpoints (async, ssp): there is no common step, so checkpoints go by request.
+//   1. Any trainer ORs its wish into the request word on shard 0 (a signal: kCheckpointNow | kStopAfterCheckpoint;
+//      the lead trainer: the step and time triggers). For the end-of-pass checkpoint the lead posts kCheckpointNow
+//      before the trainers' end-of-pass barrier, so every trainer sees it after that barrier.
+//   2. A trainer that sees a standing request at a step boundary (or while waiting at the end-of-pass meeting)
+//      quiesces: waits until its pushes are applied and adds itself to the quiesced count on shard 0.
+//   3. Servers look at both words when idle; once all T trainers are quiesced they join.
+//   4. Every rank saves (collective over the world).
+//   5. end_async_checkpoint: rank 0 (shard 0) broadcasts the request as it saw it with every trainer quiesced, so
+//      that everyone acts on the same bits; it clears both words; a world barrier lets nobody go on (and post a new
+//      request) before they are cleared. A request carrying kStopAfterCheckpoint ends the run "stopped".
+//
+// End of training. Async trainers wait until their pushes are applied and announce "done" on every shard;
+//   servers return once all T announced and nothing is left to apply. Every rank then meets at a world barrier
+//   (meet_all_ranks) so that nobody frees the windows while another rank still uses them.
+#include <cstdint>
+#include <functional>
+
+namespace pstrain::exchange {
+
+// Control decisions every rank takes together at a step boundary (agreed by OR), or the request bits of an async
+// checkpoint.
+enum StepFlags : int {
+  kCheckpointNow = 1,        // write a checkpoint after this step
+  kStopAfterCheckpoint = 2,  // ... then end the job cleanly (SIGTERM / SIGUSR1)
+};
+
+inline bool stops_after_checkpoint(std::int64_t flags) { return (flags & kStopAfterCheckpoint) != 0; }
+
+// The world barrier at the start and at the end of training, under a watchdog wait named `what`.
+void meet_all_ranks(const char* what);
+
+// Sync step, first meeting (world barrier): every trainer's slot is complete. The caller holds a watchdog wait.
+void all_gradients_written();
+// Sync step, second meeting (world): the servers' update is published; returns the OR of every rank's `flags`.
+// The caller holds a watchdog wait.
+int agree_on_step_flags(int flags);
+
+// Step 5 of an async checkpoint, collective over the world, every rank after its save. `request_at_root` is
+// what shard 0 saw (ignored elsewhere); `clear_at_root` clears it, called on world rank 0 only. Returns the
+// request bits every rank acts on.
+std::int64_t end_async_checkpoint(std::int64_t request_at_root, const std::function<void()>& clear_at_root);
+
+}  // namespace pstrain::exchange

@@ -1,0 +1,110 @@
+#include "ps/async_exchange.h"
+
+#include <thread>
+
+#include "comm/mpi_check.h"
+#include "comm/watchdog.h"
+#include "ps/exchange_modes.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+AsyncExchange::AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval)
+    : client_(client),
+      trainers_(trainers),
+      poll_interval_(poll_interval),
+      pushed_(client.shards(), 0),
+      observed_(client.shards(), 0) {}
+
+void AsyncExchange::start(std::span<float> parameters) { client_.pull(parameters); }
+
+void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) {
+  // Like PaddlePaddle's async trainer: send the gradient, wait for the shards to apply it (never for the other
+  // trainers), then fetch whatever the parameters are now. Waiting for our own update keeps the staleness to
+  // the other trainers' pushes and frees the slot for the next step.
+  const comm::Watchdog::Wait wait("an async step (push, wait for the shards to apply it, pull)");
+  auto start = Clock::now();
+  client_.push(gradient, static_cast<float>(count));
+  for (int shard = 0; shard < client_.shards(); ++shard) {
+    client_.announce_push(shard, ++pushed_[shard], client_.version(shard));
+  }
+  wait_until_applied();
+  timers_.push_seconds += seconds_since(start);
+  start = Clock::now();
+  client_.pull(parameters);
+  timers_.pull_seconds += seconds_since(start);
+}
+
+void AsyncExchange::finish_pass(std::span<float> parameters) {
+  const comm::Watchdog::Wait wait("the end-of-pass meeting of the async trainers");
+  const auto start = Clock::now();
+  wait_until_applied();
+  // Every trainer's last push of the pass is applied after this barrier. It is nonblocking so that a checkpoint
+  // requested by a trainer still stepping can be joined while we wait for it.
+  MPI_Request meeting = MPI_REQUEST_NULL;
+  MPI_CHECK(MPI_Ibarrier(trainers_, &meeting));
+  for (int arrived = 0;;) {
+    MPI_CHECK(MPI_Test(&meeting, &arrived, MPI_STATUS_IGNORE));
+    if (arrived) break;
+    if (on_checkpoint_request_ && client_.checkpoint_request() != 0) {
+      if (on_checkpoint_request_()) return;  // stopping: the job ends after this checkpoint
+    } else {
+      std::this_thread::sleep_for(poll_interval_);
+    }
+  }
+  client_.pull(parameters);
+  MPI_CHECK(MPI_Barrier(trainers_));  // nobody pushes again before everyone pulled the same state
+  timers_.sync_seconds += seconds_since(start);
+}
+
+int AsyncExchange::checkpoint_request(int wish) {
+  if (wish != 0) client_.request_checkpoint(wish);
+  return static_cast<int>(client_.checkpoint_request());
+}
+
+void AsyncExchange::set_checkpoint_handler(std::function<bool()> handler) {
+  on_checkpoint_request_ = std::move(handler);
+}
+
+void AsyncExchange::quiesce() {
+  const comm::Watchdog::Wait wait("quiescing for a checkpoint (our pushes being applied)");
+  wait_until_applied();
+  client_.announce_quiesced();
+}
+
+void AsyncExchange::finish() {
+  const comm::Watchdog::Wait wait("the last async push");
+  wait_until_applied();
+  client_.announce_done();
+}
+
+void AsyncExchange::wait_until_applied() {
+  for (int shard = 0; shard < client_.shards(); ++shard) {
+    while (observed_[shard] < pushed_[shard]) {
+      const ShardControl control = client_.read_control(shard);
+      if (control.applied_seq > observed_[shard]) {
+        observed_[shard] = control.applied_seq;
+        staleness_.record(control.staleness);
+      } else {
+        // Back off: a tight loop of shared locks would keep the server from taking its exclusive one.
+        std::this_thread::sleep_for(poll_interval_);
+      }
+    }
+  }
+}
+
+std::unique_ptr<exchange::GradientExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
+                                                                std::chrono::microseconds poll_interval) {
+  return std::make_unique<AsyncExchange>(client, trainers, poll_interval);
+}
+
+}  // namespace pstrain::ps

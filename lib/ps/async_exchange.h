@@ -1,0 +1,41 @@
+#pragma once
+// --mode async, the trainer's side (exchange/step_protocol.h); ssp_exchange.cc builds on it.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "exchange/gradient_exchange.h"
+#include "ps/client.h"
+
+namespace pstrain::ps {
+
+class AsyncExchange : public exchange::GradientExchange {
+ public:
+  AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval);
+
+  void start(std::span<float> parameters) override;
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override;
+  void finish_pass(std::span<float> parameters) override;
+  int checkpoint_request(int wish) override;
+  void set_checkpoint_handler(std::function<bool()> handler) override;
+  void quiesce() override;
+  void finish() override;
+
+ protected:
+  // Polls every shard until it applied our last push, recording the staleness each one reports.
+  void wait_until_applied();
+
+  PsClient& client_;
+  MPI_Comm trainers_;
+  std::chrono::microseconds poll_interval_;
+  std::function<bool()> on_checkpoint_request_;
+
+ private:
+  std::vector<std::int64_t> pushed_;
+  std::vector<std::int64_t> observed_;
+};
+
+}  // namespace pstrain::ps

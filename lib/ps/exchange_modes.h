@@ -1,0 +1,23 @@
+#pragma once
+// The parameter-server exchange modes (exchange::GradientExchange over a PsClient): sync, async and ssp, one
+// file each. The protocol they follow with the servers is in exchange/step_protocol.h.
+#include <mpi.h>
+
+#include <chrono>
+#include <memory>
+
+#include "exchange/gradient_exchange.h"
+#include "ps/client.h"
+
+namespace pstrain::ps {
+
+std::unique_ptr<exchange::GradientExchange> make_sync_exchange(PsClient& client);
+// `trainers` is the communicator of all trainers (for the end-of-pass agreement); `poll_interval` is the pause
+// between two looks at a shard's control words while waiting for an update to be applied.
+std::unique_ptr<exchange::GradientExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
+                                                                std::chrono::microseconds poll_interval);
+// Async with bounded staleness: a trainer never starts a step more than `staleness` steps ahead of the slowest.
+std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
+                                                              std::chrono::microseconds poll_interval, int staleness);
+
+}  // namespace pstrain::ps

@@ -1,0 +1,68 @@
+// --mode ssp: async steps plus the staleness gate (exchange/step_protocol.h).
+#include <algorithm>
+#include <thread>
+
+#include "comm/mpi_check.h"
+#include "comm/watchdog.h"
+#include "ps/async_exchange.h"
+#include "ps/exchange_modes.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Stale synchronous parallel: async steps, plus a gate after each one. Clocks count the steps finished in the
+// pass; a trainer that finished its pass publishes kClockPassDone so that nobody waits for it at the pass end.
+class SspExchange final : public AsyncExchange {
+ public:
+  SspExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, int staleness)
+      : AsyncExchange(client, trainers, poll_interval), staleness_bound_(staleness) {}
+
+  void start(std::span<float> parameters) override {
+    client_.publish_clock(0);
+    MPI_CHECK(MPI_Barrier(trainers_));  // every clock is initialised before anyone reads them
+    AsyncExchange::start(parameters);
+  }
+
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
+    AsyncExchange::step(gradient, count, parameters, flags);
+    client_.publish_clock(++clock_);
+    const comm::Watchdog::Wait wait("the staleness gate (waiting for the slowest trainer)");
+    const auto start = Clock::now();
+    for (;;) {
+      const auto clocks = client_.read_clocks();
+      const std::int64_t slowest = *std::min_element(clocks.begin(), clocks.end());
+      if (clock_ - slowest <= staleness_bound_) {
+        clock_lead_.record(clock_ - slowest);
+        break;
+      }
+      // A slower trainer may be quiescing for a checkpoint: go to the step boundary and join it.
+      if (client_.checkpoint_request() != 0) break;
+      std::this_thread::sleep_for(poll_interval_);
+    }
+    timers_.gate_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  void finish_pass(std::span<float> parameters) override {
+    client_.publish_clock(kClockPassDone);
+    AsyncExchange::finish_pass(parameters);  // ends with a barrier: every trainer is past its last gate
+    clock_ = 0;
+    client_.publish_clock(0);
+    MPI_CHECK(MPI_Barrier(trainers_));  // no one gates on a clock still marked done from the last pass
+  }
+
+ private:
+  int staleness_bound_;
+  std::int64_t clock_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
+                                                              std::chrono::microseconds poll_interval, int staleness) {
+  return std::make_unique<SspExchange>(client, trainers, poll_interval, staleness);
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,35 @@
+#pragma once
+// Copies a trainer's samples into one contiguous batch; with --augment each image is augmented on the way, by a
+// pure function of (seed, pass, sample id), so a resumed or re-laid-out run sees exactly the same images.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "data/augment.h"
+#include "data/shard.h"
+
+namespace pstrain::train {
+
+class BatchAssembler {
+ public:
+  BatchAssembler(const data::Samples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
+                 std::uint64_t seed);
+
+  // Copies samples order[first, first + n) into one contiguous batch; `ids` maps a local sample to its id.
+  void assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n,
+                const std::vector<std::uint64_t>& ids, int pass);
+  std::span<const float> features(std::size_t n) const { return {features_.data(), n * width_}; }
+  std::span<const std::int32_t> labels(std::size_t n) const { return {labels_.data(), n}; }
+
+ private:
+  const data::Samples& samples_;
+  std::size_t width_;
+  data::AugmentSpec augment_;
+  data::ImageShape shape_;
+  std::uint64_t seed_;
+  std::vector<float> features_;
+  std::vector<std::int32_t> labels_;
+};
+
+}  // namespace pstrain::train

@@ -1,0 +1,31 @@
+#pragma once
+// The one switch over --mode: which exchange::GradientExchange a trainer steps with. Adding an exchange mode
+// means writing its GradientExchange (one file in lib/exchange, lib/ps or lib/allreduce) and one case here
+// (plus its --mode name in train_config.cc); see README.md, "Adding a layer / an exchange mode".
+#include <mpi.h>
+
+#include <memory>
+
+#include "compute/backend.h"
+#include "exchange/gradient_exchange.h"
+#include "nn/model.h"
+#include "ps/client.h"
+#include "train/job_context.h"
+#include "train/run_state.h"
+
+namespace pstrain::train {
+
+// What the modes are built from.
+struct ExchangeParts {
+  compute::Backend& backend;
+  nn::Model& model;
+  MPI_Comm trainers;                // all trainers (MPI_COMM_SELF when training locally)
+  ps::PsClient* client = nullptr;   // the parameter-server modes' client (null without servers)
+  const RunState& run;              // starting parameters and the checkpoint resumed from (whole-model modes)
+};
+
+// Local training when the job has one rank; otherwise the exchange of job.config.mode. Collective over the
+// trainers where the mode sets up a communicator (all-reduce with NCCL).
+std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts);
+
+}  // namespace pstrain::train
