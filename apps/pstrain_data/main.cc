@@ -30,7 +30,9 @@ using pstrain::ExitCode;
 using pstrain_data::Options;
 
 namespace pstrain_data {
-bool is_text_dataset(const std::string& dataset) { return dataset == "brown" || dataset == "text"; }
+bool is_text_dataset(const std::string& dataset) {
+  return dataset == "brown" || dataset == "text";
+}
 }  // namespace pstrain_data
 
 namespace {
@@ -82,6 +84,7 @@ std::size_t parse_count(const std::string& flag, const std::string& text) {
 // Returns nullopt when --help or --version was handled.
 std::optional<Options> parse_options(int argc, char** argv) {
   po::options_description flags("options");
+  // clang-format off
   flags.add_options()
       ("help,h", "print this help and exit")
       ("version", "print the version and exit")
@@ -97,6 +100,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ("split-count", po::value<std::string>()->value_name("N"), "number of train shards")
       ("limit", po::value<std::string>()->value_name("N"), "keep only the first N training samples")
       ("test-limit", po::value<std::string>()->value_name("N"), "keep only the first N test samples");
+  // clang-format on
   po::options_description hidden;
   hidden.add_options()("dataset", po::value<std::string>());
   po::options_description all;
@@ -226,9 +230,9 @@ void convert(const Options& options) {
   }
   auto [train, test] = read_input(options);
   if (train.meta.sample_shape != test.meta.sample_shape) {
-    throw Error(ExitCode::kInputData, cat(options.input.string(), ": training images are ",
-                                          shape_text(train.meta.sample_shape), " but test images are ",
-                                          shape_text(test.meta.sample_shape)));
+    throw Error(ExitCode::kInputData,
+                cat(options.input.string(), ": training images are ", shape_text(train.meta.sample_shape),
+                    " but test images are ", shape_text(test.meta.sample_shape)));
   }
   train = limit_samples(std::move(train), options.limit, "limit", "training");
   test = limit_samples(std::move(test), options.test_limit, "test-limit", "test");
@@ -240,8 +244,8 @@ void convert(const Options& options) {
 
   fs::create_directories(options.output, ec);
   if (ec || !fs::is_directory(options.output)) {
-    throw Error(ExitCode::kOutput, cat("cannot create output folder ", options.output.string(),
-                                       ec ? ": " + ec.message() : std::string()));
+    throw Error(ExitCode::kOutput,
+                cat("cannot create output folder ", options.output.string(), ec ? ": " + ec.message() : std::string()));
   }
   for (std::size_t i = 0; i < shards.size(); ++i) write_shard(options.output / train_shard_file_name(i), shards[i]);
   write_shard(options.output / kTestShardFileName, test);

@@ -12,7 +12,7 @@ namespace pstrain_data {
 
 struct Options {
   std::string dataset;
-  std::filesystem::path input;   // image datasets and brown
+  std::filesystem::path input;  // image datasets and brown
   std::filesystem::path output;
   std::size_t split_count = 0;
   std::optional<std::size_t> limit;       // training samples (text: windows)

@@ -41,8 +41,8 @@ TextSplits read_brown(const Options& options) {
 
 data::Corpus read_split(const fs::path& path, const char* split) {
   data::Corpus corpus = data::read_text_corpus(path);
-  corpus.source = cat(split, ": ", path.string(), ", ", corpus.words.size(), " words in ",
-                      corpus.sentence_ends.size(), " sentences");
+  corpus.source = cat(split, ": ", path.string(), ", ", corpus.words.size(), " words in ", corpus.sentence_ends.size(),
+                      " sentences");
   return corpus;
 }
 
@@ -76,12 +76,11 @@ data::Samples windows_of(const data::Corpus& split, const data::Vocabulary& voca
   tokens.split = split.source;
   data::Samples samples = data::make_windows(split, vocabulary, options.ngram, options.windows, tokens);
   if (samples.meta.sample_count == 0) {
-    throw Error(ExitCode::kInputData,
-                cat(split.source, ": no ", options.ngram, "-gram window fits (",
-                    options.windows == data::WindowMode::kStream
-                        ? cat("the split has fewer than ", options.ngram, " words")
-                        : cat("no sentence has ", options.ngram - 2, " words or more"),
-                    "); use a smaller --ngram"));
+    throw Error(ExitCode::kInputData, cat(split.source, ": no ", options.ngram, "-gram window fits (",
+                                          options.windows == data::WindowMode::kStream
+                                              ? cat("the split has fewer than ", options.ngram, " words")
+                                              : cat("no sentence has ", options.ngram - 2, " words or more"),
+                                          "); use a smaller --ngram"));
   }
   samples.meta.dataset = options.dataset;
   samples.meta.source = split.source;
@@ -133,8 +132,8 @@ void write_folder(const Options& options, const Converted& converted) {
   std::error_code ec;
   fs::create_directories(options.output, ec);
   if (ec || !fs::is_directory(options.output)) {
-    throw Error(ExitCode::kOutput, cat("cannot create output folder ", options.output.string(),
-                                       ec ? ": " + ec.message() : std::string()));
+    throw Error(ExitCode::kOutput,
+                cat("cannot create output folder ", options.output.string(), ec ? ": " + ec.message() : std::string()));
   }
   pstrain::write_file_atomically(options.output / data::kVocabularyFileName, converted.vocabulary.file_text());
   for (std::size_t i = 0; i < converted.train_shards.size(); ++i) {
@@ -163,12 +162,11 @@ void convert_text(const Options& options) {
   pstrain::log_info("wrote ", data::kVocabularyFileName, " (", converted.vocabulary.size(), " words; ",
                     tokens.vocab_rule, "), ", converted.train_shards.size(), " train shards of ", train_windows,
                     " windows in all, ",
-                    converted.valid ? cat(kValidShardFileName, " with ", converted.valid->meta.sample_count,
-                                          " windows, ")
-                                    : std::string(),
-                    data::kTestShardFileName, " with ", converted.test.meta.sample_count, " windows; ",
-                    options.dataset, ", ", options.ngram, "-grams, ", tokens.windows, " windows; in ",
-                    options.output.string());
+                    converted.valid
+                        ? cat(kValidShardFileName, " with ", converted.valid->meta.sample_count, " windows, ")
+                        : std::string(),
+                    data::kTestShardFileName, " with ", converted.test.meta.sample_count, " windows; ", options.dataset,
+                    ", ", options.ngram, "-grams, ", tokens.windows, " windows; in ", options.output.string());
 }
 
 }  // namespace pstrain_data

@@ -139,9 +139,9 @@ bool replicas_agree(std::span<const float> parameters, MPI_Comm trainers) {
 }
 
 std::unique_ptr<exchange::GradientExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,
-                                                               std::span<const float> initial,
-                                                               std::unique_ptr<Summation> summation,
-                                                               const AllreduceSetup& setup) {
+                                                                    std::span<const float> initial,
+                                                                    std::unique_ptr<Summation> summation,
+                                                                    const AllreduceSetup& setup) {
   return std::make_unique<AllreduceExchange>(std::move(optimizer), initial, std::move(summation), setup);
 }
 

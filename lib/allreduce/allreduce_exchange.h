@@ -18,15 +18,15 @@ namespace pstrain::allreduce {
 struct AllreduceSetup {
   MPI_Comm trainers = MPI_COMM_NULL;
   compute::Backend* backend = nullptr;
-  float* backend_gradient = nullptr;  // the model's flat gradient in backend memory
-  std::size_t length = 0;             // parameter count
+  float* backend_gradient = nullptr;   // the model's flat gradient in backend memory
+  std::size_t length = 0;              // parameter count
   std::int64_t check_every_steps = 0;  // also compare replicas every N steps (0: at the end of passes only)
 };
 
 std::unique_ptr<exchange::GradientExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,
-                                                               std::span<const float> initial,
-                                                               std::unique_ptr<Summation> summation,
-                                                               const AllreduceSetup& setup);
+                                                                    std::span<const float> initial,
+                                                                    std::unique_ptr<Summation> summation,
+                                                                    const AllreduceSetup& setup);
 
 // Collective over `trainers`: true when every trainer's `parameters` have the same CRC-32.
 bool replicas_agree(std::span<const float> parameters, MPI_Comm trainers);

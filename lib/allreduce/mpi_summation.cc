@@ -25,7 +25,9 @@ class MpiSummation final : public Summation {
 
 }  // namespace
 
-std::unique_ptr<Summation> make_mpi_summation(MPI_Comm trainers) { return std::make_unique<MpiSummation>(trainers); }
+std::unique_ptr<Summation> make_mpi_summation(MPI_Comm trainers) {
+  return std::make_unique<MpiSummation>(trainers);
+}
 
 std::unique_ptr<Summation> make_summation(MPI_Comm trainers, compute::Backend& backend, bool exclusive_gpu) {
   int nccl_everywhere = !backend.host_accessible() && exclusive_gpu && built_with_nccl() ? 1 : 0;

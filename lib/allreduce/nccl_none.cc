@@ -4,7 +4,9 @@
 
 namespace pstrain::allreduce {
 
-bool built_with_nccl() { return false; }
+bool built_with_nccl() {
+  return false;
+}
 
 std::unique_ptr<Summation> make_nccl_summation(MPI_Comm, compute::Backend& backend) {
   throw Error(ExitCode::kUsage, cat("--mode allreduce on the ", backend.name(),

@@ -58,7 +58,9 @@ class NcclSummation final : public Summation {
 
 }  // namespace
 
-bool built_with_nccl() { return true; }
+bool built_with_nccl() {
+  return true;
+}
 
 std::unique_ptr<Summation> make_nccl_summation(MPI_Comm trainers, compute::Backend& backend) {
   return std::make_unique<NcclSummation>(trainers, backend);

@@ -51,7 +51,8 @@ void write_string_attribute(H5::H5Object& target, const char* name, const std::s
 H5::Attribute open_single_attribute(const H5::H5Object& source, const fs::path& path, const char* name,
                                     H5T_class_t type_class, const char* expected) {
   if (!source.attrExists(name)) {
-    throw Error(ExitCode::kInputData, cat(path.string(), ": missing attribute '", name, "' (not a pstrain checkpoint?)"));
+    throw Error(ExitCode::kInputData,
+                cat(path.string(), ": missing attribute '", name, "' (not a pstrain checkpoint?)"));
   }
   H5::Attribute attribute = source.openAttribute(name);
   if (attribute.getTypeClass() != type_class || attribute.getSpace().getSimpleExtentNpoints() != 1) {
@@ -128,15 +129,17 @@ void prune(const fs::path& output_dir, int keep) {
 
 }  // namespace
 
-fs::path checkpoints_folder(const fs::path& output_dir) { return output_dir / "checkpoints"; }
+fs::path checkpoints_folder(const fs::path& output_dir) {
+  return output_dir / "checkpoints";
+}
 
 fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoint,
                           const std::vector<nn::ParameterInfo>& parameters, const std::string& config_ini,
                           const WriteOptions& options) {
   const fs::path root = checkpoints_folder(output_dir);
   const fs::path final_dir = root / checkpoint_name(checkpoint.training.global_step);
-  const fs::path temporary = root / cat(kTemporaryPrefix, checkpoint_name(checkpoint.training.global_step), "-",
-                                        ::getpid());
+  const fs::path temporary =
+      root / cat(kTemporaryPrefix, checkpoint_name(checkpoint.training.global_step), "-", ::getpid());
   std::error_code error;
   fs::create_directories(temporary, error);
   if (error) throw Error(ExitCode::kOutput, cat("cannot create ", temporary.string(), ": ", error.message()));
@@ -180,32 +183,35 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
     const H5::H5File file(model_path.string(), H5F_ACC_RDONLY);
     const auto version = read_attribute<std::uint32_t>(file, model_path, "format_version", H5::PredType::NATIVE_UINT32);
     if (version != kFormatVersion) {
-      throw Error(ExitCode::kInputData, cat(model_path.string(), " has format version ", version, ", expected ",
-                                            kFormatVersion));
+      throw Error(ExitCode::kInputData,
+                  cat(model_path.string(), " has format version ", version, ", expected ", kFormatVersion));
     }
     checkpoint.model.optimizer = read_string_attribute(file, model_path, "optimizer");
     if (checkpoint.model.optimizer != optimizer) {
       throw Error(ExitCode::kInputData, cat(folder.string(), " was written with --optimizer ",
                                             checkpoint.model.optimizer, ", this run uses ", optimizer));
     }
-    checkpoint.model.optimizer_steps = read_attribute<std::uint64_t>(file, model_path, "optimizer_steps", H5::PredType::NATIVE_UINT64);
-    checkpoint.model.parameters = read_tensors(file.openGroup("parameters"), model_path.string(), parameters, flat_size);
+    checkpoint.model.optimizer_steps =
+        read_attribute<std::uint64_t>(file, model_path, "optimizer_steps", H5::PredType::NATIVE_UINT64);
+    checkpoint.model.parameters =
+        read_tensors(file.openGroup("parameters"), model_path.string(), parameters, flat_size);
     const H5::Group optimizer_group = file.openGroup("optimizer");
     for (hsize_t i = 0; i < optimizer_group.getNumObjs(); ++i) {
       const std::string name = optimizer_group.getObjnameByIdx(i);
-      checkpoint.model.optimizer_state.emplace_back(
-          name, read_tensors(optimizer_group.openGroup(name), model_path.string() + " optimizer " + name, parameters,
-                             flat_size));
+      checkpoint.model.optimizer_state.emplace_back(name, read_tensors(optimizer_group.openGroup(name),
+                                                                       model_path.string() + " optimizer " + name,
+                                                                       parameters, flat_size));
     }
     if (!state_layout.empty()) {
       if (!file.nameExists("state")) {
-        throw Error(ExitCode::kInputData, cat(model_path.string(), " holds no non-trainable state (batch-norm "
+        throw Error(ExitCode::kInputData, cat(model_path.string(),
+                                              " holds no non-trainable state (batch-norm "
                                               "statistics): it was written for another model"));
       }
       const nn::ParameterInfo& last = state_layout.back();
       checkpoint.model.state_layout = state_layout;
-      checkpoint.model.state = read_tensors(file.openGroup("state"), model_path.string() + " state", state_layout,
-                                            last.offset + last.size);
+      checkpoint.model.state =
+          read_tensors(file.openGroup("state"), model_path.string() + " state", state_layout, last.offset + last.size);
     }
   } catch (const H5::Exception& failure) {
     throw Error(ExitCode::kInputData, cat("cannot read ", model_path.string(), ": ", failure.getDetailMsg()));
@@ -215,7 +221,8 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
     const H5::H5File file(training_path.string(), H5F_ACC_RDONLY);
     TrainingState& training = checkpoint.training;
     training.pass = read_attribute<std::int64_t>(file, training_path, "pass", H5::PredType::NATIVE_INT64);
-    training.step_in_pass = read_attribute<std::int64_t>(file, training_path, "step_in_pass", H5::PredType::NATIVE_INT64);
+    training.step_in_pass =
+        read_attribute<std::int64_t>(file, training_path, "step_in_pass", H5::PredType::NATIVE_INT64);
     training.global_step = read_attribute<std::int64_t>(file, training_path, "global_step", H5::PredType::NATIVE_INT64);
     training.seed = read_attribute<std::uint64_t>(file, training_path, "seed", H5::PredType::NATIVE_UINT64);
     const H5::Group consumed = file.openGroup("consumed");
@@ -229,6 +236,11 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
       if (count != shard_sizes[shard]) {
         throw Error(ExitCode::kInputData, cat(folder.string(), ": shard ", shard, " had ", count,
                                               " samples, the data folder's has ", shard_sizes[shard]));
+      }
+      const H5::DataType type = dataset.getDataType();  // one byte a sample; see read_tensors for why it matters
+      if (type.getClass() != H5T_INTEGER || type.getSize() != 1) {
+        throw Error(ExitCode::kInputData,
+                    cat(training_path.string(), ": consumed/", shard_dataset(shard), " is not a dataset of bytes"));
       }
       training.consumed.emplace_back(count);
       if (count > 0) dataset.read(training.consumed.back().data(), H5::PredType::NATIVE_UINT8);

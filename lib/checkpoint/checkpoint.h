@@ -44,8 +44,8 @@ struct Checkpoint {
 };
 
 struct WriteOptions {
-  int keep = 0;                  // keep the newest N complete checkpoints (0: all)
-  int test_delay_ms = 0;         // test only: pause between files, to kill a writer mid-checkpoint
+  int keep = 0;           // keep the newest N complete checkpoints (0: all)
+  int test_delay_ms = 0;  // test only: pause between files, to kill a writer mid-checkpoint
 };
 
 std::filesystem::path checkpoints_folder(const std::filesystem::path& output_dir);
@@ -54,8 +54,8 @@ std::filesystem::path checkpoints_folder(const std::filesystem::path& output_dir
 // ones. Returns the final folder. Throws Error(kOutput) naming what failed; nothing partial is left behind
 // under a checkpoint name.
 std::filesystem::path write_checkpoint(const std::filesystem::path& output_dir, const Checkpoint& checkpoint,
-                                       const std::vector<nn::ParameterInfo>& parameters,
-                                       const std::string& config_ini, const WriteOptions& options);
+                                       const std::vector<nn::ParameterInfo>& parameters, const std::string& config_ini,
+                                       const WriteOptions& options);
 
 // Verifies the manifest, then reads; `parameters` and `flat_size` describe the model to load into, `optimizer`
 // the kind this run uses, `shard_sizes` the sample counts of this run's training shards, `state_layout` the

@@ -70,7 +70,8 @@ void verify_manifest(const fs::path& folder) {
     const fs::path path = folder / name;
     std::error_code error;
     const auto actual_size = fs::file_size(path, error);
-    if (error) throw Error(ExitCode::kInputData, cat(folder.string(), ": ", name, " listed in the manifest is missing"));
+    if (error)
+      throw Error(ExitCode::kInputData, cat(folder.string(), ": ", name, " listed in the manifest is missing"));
     if (actual_size != size) {
       throw Error(ExitCode::kInputData, cat(path.string(), " has ", actual_size, " bytes, the manifest says ", size,
                                             " (truncated or replaced)"));

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <regex>
 
-#include "core/error.h"
 #include "checkpoint/tensor_io.h"
+#include "core/error.h"
 #include "core/files.h"
 
 namespace pstrain::checkpoint {

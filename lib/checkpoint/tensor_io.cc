@@ -31,20 +31,27 @@ std::vector<float> read_tensors(const H5::Group& group, const std::string& where
   std::vector<float> flat(flat_size, 0.0f);
   for (const nn::ParameterInfo& parameter : parameters) {
     if (!group.nameExists(parameter.name)) {
-      throw Error(ExitCode::kInputData, cat(where, " has no parameter '", parameter.name,
-                                            "' (saved from another model?)"));
+      throw Error(ExitCode::kInputData,
+                  cat(where, " has no parameter '", parameter.name, "' (saved from another model?)"));
     }
     const H5::DataSet dataset = group.openDataSet(parameter.name);
     if (dataset.getTypeClass() != H5T_FLOAT) {
       throw Error(ExitCode::kInputData, cat(where, ": '", parameter.name, "' is not a float dataset"));
     }
+    // HDF5 sizes its conversion buffer by the file's element size: a damaged file claiming 1.9 GB per float made
+    // it allocate that much (found by fuzzing). pstrain writes 32-bit floats; 64-bit ones convert as well.
+    const std::size_t element_bytes = dataset.getDataType().getSize();
+    if (element_bytes != 4 && element_bytes != 8) {
+      throw Error(ExitCode::kInputData, cat(where, ": '", parameter.name, "' holds floats of ", element_bytes,
+                                            " bytes; expected 32-bit (or 64-bit) floats (damaged file?)"));
+    }
     const H5::DataSpace space = dataset.getSpace();
     std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
     space.getSimpleExtentDims(dims.data());
     if (!std::equal(dims.begin(), dims.end(), parameter.shape.begin(), parameter.shape.end())) {
-      throw Error(ExitCode::kInputData, cat(where, ": '", parameter.name, "' has shape ", shape_text(dims),
-                                            " but the model needs ", shape_text(parameter.shape),
-                                            " (saved from another model?)"));
+      throw Error(ExitCode::kInputData,
+                  cat(where, ": '", parameter.name, "' has shape ", shape_text(dims), " but the model needs ",
+                      shape_text(parameter.shape), " (saved from another model?)"));
     }
     dataset.read(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
   }

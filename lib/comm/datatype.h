@@ -21,6 +21,22 @@ class Datatype {
     MPI_CHECK(MPI_Type_commit(&type.type_));
     return type;
   }
+  // Blocks of `block` floats each at the given element displacements (MPI_Type_create_indexed_block): the rows
+  // of a table that one step touches.
+  static Datatype indexed_block_floats(int block, const std::vector<int>& displacements) {
+    Datatype type;
+    MPI_CHECK(MPI_Type_create_indexed_block(static_cast<int>(displacements.size()), block, displacements.data(),
+                                            MPI_FLOAT, &type.type_));
+    MPI_CHECK(MPI_Type_commit(&type.type_));
+    return type;
+  }
+  // `count` blocks of `block` floats, `stride` floats apart (MPI_Type_vector): every P-th row of a table.
+  static Datatype strided_floats(int count, int block, int stride) {
+    Datatype type;
+    MPI_CHECK(MPI_Type_vector(count, block, stride, MPI_FLOAT, &type.type_));
+    MPI_CHECK(MPI_Type_commit(&type.type_));
+    return type;
+  }
   ~Datatype() {
     if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
   }

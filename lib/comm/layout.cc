@@ -32,9 +32,8 @@ WorldLayout make_layout(int world_rank, int world_size, int requested_pservers, 
   }
   if (world_size == 1) {
     if (requested_pservers > 0) {
-      throw Error(ExitCode::kUsage, cat("--num-pservers ", requested_pservers,
-                                        " needs at least ", requested_pservers + 1,
-                                        " ranks (one or more trainers); this job has 1 rank"));
+      throw Error(ExitCode::kUsage, cat("--num-pservers ", requested_pservers, " needs at least ",
+                                        requested_pservers + 1, " ranks (one or more trainers); this job has 1 rank"));
     }
     layout.trainer_index = 0;
     return layout;

@@ -12,9 +12,8 @@ namespace pstrain::comm {
 
 }  // namespace pstrain::comm
 
-#define MPI_CHECK(call)                                                               \
-  do {                                                                                \
-    const int mpi_check_code_ = (call);                                               \
-    if (mpi_check_code_ != MPI_SUCCESS)                                               \
-      ::pstrain::comm::throw_mpi_error(mpi_check_code_, #call, __FILE__, __LINE__);   \
+#define MPI_CHECK(call)                                                                                               \
+  do {                                                                                                                \
+    const int mpi_check_code_ = (call);                                                                               \
+    if (mpi_check_code_ != MPI_SUCCESS) ::pstrain::comm::throw_mpi_error(mpi_check_code_, #call, __FILE__, __LINE__); \
   } while (0)

@@ -34,20 +34,30 @@ void Watchdog::start(int rank, int world_size, double timeout_seconds, fs::path 
   instance.reset(new Watchdog(rank, world_size, timeout_seconds, std::move(output_dir)));
 }
 
-void Watchdog::stop() { instance.reset(); }
+void Watchdog::stop() {
+  instance.reset();
+}
 
+// The clock is stored before the name: a watchdog tick that reads the new name with the old clock would see a
+// long wait that has just begun. One seen the other way round only delays an expiry by a tick.
 Watchdog::Wait::Wait(const char* what) {
   if (!instance) return;
+  outer_ = instance->waiting_for_.load();
   instance->waiting_since_ns_.store(now_ns());
   instance->waiting_for_.store(what);
 }
 
 Watchdog::Wait::~Wait() {
-  if (instance) instance->waiting_for_.store(nullptr);
+  if (!instance) return;
+  if (outer_ != nullptr) instance->waiting_since_ns_.store(now_ns());
+  instance->waiting_for_.store(outer_);
 }
 
 Watchdog::Watchdog(int rank, int world_size, double timeout_seconds, fs::path output_dir)
-    : rank_(rank), world_size_(world_size), timeout_seconds_(timeout_seconds), output_dir_(std::move(output_dir)),
+    : rank_(rank),
+      world_size_(world_size),
+      timeout_seconds_(timeout_seconds),
+      output_dir_(std::move(output_dir)),
       thread_([this] { run(); }) {}
 
 Watchdog::~Watchdog() {

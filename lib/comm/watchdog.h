@@ -23,13 +23,19 @@ class Watchdog {
   static void start(int rank, int world_size, double timeout_seconds, std::filesystem::path output_dir);
   static void stop();
 
-  // RAII: the main thread is waiting for other ranks while this lives. Cheap: two atomic stores.
+  // RAII: the main thread is waiting for other ranks while this lives. Cheap: a few atomic loads and stores.
+  // Guards nest (a checkpoint joined inside the async end-of-pass meeting): the innermost one is watched, and
+  // closing it hands the watch back to the one around it, named as before and with its clock restarted (the
+  // inner wait ended, so the other ranks were alive until then). Only the thread that runs MPI uses guards.
   class Wait {
    public:
     explicit Wait(const char* what);
     ~Wait();
     Wait(const Wait&) = delete;
     Wait& operator=(const Wait&) = delete;
+
+   private:
+    const char* outer_ = nullptr;  // the wait this one opened inside, or nullptr
   };
 
   ~Watchdog();

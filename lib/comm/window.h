@@ -19,8 +19,8 @@ class Window {
   // Collective over `comm`. A rank that exposes nothing passes count = 0.
   Window(MPI_Comm comm, std::size_t count) : count_(count) {
     T* base = nullptr;
-    MPI_CHECK(MPI_Win_allocate(static_cast<MPI_Aint>(count * sizeof(T)), sizeof(T), MPI_INFO_NULL, comm, &base,
-                               &window_));
+    MPI_CHECK(
+        MPI_Win_allocate(static_cast<MPI_Aint>(count * sizeof(T)), sizeof(T), MPI_INFO_NULL, comm, &base, &window_));
     MPI_CHECK(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
     base_ = base;
   }

@@ -13,6 +13,8 @@ void* Backend::allocate_host_staging(std::size_t bytes) {
   return ::operator new(bytes == 0 ? 1 : bytes, kStagingAlignment);
 }
 
-void Backend::release_host_staging(void* pointer) noexcept { ::operator delete(pointer, kStagingAlignment); }
+void Backend::release_host_staging(void* pointer) noexcept {
+  ::operator delete(pointer, kStagingAlignment);
+}
 
 }  // namespace pstrain::compute

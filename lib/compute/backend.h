@@ -22,7 +22,7 @@ struct ConvGeometry {
   int height = 0, width = 0, channels = 0;  // input
   int kernel = 3;                           // square kernel
   int stride = 1;
-  int padding = 1;                          // zeros on every side
+  int padding = 1;  // zeros on every side
   int out_height() const { return (height + 2 * padding - kernel) / stride + 1; }
   int out_width() const { return (width + 2 * padding - kernel) / stride + 1; }
   int column_width() const { return kernel * kernel * channels; }  // one im2col row: (ky, kx, c), c fastest
@@ -76,8 +76,8 @@ class Backend {
   };
   // With label_smoothing e > 0 the target is (1 - e) onehot + e / classes (PyTorch's label_smoothing): the
   // loss is the cross-entropy against that target and dlogits = (softmax - target) / rows.
-  virtual LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits,
-                                           int rows, int classes, float label_smoothing) = 0;
+  virtual LossResult softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits, int rows,
+                                           int classes, float label_smoothing) = 0;
 
   // data[i] *= factor.
   virtual void scale(float* data, std::size_t count, float factor) = 0;
@@ -107,8 +107,8 @@ class Backend {
   virtual void max_pool_forward(const float* x, float* y, std::int32_t* argmax, const PoolGeometry& geometry,
                                 int batch) = 0;
   // OVERWRITES dx (batch x H x W x C): zero everywhere, plus dy[i] at argmax[i] (summed if windows overlap).
-  virtual void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx,
-                                 const PoolGeometry& geometry, int batch) = 0;
+  virtual void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx, const PoolGeometry& geometry,
+                                 int batch) = 0;
 
   // Average pooling over NHWC input, per channel, every window fully inside the image (no padding).
   virtual void avg_pool_forward(const float* x, float* y, const PoolGeometry& geometry, int batch) = 0;
@@ -129,14 +129,14 @@ class Backend {
     const float* beta;
     float* running_mean;
     float* running_var;
-    float* batch_mean;      // channels floats, written in training mode
-    float* batch_inv_std;   // channels floats, written in training mode
+    float* batch_mean;     // channels floats, written in training mode
+    float* batch_inv_std;  // channels floats, written in training mode
   };
   virtual void batch_norm_training(const float* x, float* y, const BatchNormTensors& tensors, float momentum,
                                    float epsilon, int rows, int channels) = 0;
   // Normalises with the running statistics (evaluation).
-  virtual void batch_norm_inference(const float* x, float* y, const BatchNormTensors& tensors, float epsilon,
-                                    int rows, int channels) = 0;
+  virtual void batch_norm_inference(const float* x, float* y, const BatchNormTensors& tensors, float epsilon, int rows,
+                                    int channels) = 0;
   // After batch_norm_training on the same x: OVERWRITES dx, dgamma and dbeta.
   virtual void batch_norm_backward(const float* x, const float* dy, const BatchNormTensors& tensors, float* dx,
                                    float* dgamma, float* dbeta, int rows, int channels) = 0;
@@ -150,8 +150,8 @@ class Backend {
   virtual void gather_rows(const float* table, const float* ids, float* out, int count, int dim, int table_rows) = 0;
   // OVERWRITES table_gradient (table_rows x dim) with the sum of row_gradients[r] over the rows r whose id is
   // that row (zero elsewhere), summed in r order.
-  virtual void scatter_add_rows(const float* row_gradients, const float* ids, float* table_gradient, int count,
-                                int dim, int table_rows) = 0;
+  virtual void scatter_add_rows(const float* row_gradients, const float* ids, float* table_gradient, int count, int dim,
+                                int table_rows) = 0;
 
   // Host staging memory for the one-sided push/pull and the batch upload: page-locked (cudaMallocHost) on a
   // GPU backend so the copies run at full speed and asynchronously, plain aligned memory on the CPU backend.
@@ -187,7 +187,10 @@ class Buffer {
   ~Buffer() { reset(); }
   Buffer(Buffer&& other) noexcept { swap(other); }
   Buffer& operator=(Buffer&& other) noexcept {
-    if (this != &other) { reset(); swap(other); }
+    if (this != &other) {
+      reset();
+      swap(other);
+    }
     return *this;
   }
   Buffer(const Buffer&) = delete;

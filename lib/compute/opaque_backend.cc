@@ -16,6 +16,8 @@ class OpaqueCpuBackend final : public CpuBackend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_opaque_cpu_backend() { return std::make_unique<OpaqueCpuBackend>(); }
+std::unique_ptr<Backend> make_opaque_cpu_backend() {
+  return std::make_unique<OpaqueCpuBackend>();
+}
 
 }  // namespace pstrain::compute

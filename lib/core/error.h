@@ -48,7 +48,7 @@ class AgreedFailure : public Error {
 
 }  // namespace pstrain
 
-#define PSTRAIN_ASSERT(condition, ...)                                                         \
-  do {                                                                                         \
+#define PSTRAIN_ASSERT(condition, ...)                                                                        \
+  do {                                                                                                        \
     if (!(condition)) ::pstrain::fail_invariant(#condition, ::pstrain::cat(__VA_ARGS__), __FILE__, __LINE__); \
   } while (0)

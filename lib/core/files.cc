@@ -37,7 +37,8 @@ class FileDescriptor {
   }
   void sync() {
     // EINVAL: this file system cannot sync (some cannot sync folders); there is nothing more to do.
-    if (::fsync(fd_) != 0 && errno != EINVAL) throw Error(ExitCode::kOutput, cat("cannot fsync ", path_.string(), ": ", std::strerror(errno)));
+    if (::fsync(fd_) != 0 && errno != EINVAL)
+      throw Error(ExitCode::kOutput, cat("cannot fsync ", path_.string(), ": ", std::strerror(errno)));
   }
 
  private:
@@ -78,7 +79,8 @@ void append_line_durably(const std::filesystem::path& path, const std::string& l
 void ensure_writable_folder(const std::filesystem::path& folder) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
-  if (error) throw Error(ExitCode::kOutput, cat("cannot create output folder ", folder.string(), ": ", error.message()));
+  if (error)
+    throw Error(ExitCode::kOutput, cat("cannot create output folder ", folder.string(), ": ", error.message()));
   const std::filesystem::path probe = folder / (".write-probe-" + std::to_string(::getpid()));
   { FileDescriptor file(probe, O_WRONLY | O_CREAT | O_TRUNC); }
   std::filesystem::remove(probe, error);

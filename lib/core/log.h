@@ -33,12 +33,20 @@ class Logger {
 };
 
 template <typename... Parts>
-void log_info(const Parts&... parts) { Logger::instance().write(LogLevel::kInfo, cat(parts...)); }
+void log_info(const Parts&... parts) {
+  Logger::instance().write(LogLevel::kInfo, cat(parts...));
+}
 template <typename... Parts>
-void log_debug(const Parts&... parts) { Logger::instance().write(LogLevel::kDebug, cat(parts...)); }
+void log_debug(const Parts&... parts) {
+  Logger::instance().write(LogLevel::kDebug, cat(parts...));
+}
 template <typename... Parts>
-void log_warning(const Parts&... parts) { Logger::instance().write(LogLevel::kWarning, cat(parts...)); }
+void log_warning(const Parts&... parts) {
+  Logger::instance().write(LogLevel::kWarning, cat(parts...));
+}
 template <typename... Parts>
-void log_error(const Parts&... parts) { Logger::instance().write(LogLevel::kError, cat(parts...)); }
+void log_error(const Parts&... parts) {
+  Logger::instance().write(LogLevel::kError, cat(parts...));
+}
 
 }  // namespace pstrain

@@ -16,9 +16,8 @@ namespace pstrain {
 std::string environment_name_to_option(const std::string& variable, const std::string& env_prefix) {
   if (variable.rfind(env_prefix, 0) != 0) return "";
   std::string name = variable.substr(env_prefix.size());
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
-    return c == '_' ? '-' : static_cast<char>(std::tolower(c));
-  });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return c == '_' ? '-' : static_cast<char>(std::tolower(c)); });
   return name;
 }
 
@@ -45,8 +44,8 @@ po::parsed_options parse_environment_strict(const po::options_description& all, 
     const std::string name = environment_name_to_option(variable, env_prefix);
     if (name.empty()) continue;
     if (all.find_nothrow(name, false) == nullptr || name == "help" || name == "version") {
-      throw Error(ExitCode::kUsage, cat("unknown environment variable ", variable, " (no option --", name,
-                                        "; see --help)"));
+      throw Error(ExitCode::kUsage,
+                  cat("unknown environment variable ", variable, " (no option --", name, "; see --help)"));
     }
     po::option option;
     option.string_key = name;
@@ -120,8 +119,14 @@ std::string any_to_string(const boost::any& value) {
   if (const auto* b = boost::any_cast<bool>(&value)) return *b ? "true" : "false";
   std::ostringstream out;
   out.precision(9);
-  if (const auto* f = boost::any_cast<float>(&value)) { out << *f; return out.str(); }
-  if (const auto* d = boost::any_cast<double>(&value)) { out << *d; return out.str(); }
+  if (const auto* f = boost::any_cast<float>(&value)) {
+    out << *f;
+    return out.str();
+  }
+  if (const auto* d = boost::any_cast<double>(&value)) {
+    out << *d;
+    return out.str();
+  }
   return "?";
 }
 

@@ -22,7 +22,8 @@ std::size_t parse_size(const std::string& item, const std::string& value, const 
     used = 0;
   }
   if (used == 0 || used != value.size() || number <= 0) {
-    throw Error(ExitCode::kUsage, cat("--augment '", text, "': '", item, "' needs a positive whole number of pixels, "
+    throw Error(ExitCode::kUsage, cat("--augment '", text, "': '", item,
+                                      "' needs a positive whole number of pixels, "
                                       "e.g. crop:4 or cutout:8"));
   }
   return static_cast<std::size_t>(number);
@@ -85,9 +86,11 @@ ImageShape check_augmentable(const AugmentSpec& spec, const ShardMeta& meta) {
                      std::all_of(shape.begin(), shape.end(), [](std::uint64_t d) { return d > 0; });
   if (!image) {
     if (!spec.enabled()) return {};
-    throw Error(ExitCode::kUsage, cat("--augment ", to_string(spec), " needs image samples (height x width, or height "
-                                      "x width x channels); the ", meta.dataset.empty() ? "training" : meta.dataset,
-                                      " samples have shape ", shape_text(shape), ": leave --augment out for these data"));
+    throw Error(ExitCode::kUsage, cat("--augment ", to_string(spec),
+                                      " needs image samples (height x width, or height "
+                                      "x width x channels); the ",
+                                      meta.dataset.empty() ? "training" : meta.dataset, " samples have shape ",
+                                      shape_text(shape), ": leave --augment out for these data"));
   }
   const ImageShape result{shape[0], shape[1], shape.size() == 3 ? shape[2] : 1};
   const std::size_t side = std::min(result.height, result.width);
@@ -110,8 +113,8 @@ std::uint64_t augment_draw(std::uint64_t seed, std::uint64_t pass, std::uint64_t
   return static_cast<std::uint64_t>((static_cast<unsigned __int128>(hash) * bound) >> 64);
 }
 
-AugmentDraws draw_augmentation(const AugmentSpec& spec, const ImageShape& shape, std::uint64_t seed,
-                               std::uint64_t pass, std::uint64_t sample) {
+AugmentDraws draw_augmentation(const AugmentSpec& spec, const ImageShape& shape, std::uint64_t seed, std::uint64_t pass,
+                               std::uint64_t sample) {
   AugmentDraws draws;
   if (spec.crop_padding > 0) {
     draws.crop_y = augment_draw(seed, pass, sample, kCropY, 2 * spec.crop_padding + 1);

@@ -23,7 +23,7 @@ namespace pstrain::data {
 struct AugmentSpec {
   std::size_t crop_padding = 0;  // 0: no crop
   bool flip = false;
-  std::size_t cutout = 0;        // side of the square; 0: no cutout
+  std::size_t cutout = 0;  // side of the square; 0: no cutout
 
   bool enabled() const { return crop_padding > 0 || flip || cutout > 0; }
 };
@@ -56,8 +56,8 @@ struct AugmentDraws {
 // A uniform integer in [0, bound) (bound >= 1) for draw `draw` of `sample` in `pass` under `seed`.
 std::uint64_t augment_draw(std::uint64_t seed, std::uint64_t pass, std::uint64_t sample, std::uint64_t draw,
                            std::uint64_t bound);
-AugmentDraws draw_augmentation(const AugmentSpec& spec, const ImageShape& shape, std::uint64_t seed,
-                               std::uint64_t pass, std::uint64_t sample);
+AugmentDraws draw_augmentation(const AugmentSpec& spec, const ImageShape& shape, std::uint64_t seed, std::uint64_t pass,
+                               std::uint64_t sample);
 
 // Writes the augmented `source` into `target` (both shape.size() floats, not overlapping).
 void apply_augmentation(const AugmentSpec& spec, const ImageShape& shape, const AugmentDraws& draws,

@@ -51,11 +51,12 @@ std::vector<std::string> brown_file_names() {
 fs::path find_brown_folder(const fs::path& input) {
   std::error_code ec;
   if (!fs::is_directory(input, ec)) {
-    throw Error(ExitCode::kInputData, cat("input folder ", input.string(), " does not exist (the Brown corpus: ",
-                                          kWhere, ")"));
+    throw Error(ExitCode::kInputData,
+                cat("input folder ", input.string(), " does not exist (the Brown corpus: ", kWhere, ")"));
   }
   const std::vector<std::string> names = brown_file_names();
-  const fs::path folder = !is_file(input / names[0]) && is_file(input / "package" / names[0]) ? input / "package" : input;
+  const fs::path folder =
+      !is_file(input / names[0]) && is_file(input / "package" / names[0]) ? input / "package" : input;
   std::string missing;
   std::size_t missing_count = 0;
   for (const std::string& name : names) {
@@ -64,9 +65,10 @@ fs::path find_brown_folder(const fs::path& input) {
   }
   if (missing_count > 0) {
     throw Error(ExitCode::kInputData,
-                cat(folder.string(), ": ", missing_count, " of the ", kBrownFileCount, " Brown corpus files are missing (",
-                    missing, missing_count > 5 ? ", ..." : "", "); expected ca01 ... cr09 in the folder or in its ",
-                    "package/ subfolder, as ", kWhere, " unpacks"));
+                cat(folder.string(), ": ", missing_count, " of the ", kBrownFileCount,
+                    " Brown corpus files are missing (", missing, missing_count > 5 ? ", ..." : "",
+                    "); expected ca01 ... cr09 in the folder or in its ", "package/ subfolder, as ", kWhere,
+                    " unpacks"));
   }
   return folder;
 }
@@ -86,13 +88,15 @@ CorpusSplit split_brown(const Corpus& corpus) {
   const std::size_t total = corpus.words.size();
   constexpr std::size_t kTrainEnd = kBrownTrainWords, kValidEnd = kBrownTrainWords + kBrownValidWords;
   if (total <= kValidEnd) {
-    throw Error(ExitCode::kInputData, cat(corpus.source, ": ", total, " words, but the split of Bengio et al. 2003 needs ",
-                                          "more than ", kValidEnd, " (800,000 train, 200,000 validation, the rest test)"));
+    throw Error(ExitCode::kInputData,
+                cat(corpus.source, ": ", total, " words, but the split of Bengio et al. 2003 needs ", "more than ",
+                    kValidEnd, " (800,000 train, 200,000 validation, the rest test)"));
   }
   const auto part = [&](const char* name, std::size_t begin, std::size_t end) {
-    return slice_corpus(corpus, begin, end, cat(name, ": words ", begin, " to ", end - 1, " of ", total,
-                                                " (Bengio et al. 2003: the first 800,000 train, the next 200,000 "
-                                                "validation, the rest test)"));
+    return slice_corpus(corpus, begin, end,
+                        cat(name, ": words ", begin, " to ", end - 1, " of ", total,
+                            " (Bengio et al. 2003: the first 800,000 train, the next 200,000 "
+                            "validation, the rest test)"));
   };
   return {part("train", 0, kTrainEnd), part("valid", kTrainEnd, kValidEnd), part("test", kValidEnd, total)};
 }

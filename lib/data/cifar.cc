@@ -14,8 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kTrainNames[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
-                                       "data_batch_4.bin", "data_batch_5.bin"};
+constexpr const char* kTrainNames[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin",
+                                       "data_batch_5.bin"};
 constexpr const char* kTestName = "test_batch.bin";
 constexpr const char* kTarball = "cifar-10-binary.tar.gz";
 constexpr const char* kUrl = "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz";

@@ -20,7 +20,7 @@ namespace pstrain::data {
 inline constexpr std::size_t kCifarSide = 32;
 inline constexpr std::size_t kCifarChannels = 3;
 inline constexpr std::size_t kCifarPixelBytes = kCifarSide * kCifarSide * kCifarChannels;  // 3072
-inline constexpr std::size_t kCifarRecordBytes = 1 + kCifarPixelBytes;                      // 3073
+inline constexpr std::size_t kCifarRecordBytes = 1 + kCifarPixelBytes;                     // 3073
 inline constexpr std::uint32_t kCifar10Classes = 10;
 inline constexpr const char* kCifar10Name = "cifar10";
 inline constexpr const char* kCifar10Folder = "cifar-10-batches-bin";  // what the tarball unpacks to

@@ -13,7 +13,9 @@
 namespace pstrain::data {
 
 namespace {
-gzFile handle(void* file) { return static_cast<gzFile>(file); }
+gzFile handle(void* file) {
+  return static_cast<gzFile>(file);
+}
 }  // namespace
 
 GzReader::GzReader(const std::filesystem::path& path) : path_(path) {

@@ -40,8 +40,8 @@ IdxArray read_idx(const std::filesystem::path& path, std::uint32_t expected_magi
   const std::size_t got = in.read(header, header_size);
   const char* cut = in.cut_off() ? " (the gzip stream is cut off)" : "";
   if (got < 4) {
-    throw Error(ExitCode::kInputData, cat(name, ": truncated: the file ends after ", got,
-                                          " bytes, before the 4-byte IDX magic number", cut));
+    throw Error(ExitCode::kInputData,
+                cat(name, ": truncated: the file ends after ", got, " bytes, before the 4-byte IDX magic number", cut));
   }
   const std::uint32_t magic = big_endian32(header);
   if (magic != expected_magic) {
@@ -64,8 +64,8 @@ IdxArray read_idx(const std::filesystem::path& path, std::uint32_t expected_magi
     array.dims.push_back(dim);
     // Cannot overflow for rank <= 2, and the 3-D product of uint32 values is checked against 2^62.
     if (total > (std::uint64_t{1} << 62) / dim) {
-      throw Error(ExitCode::kInputData, cat(name, ": header announces ", describe(array.dims, kind),
-                                            ", which is implausibly large"));
+      throw Error(ExitCode::kInputData,
+                  cat(name, ": header announces ", describe(array.dims, kind), ", which is implausibly large"));
     }
     total *= dim;
   }
@@ -88,9 +88,8 @@ IdxArray read_idx(const std::filesystem::path& path, std::uint32_t expected_magi
   }
   const std::uint64_t extra = in.skip_to_end();
   if (extra != 0) {
-    throw Error(ExitCode::kInputData,
-                cat(name, ": trailing data: header announces ", describe(array.dims, kind), " (", header_size + total,
-                    " bytes) but the file holds ", extra, " more bytes"));
+    throw Error(ExitCode::kInputData, cat(name, ": trailing data: header announces ", describe(array.dims, kind), " (",
+                                          header_size + total, " bytes) but the file holds ", extra, " more bytes"));
   }
   if (in.cut_off()) {
     throw Error(ExitCode::kInputData, cat(name, ": truncated gzip data: all ", header_size + total,
@@ -102,9 +101,13 @@ IdxArray read_idx(const std::filesystem::path& path, std::uint32_t expected_magi
 
 }  // namespace
 
-IdxArray read_idx_images(const std::filesystem::path& path) { return read_idx(path, kIdxImagesMagic, "images"); }
+IdxArray read_idx_images(const std::filesystem::path& path) {
+  return read_idx(path, kIdxImagesMagic, "images");
+}
 
-IdxArray read_idx_labels(const std::filesystem::path& path) { return read_idx(path, kIdxLabelsMagic, "labels"); }
+IdxArray read_idx_labels(const std::filesystem::path& path) {
+  return read_idx(path, kIdxLabelsMagic, "labels");
+}
 
 Samples read_idx_pair(const std::filesystem::path& images, const std::filesystem::path& labels,
                       const std::string& dataset_name, std::uint32_t num_classes) {
@@ -115,15 +118,14 @@ Samples read_idx_pair(const std::filesystem::path& images, const std::filesystem
   const std::uint32_t count = image_array.dims[0];
   if (label_array.dims[0] != count) {
     throw Error(ExitCode::kInputData,
-                cat(labels.string(), ": holds ", label_array.dims[0], " labels but ", images.string(), " holds ",
-                    count, " images (the two files must describe the same samples)"));
+                cat(labels.string(), ": holds ", label_array.dims[0], " labels but ", images.string(), " holds ", count,
+                    " images (the two files must describe the same samples)"));
   }
   for (std::size_t i = 0; i < count; ++i) {
     if (label_array.values[i] >= num_classes) {
       throw Error(ExitCode::kInputData,
-                  cat(labels.string(), ": label ", int{label_array.values[i]}, " of sample ", i,
-                      " is out of range (", dataset_name, " has ", num_classes, " classes, labels 0..",
-                      num_classes - 1, ")"));
+                  cat(labels.string(), ": label ", int{label_array.values[i]}, " of sample ", i, " is out of range (",
+                      dataset_name, " has ", num_classes, " classes, labels 0..", num_classes - 1, ")"));
     }
   }
 

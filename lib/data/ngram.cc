@@ -4,7 +4,9 @@
 
 namespace pstrain::data {
 
-std::string to_string(WindowMode mode) { return mode == WindowMode::kStream ? "stream" : "sentence"; }
+std::string to_string(WindowMode mode) {
+  return mode == WindowMode::kStream ? "stream" : "sentence";
+}
 
 namespace {
 

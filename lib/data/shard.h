@@ -34,21 +34,21 @@ struct TokenMeta {
 inline constexpr std::uint32_t kMaxVocabularySize = 1u << 24;  // float32 holds every id below it exactly
 
 struct ShardMeta {
-  std::string dataset;                  // "fashion-mnist"
+  std::string dataset;                      // "fashion-mnist"
   std::vector<std::uint64_t> sample_shape;  // {28, 28} for grey images, {32, 32, 3} for CIFAR:
                                             // channels last (HWC), as the CNN reads them
   std::uint32_t num_classes = 0;
   std::uint64_t sample_count = 0;
-  std::string source;                   // where the samples came from (input files)
-  std::optional<TokenMeta> tokens;      // set for token shards only
+  std::string source;               // where the samples came from (input files)
+  std::optional<TokenMeta> tokens;  // set for token shards only
 
-  std::size_t sample_size() const;      // product of sample_shape
+  std::size_t sample_size() const;  // product of sample_shape
 };
 
 struct Samples {
   ShardMeta meta;
-  std::vector<float> features;          // sample_count * sample_size, row-major (token shards: ids as floats)
-  std::vector<std::int32_t> labels;     // sample_count
+  std::vector<float> features;       // sample_count * sample_size, row-major (token shards: ids as floats)
+  std::vector<std::int32_t> labels;  // sample_count
 };
 
 // Writes atomically: a temporary name in the same folder, then rename. Throws pstrain::Error.

@@ -31,8 +31,7 @@ std::optional<std::size_t> train_index(const std::string& name) {
 void require_folder(const fs::path& folder) {
   std::error_code ec;
   if (!fs::exists(folder, ec)) {
-    throw Error(ExitCode::kInputData,
-                cat("data folder ", folder.string(), " does not exist (run pstrain-data first)"));
+    throw Error(ExitCode::kInputData, cat("data folder ", folder.string(), " does not exist (run pstrain-data first)"));
   }
   if (!fs::is_directory(folder, ec)) {
     throw Error(ExitCode::kInputData, cat("data folder ", folder.string(), " is not a folder"));
@@ -63,17 +62,16 @@ std::vector<fs::path> list_train_shards(const fs::path& folder) {
   require_folder(folder);
   const auto found = find_train_shards(folder, ExitCode::kInputData);
   if (found.empty()) {
-    throw Error(ExitCode::kInputData, cat("data folder ", folder.string(),
-                                          " holds no train-NNNNN.h5 shards (run pstrain-data first)"));
+    throw Error(ExitCode::kInputData,
+                cat("data folder ", folder.string(), " holds no train-NNNNN.h5 shards (run pstrain-data first)"));
   }
   std::vector<fs::path> paths;
   for (std::size_t i = 0; i < found.size(); ++i) {
     // A gap means a partial copy or a mix of two conversions: training on it would silently skip data.
     if (found[i].first != i) {
-      throw Error(ExitCode::kInputData,
-                  cat("data folder ", folder.string(), ": ", train_shard_file_name(i), " is missing (found ",
-                      found.size(), " train shards, the highest is ", found.back().second.filename().string(),
-                      "); convert the data again"));
+      throw Error(ExitCode::kInputData, cat("data folder ", folder.string(), ": ", train_shard_file_name(i),
+                                            " is missing (found ", found.size(), " train shards, the highest is ",
+                                            found.back().second.filename().string(), "); convert the data again"));
     }
     paths.push_back(found[i].second);
   }

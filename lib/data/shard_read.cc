@@ -60,8 +60,8 @@ void check_unsigned(const H5::Attribute& attribute, const fs::path& path, const 
   const bool ok = attribute.getTypeClass() == H5T_INTEGER && attribute.getIntType().getSign() == H5T_SGN_NONE &&
                   attribute.getIntType().getSize() == bytes;
   if (!ok) {
-    bad(path, cat("attribute '", name, "' is ", type_name(attribute.getDataType()), ", expected unsigned ",
-                  bytes * 8, "-bit integer"));
+    bad(path, cat("attribute '", name, "' is ", type_name(attribute.getDataType()), ", expected unsigned ", bytes * 8,
+                  "-bit integer"));
   }
 }
 

@@ -85,8 +85,7 @@ void write_contents(H5::H5File& file, const Samples& samples) {
     shape.write(H5::PredType::NATIVE_UINT64, meta.sample_shape.data());
   }
   write_scalar(file, hdf5::kAttrNumClasses, H5::PredType::STD_U32LE, H5::PredType::NATIVE_UINT32, meta.num_classes);
-  write_scalar(file, hdf5::kAttrSampleCount, H5::PredType::STD_U64LE, H5::PredType::NATIVE_UINT64,
-               meta.sample_count);
+  write_scalar(file, hdf5::kAttrSampleCount, H5::PredType::STD_U64LE, H5::PredType::NATIVE_UINT64, meta.sample_count);
   write_string(file, hdf5::kAttrSource, meta.source);
   write_scalar(file, hdf5::kAttrFormatVersion, H5::PredType::STD_U32LE, H5::PredType::NATIVE_UINT32,
                hdf5::kFormatVersion);

@@ -20,8 +20,8 @@ Samples slice(const Samples& samples, std::size_t begin, std::size_t end) {
 }
 
 void check_consistent(const Samples& samples) {
-  PSTRAIN_ASSERT(samples.labels.size() == samples.meta.sample_count, samples.labels.size(),
-                 " labels for sample_count ", samples.meta.sample_count);
+  PSTRAIN_ASSERT(samples.labels.size() == samples.meta.sample_count, samples.labels.size(), " labels for sample_count ",
+                 samples.meta.sample_count);
   PSTRAIN_ASSERT(samples.features.size() == samples.meta.sample_count * samples.meta.sample_size(),
                  samples.features.size(), " feature values for ", samples.meta.sample_count, " samples");
 }
@@ -33,8 +33,8 @@ std::vector<Samples> split_samples(const Samples& samples, std::size_t parts) {
   const std::size_t count = samples.labels.size();
   if (parts == 0) throw Error(ExitCode::kUsage, "cannot split samples into 0 parts");
   if (parts > count) {
-    throw Error(ExitCode::kUsage, cat("cannot split ", count, " samples into ", parts,
-                                      " parts: every part needs at least one sample"));
+    throw Error(ExitCode::kUsage,
+                cat("cannot split ", count, " samples into ", parts, " parts: every part needs at least one sample"));
   }
   std::vector<Samples> result;
   result.reserve(parts);

@@ -46,7 +46,9 @@ std::size_t utf8_length(std::string_view text, std::size_t i) {
   return length;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
 
 }  // namespace
 
@@ -63,8 +65,9 @@ std::string read_text_file(const fs::path& path) {
     if (text[i] == '\0') not_text(path, text, i, "a NUL byte");
     const std::size_t length = utf8_length(text, i);
     if (length == 0) {
-      not_text(path, text, i, cat("0x", "0123456789abcdef"[static_cast<unsigned char>(text[i]) >> 4],
-                                  "0123456789abcdef"[static_cast<unsigned char>(text[i]) & 15], ", not UTF-8"));
+      not_text(path, text, i,
+               cat("0x", "0123456789abcdef"[static_cast<unsigned char>(text[i]) >> 4],
+                   "0123456789abcdef"[static_cast<unsigned char>(text[i]) & 15], ", not UTF-8"));
     }
     i += length;
   }
@@ -103,8 +106,8 @@ Corpus read_text_corpus(const fs::path& path) {
 }
 
 Corpus slice_corpus(const Corpus& corpus, std::size_t begin, std::size_t end, std::string source) {
-  PSTRAIN_ASSERT(begin <= end && end <= corpus.words.size(), "slice [", begin, ", ", end, ") of ",
-                 corpus.words.size(), " words");
+  PSTRAIN_ASSERT(begin <= end && end <= corpus.words.size(), "slice [", begin, ", ", end, ") of ", corpus.words.size(),
+                 " words");
   Corpus part;
   part.words.assign(corpus.words.begin() + static_cast<std::ptrdiff_t>(begin),
                     corpus.words.begin() + static_cast<std::ptrdiff_t>(end));

@@ -12,7 +12,8 @@ namespace pstrain::data {
 namespace fs = std::filesystem;
 
 std::string VocabularyRule::describe() const {
-  std::string text = cat("words seen ", min_count, min_count == 1 ? " time" : " times", " or more in the training text");
+  std::string text =
+      cat("words seen ", min_count, min_count == 1 ? " time" : " times", " or more in the training text");
   if (min_count > 1) text += cat(" (", min_count - 1, " or fewer become ", kUnknownWord, ")");
   if (max_vocab) text += cat(", at most ", *max_vocab, " entries (the most frequent)");
   text += "; ids: ";

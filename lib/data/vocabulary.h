@@ -21,8 +21,8 @@ inline constexpr const char* kVocabularyFileName = "vocab.txt";
 inline constexpr const char* kUnknownWord = "<unk>";
 
 struct VocabularyRule {
-  std::size_t min_count = 1;                     // words seen fewer times in training become <unk>
-  std::optional<std::size_t> max_vocab;          // at most this many entries, reserved ones included
+  std::size_t min_count = 1;                        // words seen fewer times in training become <unk>
+  std::optional<std::size_t> max_vocab;             // at most this many entries, reserved ones included
   std::vector<std::string> reserved{kUnknownWord};  // the first ids, always present; <unk> first
 
   // "words seen 4 times or more in the training text (3 or fewer become <unk>), at most ... entries; ..."

@@ -21,10 +21,10 @@ struct StalenessStats {
 };
 
 struct ExchangeTimers {
-  double gate_seconds = 0;  // ssp: waiting for the slowest trainer to come within the staleness bound
-  double push_seconds = 0;  // putting gradients (and, async, waiting for the slot to be free)
-  double sync_seconds = 0;  // barriers: waiting for the other trainers and the servers' update
-  double pull_seconds = 0;  // getting parameters
+  double gate_seconds = 0;       // ssp: waiting for the slowest trainer to come within the staleness bound
+  double push_seconds = 0;       // putting gradients (and, async, waiting for the slot to be free)
+  double sync_seconds = 0;       // barriers: waiting for the other trainers and the servers' update
+  double pull_seconds = 0;       // getting parameters
   double allreduce_seconds = 0;  // allreduce: agreeing on the step and summing the gradients
   double update_seconds = 0;     // allreduce: the trainer's own optimizer step
 };

@@ -17,12 +17,20 @@ class GradientExchange {
   virtual ~GradientExchange() = default;
   // Fills `parameters` with the starting parameters (after the job's start barrier).
   virtual void start(std::span<float> parameters) = 0;
+  // Before a training batch of `count` samples (`features`, as the model reads them): modes whose servers hold
+  // row tables by rows (ps/table_plan.h) fetch the rows the batch looks up into `parameters`. Returns whether
+  // `parameters` changed (the caller then hands them to the model).
+  virtual bool fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) {
+    static_cast<void>(features);
+    static_cast<void>(count);
+    static_cast<void>(parameters);
+    return false;
+  }
   // `gradient` is d(mean loss)/d(parameters) over `count` samples; on return `parameters` holds what to compute
   // the next step on. count may be 0 (a trainer with no samples left in a sync step still takes part).
   // `flags` (StepFlags) go in with this rank's wishes and come out agreed where the mode has a common step
   // boundary (sync: OR over every rank; local: unchanged); async leaves them untouched.
-  virtual void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters,
-                    int& flags) = 0;
+  virtual void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) = 0;
   // Modes that combine gradients where the model keeps them (all-reduce: NCCL in GPU memory, MPI_Allreduce in
   // host memory) do it here, after the backward pass and before the trainer reads the gradient out of the model:
   // afterwards the model's gradient buffer holds the average over all trainers, which the trainer then passes to

@@ -12,7 +12,9 @@ void meet_all_ranks(const char* what) {
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
-void all_gradients_written() { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+void all_gradients_written() {
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
 
 int agree_on_step_flags(int flags) {
   int agreed = 0;

@@ -17,6 +17,12 @@
 //   agree_on_step_flags (MPI_Allreduce BOR)   the second meeting: the parameters of the step are published, and
 //                                             every rank's StepFlags wishes come out OR-ed;
 //   trainers get the parameters.
+// Row tables in a sync step (ps/table_plan.h, when the servers hold a table by rows): before its forward pass a
+//   trainer gets the rows its batch looks up (one-sided, no server involved: the rows are quiet between the
+//   second meeting of one step and the first of the next); with its gradient it puts those rows' gradients and
+//   indices into its row slots on every shard (an empty slot when it had no batch). After all_gradients_written
+//   each server sums the row slots in trainer order with the dense sum's weights and updates the touched rows,
+//   before agree_on_step_flags. At the end of a pass every trainer gets every row (evaluation, pass folders).
 // All-reduce step: the trainers agree on the step's sample count and flags in one MPI_Allreduce over the trainers,
 //   sum their count-weighted gradients, and each applies the same update; replicas are compared (CRC-32) at the
 //   end of every pass. Local step: the only rank's flags are the agreed flags.
@@ -33,6 +39,10 @@
 //   waiting for other trainers), then gets the parameters as they are. Servers poll their control words, apply
 //   each new slot as its own update under an exclusive lock on params, bump the version and publish applied_seq
 //   and the staleness; they keep calling MPI between polls, which osc/pt2pt needs for progress.
+// Row tables in an async step: the trainer gets its batch's rows as they are (a shared-lock epoch: each table
+//   arrives whole, between two servers' updates), and puts its row slots before it announces the push; the
+//   server applies a push's rows right after its dense slot, under an exclusive lock on the rows. The slots are
+//   free again once the push is applied, as the dense one. The end-of-pass meeting also gets every row.
 // SSP gate (--mode ssp): async steps; after each step a trainer publishes its clock (steps finished in the pass)
 //   on shard 0 and waits while it is more than --staleness steps ahead of the slowest trainer, or until a
 //   checkpoint request stands (a slower trainer may be quiescing for it: go to the step boundary and join).
@@ -40,7 +50,9 @@
 //   pass publishes kClockPassDone so that nobody waits for it.
 // Async end of pass: a trainer waits until its own pushes are applied, then meets the other trainers at a
 //   nonblocking barrier, joining any checkpoint requested meanwhile (a trainer still stepping asked for it and will
-//   not arrive before it is written; when that checkpoint is a stop, the meeting is abandoned); then it gets the
+//   not arrive before it is written; when that checkpoint is a stop, the meeting and the rest of the end of the
+//   pass are abandoned: the trainer ends the run right there, as the trainer that asked for the stop did at its
+//   step boundary, so no trainer enters a trainers' collective that another one skips); then it gets the
 //   parameters and a second trainers' barrier keeps anyone from pushing before all got the same state.
 // Dynamic dispatch: trainers take chunk tickets from a counter on shard 0; after the end of the pass the lead
 //   trainer rewinds it while the other trainers wait at a barrier.
@@ -74,7 +86,9 @@ enum StepFlags : int {
   kStopAfterCheckpoint = 2,  // ... then end the job cleanly (SIGTERM / SIGUSR1)
 };
 
-inline bool stops_after_checkpoint(std::int64_t flags) { return (flags & kStopAfterCheckpoint) != 0; }
+inline bool stops_after_checkpoint(std::int64_t flags) {
+  return (flags & kStopAfterCheckpoint) != 0;
+}
 
 // The world barrier at the start and at the end of training, under a watchdog wait named `what`.
 void meet_all_ranks(const char* what);

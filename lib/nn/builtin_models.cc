@@ -71,8 +71,8 @@ void validate_cnn_spec(const CnnSpec& spec) {
     require(pixels <= kMaxInt && saturating_product(kernel_area, channels) <= kMaxInt && filters <= kMaxInt &&
                 saturating_product(pixels, filters) <= kMaxInt,
             cat("batch size ", spec.max_batch, " is too large for convolution layer conv", i + 1, " (", height, "x",
-                width, "x", channels, " input, ", filters, " filters of ", spec.kernel_size, "x",
-                spec.kernel_size, ")"));
+                width, "x", channels, " input, ", filters, " filters of ", spec.kernel_size, "x", spec.kernel_size,
+                ")"));
     channels = filters;
     height /= 2;
     width /= 2;
@@ -86,7 +86,8 @@ void validate_cnn_spec(const CnnSpec& spec) {
 void validate_mlp_spec(const MlpSpec& spec) {
   constexpr auto kMaxInt = static_cast<std::size_t>(std::numeric_limits<int>::max());
   if (spec.input_size == 0) throw Error(ExitCode::kUsage, "model input size must be > 0");
-  if (spec.num_classes < 2) throw Error(ExitCode::kUsage, cat("model needs at least 2 classes, got ", spec.num_classes));
+  if (spec.num_classes < 2)
+    throw Error(ExitCode::kUsage, cat("model needs at least 2 classes, got ", spec.num_classes));
   for (std::size_t width : spec.hidden) {
     if (width == 0) throw Error(ExitCode::kUsage, "every hidden layer needs at least one unit");
   }
@@ -106,7 +107,8 @@ std::unique_ptr<Model> make_mlp(compute::Backend& backend, const MlpSpec& spec) 
   options.hidden = spec.hidden;
   options.activation = spec.activation;
   options.classes = spec.num_classes;
-  ModelPlan plan = plan_model(parse_model_text(preset_text(options), "preset mlp"), {spec.input_size}, spec.num_classes);
+  ModelPlan plan =
+      plan_model(parse_model_text(preset_text(options), "preset mlp"), {spec.input_size}, spec.num_classes);
   return make_graph_model(backend, std::move(plan), spec.max_batch);
 }
 

@@ -28,8 +28,13 @@ void GraphModel::build_nodes() {
   }
   for (std::size_t i = 0; i < plan_.nodes.size(); ++i) {
     const PlannedNode& planned = plan_.nodes[i];
-    LayerBuild build{.backend = backend_, .inputs = planned.input_shapes, .plan = planned.plan, .parameters = {},
-                     .state = {}, .max_batch = max_batch_, .index = i};
+    LayerBuild build{.backend = backend_,
+                     .inputs = planned.input_shapes,
+                     .plan = planned.plan,
+                     .parameters = {},
+                     .state = {},
+                     .max_batch = max_batch_,
+                     .index = i};
     for (const std::size_t index : planned.parameters) {
       const std::size_t offset = plan_.parameters[index].offset;
       build.parameters.push_back({parameters_.data() + offset, gradients_.data() + offset});
@@ -142,8 +147,8 @@ void GraphModel::backward(const StepContext& step) {
       gradient_pointers_[k] = nullptr;
       if (input == ModelPlan::kDataInput || !plan_.nodes[static_cast<std::size_t>(input)].needs_gradient) continue;
       Node& source = nodes_[static_cast<std::size_t>(input)];
-      gradient_pointers_[k] = gradient_written_[static_cast<std::size_t>(input)] ? source.scratch.data()
-                                                                                : source.gradient.data();
+      gradient_pointers_[k] =
+          gradient_written_[static_cast<std::size_t>(input)] ? source.scratch.data() : source.gradient.data();
     }
     nodes_[i].layer->backward(step, std::span(input_pointers_.data(), inputs.size()), nodes_[i].output_view,
                               nodes_[i].gradient.data(), std::span(gradient_pointers_.data(), inputs.size()));
@@ -192,7 +197,8 @@ std::unique_ptr<GraphModel> make_graph_model(compute::Backend& backend, ModelPla
     widest = std::max(widest, width);
   }
   if (max_batch > kMaxInt / widest) {
-    throw Error(ExitCode::kUsage, cat("batch size ", max_batch, " is too large for layers of ", widest, " floats per sample"));
+    throw Error(ExitCode::kUsage,
+                cat("batch size ", max_batch, " is too large for layers of ", widest, " floats per sample"));
   }
   return std::make_unique<GraphModel>(backend, std::move(plan), max_batch, label_smoothing);
 }

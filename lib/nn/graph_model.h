@@ -57,10 +57,10 @@ class GraphModel final : public Model {
  private:
   struct Node {
     std::unique_ptr<Layer> layer;
-    compute::Buffer<float> output;    // empty for a reshape, which reads its input's
+    compute::Buffer<float> output;       // empty for a reshape, which reads its input's
     const float* output_view = nullptr;  // where the node's output is: its own buffer or its input's
-    compute::Buffer<float> gradient;  // dL/d output; empty when the node needs none
-    compute::Buffer<float> scratch;   // a second reader's contribution; only for nodes read more than once
+    compute::Buffer<float> gradient;     // dL/d output; empty when the node needs none
+    compute::Buffer<float> scratch;      // a second reader's contribution; only for nodes read more than once
   };
 
   void build_nodes();

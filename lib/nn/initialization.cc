@@ -11,8 +11,8 @@ float unit_float(std::uint64_t raw_bits) {
 
 float init_limit(compute::Activation activation, std::size_t fan_in, std::size_t fan_out) {
   // sqrt and division are correctly rounded in IEEE arithmetic, so the limit is the same everywhere.
-  const double fan = activation == compute::Activation::kRelu ? static_cast<double>(fan_in)
-                                                              : static_cast<double>(fan_in + fan_out);
+  const double fan =
+      activation == compute::Activation::kRelu ? static_cast<double>(fan_in) : static_cast<double>(fan_in + fan_out);
   return static_cast<float>(std::sqrt(6.0 / fan));
 }
 

@@ -33,6 +33,9 @@ struct TensorSpec {
   std::string name;  // the layer's own name for it ("weight", "bias", "gamma", "running_mean")
   Shape shape;
   InitRule init;
+  // A table {rows, width} whose rows the layer looks up by the integer ids of its input, so that a step touches
+  // only a few rows: the parameter servers can hold and update it row by row (ps/table_plan.h).
+  bool row_table = false;
 };
 
 struct LayerPlan {
@@ -61,8 +64,8 @@ struct LayerBuild {
 // What changes from one call to the next.
 struct StepContext {
   int batch = 0;
-  bool training = false;           // batch norm uses batch statistics, dropout drops
-  std::uint64_t random_key = 0;    // the step's key (seed, step, trainer); layers mix in their index
+  bool training = false;         // batch norm uses batch statistics, dropout drops
+  std::uint64_t random_key = 0;  // the step's key (seed, step, trainer); layers mix in their index
 };
 
 class Layer {

@@ -16,7 +16,9 @@ const std::string* LayerAttributes::find(const std::string& key) {
   return found == values_.end() ? nullptr : &found->second;
 }
 
-void LayerAttributes::fail(const std::string& problem) const { throw Error(ExitCode::kUsage, where_ + problem); }
+void LayerAttributes::fail(const std::string& problem) const {
+  throw Error(ExitCode::kUsage, where_ + problem);
+}
 
 std::size_t LayerAttributes::positive(const std::string& key) {
   if (values_.find(key) == values_.end()) fail(cat("needs ", key, "=N"));

@@ -16,10 +16,11 @@
 namespace pstrain::nn {
 
 struct ParameterInfo {
-  std::string name;                 // "fc1.weight", "fc1.bias", ... (dataset names in checkpoints)
-  std::vector<std::size_t> shape;   // weight: {out, in} (as PyTorch); bias: {out}
-  std::size_t offset = 0;           // into the flat vector
-  std::size_t size = 0;             // product of shape
+  std::string name;                // "fc1.weight", "fc1.bias", ... (dataset names in checkpoints)
+  std::vector<std::size_t> shape;  // weight: {out, in} (as PyTorch); bias: {out}
+  std::size_t offset = 0;          // into the flat vector
+  std::size_t size = 0;            // product of shape
+  bool row_table = false;          // looked up row by row by id (nn/layer.h TensorSpec::row_table)
 };
 
 struct BatchResult {
@@ -76,7 +77,7 @@ struct MlpSpec {
   std::vector<std::size_t> hidden;  // {256, 128}
   std::size_t num_classes = 0;
   compute::Activation activation = compute::Activation::kRelu;
-  std::size_t max_batch = 256;      // workspace is sized for this many samples; larger batches throw
+  std::size_t max_batch = 256;  // workspace is sized for this many samples; larger batches throw
 };
 
 // The `mlp` preset (presets.h): layers named fc1..fcN; the last one has no activation and feeds softmax
@@ -92,8 +93,8 @@ std::unique_ptr<Model> make_mlp(compute::Backend& backend, const MlpSpec& spec);
 struct CnnSpec {
   std::size_t height = 28, width = 28, channels = 1;
   std::vector<std::size_t> conv_filters = {32, 64};
-  std::size_t kernel_size = 3;                      // odd
-  std::vector<std::size_t> hidden = {128};          // widths of the fully connected layers before the logits
+  std::size_t kernel_size = 3;              // odd
+  std::vector<std::size_t> hidden = {128};  // widths of the fully connected layers before the logits
   std::size_t num_classes = 10;
   compute::Activation activation = compute::Activation::kRelu;
   std::size_t max_batch = 256;

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <map>
 #include <random>
-#include <span>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include "core/error.h"
@@ -68,7 +68,8 @@ void add_tensors(ModelPlan& model, const PlannedNode& node, const std::vector<Te
   std::size_t& count = trainable ? model.parameter_count : model.state_count;
   for (const TensorSpec& tensor : tensors) {
     indices.push_back(layout.size());
-    layout.push_back({node.spec.name + "." + tensor.name, tensor.shape, count, element_count(tensor.shape)});
+    layout.push_back(
+        {node.spec.name + "." + tensor.name, tensor.shape, count, element_count(tensor.shape), tensor.row_table});
     init.push_back(tensor.init);
     count += layout.back().size;
   }
@@ -86,8 +87,8 @@ PlannedNode plan_node(const ModelPlan& model, const NodeSpec& spec, const std::m
   for (const std::string& input : spec.inputs) {
     const int index = input == "input" ? ModelPlan::kDataInput : position.at(input);
     node.inputs.push_back(index);
-    node.input_shapes.push_back(index == ModelPlan::kDataInput ? model.input
-                                                               : model.nodes[static_cast<std::size_t>(index)].plan.output);
+    node.input_shapes.push_back(
+        index == ModelPlan::kDataInput ? model.input : model.nodes[static_cast<std::size_t>(index)].plan.output);
     if (index != ModelPlan::kDataInput && model.nodes[static_cast<std::size_t>(index)].needs_gradient) {
       node.needs_gradient = true;
     }
@@ -95,10 +96,12 @@ PlannedNode plan_node(const ModelPlan& model, const NodeSpec& spec, const std::m
   const std::size_t count = spec.inputs.size();
   if (count < node.type->min_inputs || count > node.type->max_inputs) {
     fail(model.spec, spec,
-         cat("layer ", spec.name, " (", spec.type, ") takes ", node.type->min_inputs == node.type->max_inputs ? "" : "at least ",
-             node.type->min_inputs, " input(s), got ", count, node.type->min_inputs > 1 ? " (name them with inputs=A,B)" : ""));
+         cat("layer ", spec.name, " (", spec.type, ") takes ",
+             node.type->min_inputs == node.type->max_inputs ? "" : "at least ", node.type->min_inputs,
+             " input(s), got ", count, node.type->min_inputs > 1 ? " (name them with inputs=A,B)" : ""));
   }
-  LayerAttributes attributes(spec.attributes, model.spec.where(spec) + cat("layer ", spec.name, " (", spec.type, "): "));
+  LayerAttributes attributes(spec.attributes,
+                             model.spec.where(spec) + cat("layer ", spec.name, " (", spec.type, "): "));
   node.plan = node.type->plan(attributes, node.input_shapes);
   attributes.check_all_used();
   if (element_count(node.plan.output) == 0) fail(model.spec, spec, cat("layer ", spec.name, " has an empty output"));
@@ -111,8 +114,10 @@ void check_all_used(const ModelPlan& model) {
   std::vector<bool> used(model.nodes.size(), false);
   used.back() = true;
   for (std::size_t i = model.nodes.size(); i-- > 0;) {
-    if (!used[i]) fail(model.spec, model.nodes[i].spec, cat("the output of layer ", model.nodes[i].spec.name,
-                                                             " is never used (the model's output is the last line)"));
+    if (!used[i])
+      fail(model.spec, model.nodes[i].spec,
+           cat("the output of layer ", model.nodes[i].spec.name,
+               " is never used (the model's output is the last line)"));
     for (const int input : model.nodes[i].inputs) {
       if (input != ModelPlan::kDataInput) used[static_cast<std::size_t>(input)] = true;
     }
@@ -146,18 +151,21 @@ ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes) {
     model.nodes.push_back(std::move(node));
   }
   if (model.nodes.back().spec.name != model.spec.nodes.back().name) {
-    fail(model.spec, model.spec.nodes.back(), cat("layer ", model.spec.nodes.back().name,
-                                                   " is the last line but other layers read it: the model's output "
-                                                   "must be the last line"));
+    fail(model.spec, model.spec.nodes.back(),
+         cat("layer ", model.spec.nodes.back().name,
+             " is the last line but other layers read it: the model's output "
+             "must be the last line"));
   }
   check_all_used(model);
   const PlannedNode& output = model.nodes.back();
   if (output.plan.output != Shape{classes}) {
     fail(model.spec, output.spec,
-         cat("the model's output (layer ", output.spec.name, ") has shape ", to_string(output.plan.output), "; the data have ",
-             classes, " classes, so it must be ", classes, " (end with a dense layer of units=", classes, ")"));
+         cat("the model's output (layer ", output.spec.name, ") has shape ", to_string(output.plan.output),
+             "; the data have ", classes, " classes, so it must be ", classes,
+             " (end with a dense layer of units=", classes, ")"));
   }
-  if (model.parameter_count == 0) throw Error(ExitCode::kUsage, cat(model.spec.source, ": the model has no parameters to train"));
+  if (model.parameter_count == 0)
+    throw Error(ExitCode::kUsage, cat(model.spec.source, ": the model has no parameters to train"));
   return model;
 }
 

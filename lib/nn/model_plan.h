@@ -34,16 +34,16 @@ struct ModelPlan {
   static constexpr int kDataInput = -1;
 
   ModelSpec spec;
-  Shape input;               // one sample of the data
+  Shape input;  // one sample of the data
   std::size_t classes = 0;
   std::vector<PlannedNode> nodes;  // in evaluation order; the last one is the output (the logits)
   std::vector<ParameterInfo> parameters;
   std::vector<InitRule> parameter_init;  // parallel to parameters
   std::vector<ParameterInfo> state;
-  std::vector<InitRule> state_init;      // parallel to state
-  std::size_t parameter_count = 0;       // floats in the flat parameter vector
+  std::vector<InitRule> state_init;  // parallel to state
+  std::size_t parameter_count = 0;   // floats in the flat parameter vector
   std::size_t state_count = 0;
-  double forward_flops = 0;              // per sample
+  double forward_flops = 0;  // per sample
 };
 
 // The data's sample shape as the graph sees it: {h, w} images become {h, w, 1}.

@@ -73,7 +73,9 @@ NodeSpec parse_line(const std::vector<std::string>& words, const std::string& so
 
 }  // namespace
 
-std::string ModelSpec::where(const NodeSpec& node) const { return cat(source, ":", node.line, ": "); }
+std::string ModelSpec::where(const NodeSpec& node) const {
+  return cat(source, ":", node.line, ": ");
+}
 
 ModelSpec parse_model_text(std::string_view text, const std::string& source) {
   ModelSpec spec;
@@ -90,7 +92,8 @@ ModelSpec parse_model_text(std::string_view text, const std::string& source) {
     const std::vector<std::string> words = words_of(line);
     if (words.empty()) continue;
     NodeSpec node = parse_line(words, source, line_number);
-    if (!names.insert(node.name).second) fail(source, line_number, cat("a layer named '", node.name, "' already exists"));
+    if (!names.insert(node.name).second)
+      fail(source, line_number, cat("a layer named '", node.name, "' already exists"));
     if (node.inputs.empty()) node.inputs = {spec.nodes.empty() ? std::string("input") : spec.nodes.back().name};
     spec.nodes.push_back(std::move(node));
   }

@@ -62,7 +62,8 @@ std::string conv_unit(std::ostringstream& out, const std::string& name, std::siz
 }
 
 std::string resnet_text(const PresetOptions& options) {
-  if (!(options.width > 0) || options.width > 64) throw Error(ExitCode::kUsage, cat("--width ", options.width, " must be in (0, 64]"));
+  if (!(options.width > 0) || options.width > 64)
+    throw Error(ExitCode::kUsage, cat("--width ", options.width, " must be in (0, 64]"));
   const auto channels = [&](double base) {
     return static_cast<std::size_t>(std::max(1.0, std::round(base * options.width)));
   };
@@ -98,8 +99,8 @@ std::string nplm_text(const PresetOptions& options) {
   }
   if (options.embedding_dim == 0) throw Error(ExitCode::kUsage, "--embedding-dim must be at least 1");
   std::ostringstream out;
-  out << "# preset nplm: Bengio et al. 2003, m=" << options.embedding_dim << ", h="
-      << (options.hidden.empty() ? std::size_t{0} : options.hidden[0]) << ", direct connections "
+  out << "# preset nplm: Bengio et al. 2003, m=" << options.embedding_dim
+      << ", h=" << (options.hidden.empty() ? std::size_t{0} : options.hidden[0]) << ", direct connections "
       << (options.direct && !options.hidden.empty() ? "on" : "off") << "\n";
   out << "embed embedding vocab=" << options.vocab << " dim=" << options.embedding_dim << "\n";
   out << "context flatten\n";
@@ -121,7 +122,9 @@ std::string nplm_text(const PresetOptions& options) {
 
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"mlp", "cnn", "resnet", "nplm"}; }
+std::vector<std::string> preset_names() {
+  return {"mlp", "cnn", "resnet", "nplm"};
+}
 
 std::string preset_text(const PresetOptions& options) {
   for (const std::size_t width : options.hidden) {
@@ -134,7 +137,8 @@ std::string preset_text(const PresetOptions& options) {
   if (options.name == "cnn") return cnn_text(options);
   if (options.name == "resnet") return resnet_text(options);
   if (options.name == "nplm") return nplm_text(options);
-  throw Error(ExitCode::kUsage, cat("--model ", options.name, ": expected mlp, cnn, resnet or nplm (or --model-file FILE)"));
+  throw Error(ExitCode::kUsage,
+              cat("--model ", options.name, ": expected mlp, cnn, resnet or nplm (or --model-file FILE)"));
 }
 
 }  // namespace pstrain::nn

@@ -23,17 +23,17 @@
 namespace pstrain::nn {
 
 struct PresetOptions {
-  std::string name = "mlp";                        // mlp | cnn | resnet | nplm
-  std::vector<std::size_t> hidden{256, 128};       // mlp and cnn: widths of the hidden dense layers; nplm: 0 or 1
-  std::vector<std::size_t> conv_filters{32, 64};   // cnn
-  std::size_t kernel_size = 3;                     // cnn
+  std::string name = "mlp";                       // mlp | cnn | resnet | nplm
+  std::vector<std::size_t> hidden{256, 128};      // mlp and cnn: widths of the hidden dense layers; nplm: 0 or 1
+  std::vector<std::size_t> conv_filters{32, 64};  // cnn
+  std::size_t kernel_size = 3;                    // cnn
   compute::Activation activation = compute::Activation::kRelu;  // mlp and cnn (resnet: relu)
-  double width = 1.0;                              // resnet: channel multiplier
-  bool batch_norm = true;                          // resnet
+  double width = 1.0;                                           // resnet: channel multiplier
+  bool batch_norm = true;                                       // resnet
   std::size_t classes = 10;
-  std::size_t vocab = 0;                           // nplm: ids the embedding takes (the data's vocab_size)
-  std::size_t embedding_dim = 30;                  // nplm: m
-  bool direct = false;                             // nplm: direct connections from the embeddings to the output
+  std::size_t vocab = 0;           // nplm: ids the embedding takes (the data's vocab_size)
+  std::size_t embedding_dim = 30;  // nplm: m
+  bool direct = false;             // nplm: direct connections from the embeddings to the output
 };
 
 // The model-file text of a preset; Error(kUsage) for an unknown name or options no network can be built from.

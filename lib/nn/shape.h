@@ -19,6 +19,8 @@ inline std::size_t element_count(const Shape& shape) {
 // "28x28x1", "(scalar)" for an empty shape.
 std::string to_string(const Shape& shape);
 
-inline bool is_image(const Shape& shape) { return shape.size() == 3; }
+inline bool is_image(const Shape& shape) {
+  return shape.size() == 3;
+}
 
 }  // namespace pstrain::nn

@@ -25,8 +25,10 @@ class Adam final : public OptimizerBase {
     // The bias corrections are per-step scalars; computing them in double keeps 1 - b^t accurate when b^t is
     // close to 1 (early steps with b2 = 0.999).
     const auto t_as_double = static_cast<double>(t);
-    const auto inverse_correction1 = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta1_), t_as_double)));
-    const auto inverse_correction2 = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta2_), t_as_double)));
+    const auto inverse_correction1 =
+        static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta1_), t_as_double)));
+    const auto inverse_correction2 =
+        static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta2_), t_as_double)));
     for (std::size_t i = 0; i < parameters.size(); ++i) {
       const float gradient = gradients[i] + weight_decay(i) * parameters[i];
       m_[i] = beta1_ * m_[i] + (1.0f - beta1_) * gradient;
@@ -49,8 +51,7 @@ class Adam final : public OptimizerBase {
 
 }  // namespace
 
-std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size,
-                                     std::vector<std::uint8_t> mask) {
+std::unique_ptr<Optimizer> make_adam(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask) {
   return std::make_unique<Adam>(config, size, std::move(mask));
 }
 

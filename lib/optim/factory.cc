@@ -37,8 +37,8 @@ void validate(const OptimizerConfig& config) {
   }
   if (config.schedule != "constant" && config.schedule != "cosine" && config.schedule != "piecewise" &&
       config.schedule != "step" && config.schedule != "onecycle") {
-    throw Error(ExitCode::kUsage, cat("--lr-schedule '", config.schedule,
-                                      "' is not one of constant, cosine, piecewise, step, onecycle"));
+    throw Error(ExitCode::kUsage,
+                cat("--lr-schedule '", config.schedule, "' is not one of constant, cosine, piecewise, step, onecycle"));
   }
   if (config.nesterov && config.kind != "momentum") {
     throw Error(ExitCode::kUsage, cat("--nesterov needs --optimizer momentum (got ", config.kind, ")"));
@@ -58,8 +58,8 @@ void validate(const OptimizerConfig& config) {
     const auto& points = config.lr_points;
     const auto& factors = config.lr_factors;
     if (points.size() < 2) {
-      throw Error(ExitCode::kUsage, cat("--lr-schedule piecewise needs at least 2 --lr-points (passes), got ",
-                                        points.size()));
+      throw Error(ExitCode::kUsage,
+                  cat("--lr-schedule piecewise needs at least 2 --lr-points (passes), got ", points.size()));
     }
     if (factors.size() != points.size()) {
       throw Error(ExitCode::kUsage, cat("--lr-factors has ", factors.size(), " values for ", points.size(),
@@ -67,8 +67,8 @@ void validate(const OptimizerConfig& config) {
     }
     for (std::size_t i = 0; i < points.size(); ++i) {
       if (!(std::isfinite(points[i]) && points[i] >= 0)) {
-        throw Error(ExitCode::kUsage, cat("--lr-points must be finite and >= 0 (passes): point ", i + 1, " is ",
-                                          points[i]));
+        throw Error(ExitCode::kUsage,
+                    cat("--lr-points must be finite and >= 0 (passes): point ", i + 1, " is ", points[i]));
       }
       if (i > 0 && !(points[i] > points[i - 1])) {
         throw Error(ExitCode::kUsage, cat("--lr-points must be strictly increasing: point ", i + 1, " (", points[i],
@@ -79,19 +79,22 @@ void validate(const OptimizerConfig& config) {
       }
     }
   } else if (!config.lr_points.empty() || !config.lr_factors.empty()) {
-    throw Error(ExitCode::kUsage, cat("--lr-points and --lr-factors need --lr-schedule piecewise (got ",
-                                      config.schedule, ")"));
+    throw Error(ExitCode::kUsage,
+                cat("--lr-points and --lr-factors need --lr-schedule piecewise (got ", config.schedule, ")"));
   }
 }
 
 // Cosine interpolation from `from` (x = 0) to `to` (x = 1), as PyTorch's OneCycleLR anneals.
-double cosine_anneal(double from, double to, double x) { return to + (from - to) * 0.5 * (1.0 + std::cos(M_PI * x)); }
+double cosine_anneal(double from, double to, double x) {
+  return to + (from - to) * 0.5 * (1.0 + std::cos(M_PI * x));
+}
 
 // numpy.interp(position, points, factors): clamped to the end factors outside the points.
 double interpolate(const std::vector<double>& points, const std::vector<double>& factors, double position) {
   if (position <= points.front()) return factors.front();
   if (position >= points.back()) return factors.back();
-  const auto after = static_cast<std::size_t>(std::upper_bound(points.begin(), points.end(), position) - points.begin());
+  const auto after =
+      static_cast<std::size_t>(std::upper_bound(points.begin(), points.end(), position) - points.begin());
   const std::size_t before = after - 1;
   const double fraction = (position - points[before]) / (points[after] - points[before]);
   return factors[before] + fraction * (factors[after] - factors[before]);
@@ -108,7 +111,8 @@ float scheduled_learning_rate(const OptimizerConfig& config, std::uint64_t updat
   const double lr = config.learning_rate;
   const double done = static_cast<double>(update > 0 ? update - 1 : 0);  // updates before this one
   // Without a known run length (validation, or a run of no updates) every schedule stays at its start.
-  const double progress = config.total_updates == 0 ? 0.0 : std::min(1.0, done / static_cast<double>(config.total_updates));
+  const double progress =
+      config.total_updates == 0 ? 0.0 : std::min(1.0, done / static_cast<double>(config.total_updates));
   const double position = config.updates_per_pass == 0 ? 0.0 : done / static_cast<double>(config.updates_per_pass);
   double rate = lr;
   if (config.schedule == "cosine") {
@@ -119,8 +123,8 @@ float scheduled_learning_rate(const OptimizerConfig& config, std::uint64_t updat
   } else if (config.schedule == "step") {
     rate = lr * std::pow(config.step_gamma, std::floor(position / config.step_passes));
   } else if (config.schedule == "onecycle") {
-    constexpr double kRise = 0.3;  // PyTorch's pct_start
-    const double initial = lr / 25.0;  // div_factor
+    constexpr double kRise = 0.3;             // PyTorch's pct_start
+    const double initial = lr / 25.0;         // div_factor
     const double final_rate = initial / 1e4;  // final_div_factor
     rate = progress < kRise ? cosine_anneal(initial, lr, progress / kRise)
                             : cosine_anneal(lr, final_rate, (progress - kRise) / (1.0 - kRise));

@@ -42,16 +42,16 @@ struct OptimizerConfig {
   // Warm-up multiplies any of them by min(1, u / (warmup_passes * updates_per_pass)): linear from lr/W to lr.
   std::string schedule = "constant";
   std::uint64_t total_updates = 0;
-  bool nesterov = false;                 // momentum only
+  bool nesterov = false;  // momentum only
   // Decay the biases and batch-norm parameters too; when false, the caller passes make_optimizer a mask built
   // with decays() over the parameter names.
   bool decay_bias_and_norm = true;
-  std::vector<double> lr_points{};       // piecewise: positions in passes, >= 0, strictly increasing
-  std::vector<double> lr_factors{};      // piecewise: multipliers of learning_rate at those positions, >= 0
-  double warmup_passes = 0;              // 0: no warm-up
-  double step_passes = 0;                // step: passes between decays
-  double step_gamma = 0.1;               // step: factor per decay, in (0, 1]
-  std::uint64_t updates_per_pass = 0;    // total_updates / passes: the unit of piecewise, step and warm-up
+  std::vector<double> lr_points{};     // piecewise: positions in passes, >= 0, strictly increasing
+  std::vector<double> lr_factors{};    // piecewise: multipliers of learning_rate at those positions, >= 0
+  double warmup_passes = 0;            // 0: no warm-up
+  double step_passes = 0;              // step: passes between decays
+  double step_gamma = 0.1;             // step: factor per decay, in (0, 1]
+  std::uint64_t updates_per_pass = 0;  // total_updates / passes: the unit of piecewise, step and warm-up
 };
 
 // The learning rate of update number `update` (1-based) under `config`'s schedule.

@@ -54,7 +54,8 @@ class RowOptimizerBase : public RowOptimizer {
 
 class RowSgd final : public RowOptimizerBase {
  public:
-  RowSgd(const OptimizerConfig& config, std::size_t rows, std::size_t width) : RowOptimizerBase(config, rows, width, 0) {}
+  RowSgd(const OptimizerConfig& config, std::size_t rows, std::size_t width)
+      : RowOptimizerBase(config, rows, width, 0) {}
   std::string name() const override { return "sgd"; }
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {}; }
 
@@ -84,9 +85,7 @@ class RowMomentum final : public RowOptimizerBase {
   RowMomentum(const OptimizerConfig& config, std::size_t rows, std::size_t width)
       : RowOptimizerBase(config, rows, width, 1) {}
   std::string name() const override { return config().nesterov ? "lazy nesterov" : "lazy momentum"; }
-  std::vector<std::pair<std::string, std::vector<float>*>> state() override {
-    return {{"velocity", &state_vector(0)}};
-  }
+  std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"velocity", &state_vector(0)}}; }
 
  protected:
   void update(float& weight, float gradient, std::size_t at, float learning_rate) override {

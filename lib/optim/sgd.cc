@@ -21,13 +21,11 @@ class Sgd final : public OptimizerBase {
   }
 
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {}; }  // stateless
-
 };
 
 }  // namespace
 
-std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size,
-                                    std::vector<std::uint8_t> mask) {
+std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask) {
   return std::make_unique<Sgd>(config, size, std::move(mask));
 }
 

@@ -18,14 +18,28 @@ double seconds_since(Clock::time_point start) {
 
 }  // namespace
 
-AsyncExchange::AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval)
+AsyncExchange::AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval,
+                             TableClient* tables)
     : client_(client),
+      tables_(tables),
       trainers_(trainers),
       poll_interval_(poll_interval),
       pushed_(client.shards(), 0),
       observed_(client.shards(), 0) {}
 
-void AsyncExchange::start(std::span<float> parameters) { client_.pull(parameters); }
+void AsyncExchange::start(std::span<float> parameters) {
+  client_.pull(parameters);
+  if (tables_ != nullptr) tables_->fetch_all(parameters);
+}
+
+bool AsyncExchange::fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) {
+  if (tables_ == nullptr) return false;
+  const comm::Watchdog::Wait wait("fetching table rows from the servers");
+  const auto start = Clock::now();
+  tables_->fetch(features, count, parameters);  // the rows as they are now, like the dense pull
+  timers_.pull_seconds += seconds_since(start);
+  return true;
+}
 
 void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) {
   // Like PaddlePaddle's async trainer: send the gradient, wait for the shards to apply it (never for the other
@@ -34,6 +48,7 @@ void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std
   const comm::Watchdog::Wait wait("an async step (push, wait for the shards to apply it, pull)");
   auto start = Clock::now();
   client_.push(gradient, static_cast<float>(count));
+  if (tables_ != nullptr) tables_->push(gradient);  // complete before the push is announced
   for (int shard = 0; shard < client_.shards(); ++shard) {
     client_.announce_push(shard, ++pushed_[shard], client_.version(shard));
   }
@@ -62,6 +77,7 @@ void AsyncExchange::finish_pass(std::span<float> parameters) {
     }
   }
   client_.pull(parameters);
+  if (tables_ != nullptr) tables_->fetch_all(parameters);
   MPI_CHECK(MPI_Barrier(trainers_));  // nobody pushes again before everyone pulled the same state
   timers_.sync_seconds += seconds_since(start);
 }
@@ -103,8 +119,9 @@ void AsyncExchange::wait_until_applied() {
 }
 
 std::unique_ptr<exchange::GradientExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
-                                                                std::chrono::microseconds poll_interval) {
-  return std::make_unique<AsyncExchange>(client, trainers, poll_interval);
+                                                                std::chrono::microseconds poll_interval,
+                                                                TableClient* tables) {
+  return std::make_unique<AsyncExchange>(client, trainers, poll_interval, tables);
 }
 
 }  // namespace pstrain::ps

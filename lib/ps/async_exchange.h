@@ -9,14 +9,17 @@
 
 #include "exchange/gradient_exchange.h"
 #include "ps/client.h"
+#include "ps/table_client.h"
 
 namespace pstrain::ps {
 
 class AsyncExchange : public exchange::GradientExchange {
  public:
-  AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval);
+  // `tables`: the row tables the servers hold by rows (null: none).
+  AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, TableClient* tables);
 
   void start(std::span<float> parameters) override;
+  bool fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) override;
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override;
   void finish_pass(std::span<float> parameters) override;
   int checkpoint_request(int wish) override;
@@ -29,6 +32,7 @@ class AsyncExchange : public exchange::GradientExchange {
   void wait_until_applied();
 
   PsClient& client_;
+  TableClient* tables_;
   MPI_Comm trainers_;
   std::chrono::microseconds poll_interval_;
   std::function<bool()> on_checkpoint_request_;

@@ -32,8 +32,8 @@ void PsClient::push(std::span<const float> gradient, float count) {
   for (int shard = 0; shard < plan_.shards(); ++shard) {
     const std::size_t slice = plan_.shard_size(shard);
     const auto slot = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(slice));
-    MPI_CHECK(MPI_Put(gradient.data(), 1, shard_types_[shard].handle(), shard, slot, static_cast<int>(slice),
-                      MPI_FLOAT, window));
+    MPI_CHECK(MPI_Put(gradient.data(), 1, shard_types_[shard].handle(), shard, slot, static_cast<int>(slice), MPI_FLOAT,
+                      window));
     MPI_CHECK(MPI_Put(&count, 1, MPI_FLOAT, shard, slot + static_cast<MPI_Aint>(slice), 1, MPI_FLOAT, window));
   }
   MPI_CHECK(MPI_Win_unlock_all(window));
@@ -87,11 +87,21 @@ std::int64_t PsClient::atomic_on_shard(int shard, std::size_t index, std::int64_
   return previous;
 }
 
-std::int64_t PsClient::take_chunk() { return atomic_on_shard(0, kChunkCounterIndex, 1, MPI_SUM); }
-void PsClient::reset_chunks() { atomic_on_shard(0, kChunkCounterIndex, 0, MPI_REPLACE); }
-void PsClient::request_checkpoint(std::int64_t bits) { atomic_on_shard(0, kCheckpointRequestIndex, bits, MPI_BOR); }
-std::int64_t PsClient::checkpoint_request() { return atomic_on_shard(0, kCheckpointRequestIndex, 0, MPI_NO_OP); }
-void PsClient::announce_quiesced() { atomic_on_shard(0, kQuiescedIndex, 1, MPI_SUM); }
+std::int64_t PsClient::take_chunk() {
+  return atomic_on_shard(0, kChunkCounterIndex, 1, MPI_SUM);
+}
+void PsClient::reset_chunks() {
+  atomic_on_shard(0, kChunkCounterIndex, 0, MPI_REPLACE);
+}
+void PsClient::request_checkpoint(std::int64_t bits) {
+  atomic_on_shard(0, kCheckpointRequestIndex, bits, MPI_BOR);
+}
+std::int64_t PsClient::checkpoint_request() {
+  return atomic_on_shard(0, kCheckpointRequestIndex, 0, MPI_NO_OP);
+}
+void PsClient::announce_quiesced() {
+  atomic_on_shard(0, kQuiescedIndex, 1, MPI_SUM);
+}
 
 void PsClient::publish_clock(std::int64_t clock) {
   WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
@@ -107,7 +117,8 @@ std::vector<std::int64_t> PsClient::read_clocks() {
                     static_cast<int>(control.size()), MPI_INT64_T, windows_.control.handle()));
   lock.unlock();
   std::vector<std::int64_t> clocks;
-  for (int trainer = 0; trainer < layout_.trainers; ++trainer) clocks.push_back(control[control_index(trainer, kClock)]);
+  for (int trainer = 0; trainer < layout_.trainers; ++trainer)
+    clocks.push_back(control[control_index(trainer, kClock)]);
   return clocks;
 }
 

@@ -8,16 +8,20 @@
 
 #include "exchange/gradient_exchange.h"
 #include "ps/client.h"
+#include "ps/table_client.h"
 
 namespace pstrain::ps {
 
-std::unique_ptr<exchange::GradientExchange> make_sync_exchange(PsClient& client);
+// `tables` (every mode): the row tables the servers hold by rows (null: none); their rows are fetched per batch.
+std::unique_ptr<exchange::GradientExchange> make_sync_exchange(PsClient& client, TableClient* tables = nullptr);
 // `trainers` is the communicator of all trainers (for the end-of-pass agreement); `poll_interval` is the pause
 // between two looks at a shard's control words while waiting for an update to be applied.
 std::unique_ptr<exchange::GradientExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
-                                                                std::chrono::microseconds poll_interval);
+                                                                std::chrono::microseconds poll_interval,
+                                                                TableClient* tables = nullptr);
 // Async with bounded staleness: a trainer never starts a step more than `staleness` steps ahead of the slowest.
 std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
-                                                              std::chrono::microseconds poll_interval, int staleness);
+                                                              std::chrono::microseconds poll_interval, int staleness,
+                                                              TableClient* tables = nullptr);
 
 }  // namespace pstrain::ps

@@ -20,8 +20,8 @@ std::uint64_t RowPlan::rows_on(int shard) const {
 RowRequest make_row_request(std::span<const std::int64_t> ids, const RowPlan& plan) {
   for (std::size_t k = 0; k < ids.size(); ++k) {
     if (ids[k] < 0 || static_cast<std::uint64_t>(ids[k]) >= plan.rows()) {
-      throw Error(ExitCode::kInputData, cat("id ", ids[k], " (lookup ", k, " of the batch) is outside the table of ",
-                                            plan.rows(), " rows"));
+      throw Error(ExitCode::kInputData,
+                  cat("id ", ids[k], " (lookup ", k, " of the batch) is outside the table of ", plan.rows(), " rows"));
     }
   }
   // (owner, local index) order is (id mod P, id div P): sort the lookups by that key, then keep the first of each id.

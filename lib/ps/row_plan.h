@@ -33,9 +33,9 @@ class RowPlan {
 // One step's lookups in one table: the distinct ids, ordered by (owning shard, local index) so that each shard's
 // rows are one contiguous, increasing run, and for every lookup the position of its id among them.
 struct RowRequest {
-  std::vector<std::uint64_t> rows;         // distinct ids, by (owner, local index)
-  std::vector<std::uint32_t> slot;         // lookup k reads rows[slot[k]]
-  std::vector<std::size_t> shard_begin;    // shard s owns rows[shard_begin[s], shard_begin[s + 1])
+  std::vector<std::uint64_t> rows;       // distinct ids, by (owner, local index)
+  std::vector<std::uint32_t> slot;       // lookup k reads rows[slot[k]]
+  std::vector<std::size_t> shard_begin;  // shard s owns rows[shard_begin[s], shard_begin[s + 1])
 
   std::span<const std::uint64_t> rows_of(int shard) const {
     const auto s = static_cast<std::size_t>(shard);

@@ -59,10 +59,12 @@ int ShardServer::sync_step(int flags) {
       float total = 0;
       for (int trainer = 0; trainer < layout_.trainers; ++trainer) total += slots[trainer * stride + slice_size_];
       PSTRAIN_ASSERT(total > 0, "no samples in sync update ", version_ + 1);
+      weights_.resize(static_cast<std::size_t>(layout_.trainers));
       bool first = true;
       for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
         const float* slot = slots.data() + trainer * stride;
         const float weight = slot[slice_size_] / total;
+        weights_[static_cast<std::size_t>(trainer)] = weight;
         if (weight == 0) continue;
         if (first) {
           for (std::size_t i = 0; i < slice_size_; ++i) summed_[i] = weight * slot[i];
@@ -73,6 +75,7 @@ int ShardServer::sync_step(int flags) {
       }
     }
     apply(summed_);
+    for (const auto& table : tables_) table->update(weights_);
     stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
   }
   return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the parameters are published
@@ -87,24 +90,27 @@ SliceState ShardServer::export_state() {
   }
   for (const auto& [name, values] : optimizer_->state()) state.optimizer.emplace_back(name, *values);
   state.optimizer_steps = optimizer_->steps_taken();
+  for (const auto& table : tables_) table->export_rows(state.parameters, state.optimizer);
   return state;
 }
 
-void ShardServer::import_state(const ShardPlan& plan, std::span<const float> parameters,
+void ShardServer::import_state(const ModelPartition& partition, std::span<const float> parameters,
                                const std::vector<std::pair<std::string, std::vector<float>>>& optimizer,
                                std::uint64_t steps) {
   {
     WindowLock lock(windows_.params.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
-    plan.gather(layout_.shard_index, parameters, windows_.params.local().subspan(kParamsHeader, slice_size_));
+    partition.blocks().gather(layout_.shard_index, parameters,
+                              windows_.params.local().subspan(kParamsHeader, slice_size_));
   }
   for (const auto& [name, target] : optimizer_->state()) {
     // Captured through an init-capture: clang before 16 cannot capture a structured binding itself.
     const auto found = std::find_if(optimizer.begin(), optimizer.end(),
                                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
     PSTRAIN_ASSERT(found != optimizer.end(), "checkpoint lacks optimizer state ", name);
-    plan.gather(layout_.shard_index, found->second, *target);
+    partition.blocks().gather(layout_.shard_index, found->second, *target);
   }
   optimizer_->set_steps_taken(steps);
+  for (const auto& table : tables_) table->import_rows(parameters, optimizer, steps);
 }
 
 void ShardServer::clear_checkpoint_request() {
@@ -135,7 +141,12 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
       {
         WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kShared);
         const float* slot = windows_.grads.local().data() + trainer * stride;
-        if (slot[slice_size_] > 0) apply({slot, slice_size_});
+        if (slot[slice_size_] > 0) {
+          apply({slot, slice_size_});
+          weights_.assign(static_cast<std::size_t>(layout_.trainers), 0.0f);  // this trainer's push alone
+          weights_[static_cast<std::size_t>(trainer)] = 1.0f;
+          for (const auto& table : tables_) table->update(weights_);
+        }
       }
       applied[trainer] = pushed;
       applied_any = true;

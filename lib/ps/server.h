@@ -4,20 +4,22 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
-#include <span>
 #include <vector>
 
 #include "comm/layout.h"
 #include "optim/optimizer.h"
 #include "ps/shard_plan.h"
+#include "ps/table_plan.h"
+#include "ps/table_shard.h"
 #include "ps/windows.h"
 
 namespace pstrain::ps {
 
 // A shard's share of the model state, for checkpoints: its slice of the parameters and of every optimizer state
-// vector, in the shard's local order (see ShardPlan).
+// vector, in the shard's local order (ModelPartition: its dense blocks, then its rows of every row table).
 struct SliceState {
   std::vector<float> parameters;
   std::vector<std::pair<std::string, std::vector<float>>> optimizer;
@@ -34,6 +36,8 @@ class ShardServer {
   // `initial` is the full flat vector; the server keeps its own slice of it. Call before the job's start barrier.
   ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout,
               std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial);
+  // The row tables this shard serves beside its dense blocks.
+  void serve_tables(std::vector<std::unique_ptr<TableShard>> tables) { tables_ = std::move(tables); }
 
   // Sync: one round of [barrier, sum slots in trainer order, one update, flag agreement]. The second meeting is an
   // MPI_Allreduce(BOR) of `flags` instead of a plain barrier, so control decisions (checkpoint now, stop) ride on
@@ -52,7 +56,7 @@ class ShardServer {
 
   SliceState export_state();
   // Takes this shard's slices of a full model state (flat parameters and optimizer vectors, model layout).
-  void import_state(const ShardPlan& plan, std::span<const float> parameters,
+  void import_state(const ModelPartition& partition, std::span<const float> parameters,
                     const std::vector<std::pair<std::string, std::vector<float>>>& optimizer, std::uint64_t steps);
 
   const ServerStats& stats() const { return stats_; }
@@ -65,7 +69,9 @@ class ShardServer {
   comm::WorldLayout layout_;
   std::size_t slice_size_;
   std::unique_ptr<optim::Optimizer> optimizer_;
-  std::vector<float> summed_;  // sync: the averaged gradient of one step
+  std::vector<float> summed_;   // sync: the averaged gradient of one step
+  std::vector<float> weights_;  // each trainer's weight in a table update (TableShard::update)
+  std::vector<std::unique_ptr<TableShard>> tables_;
   std::int64_t version_ = 0;
   std::vector<std::int64_t> applied_;  // async: last push applied, per trainer
   std::int64_t checkpoint_request_ = 0;

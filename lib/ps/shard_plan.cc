@@ -7,13 +7,21 @@
 
 namespace pstrain::ps {
 
-ShardPlan::ShardPlan(const std::vector<std::size_t>& parameter_sizes, int shards, std::size_t block_size)
+ShardPlan::ShardPlan(const std::vector<std::size_t>& parameter_sizes, int shards, std::size_t block_size,
+                     const std::vector<bool>& by_rows)
     : shard_sizes_(static_cast<std::size_t>(std::max(shards, 0)), 0),
       segments_(static_cast<std::size_t>(std::max(shards, 0))) {
   PSTRAIN_ASSERT(shards >= 1, "shards = ", shards);
   PSTRAIN_ASSERT(block_size >= 1, "block_size = ", block_size);
+  PSTRAIN_ASSERT(by_rows.empty() || by_rows.size() == parameter_sizes.size(), by_rows.size(), " marks for ",
+                 parameter_sizes.size(), " parameters");
   std::size_t offset = 0;
-  for (const std::size_t size : parameter_sizes) {
+  for (std::size_t parameter = 0; parameter < parameter_sizes.size(); ++parameter) {
+    const std::size_t size = parameter_sizes[parameter];
+    if (!by_rows.empty() && by_rows[parameter]) {  // a row table: served by rows (table_plan.h)
+      offset += size;
+      continue;
+    }
     for (std::size_t start = 0; start < size; start += block_size) {
       const std::size_t length = std::min(block_size, size - start);
       const auto lightest = std::min_element(shard_sizes_.begin(), shard_sizes_.end());

@@ -6,6 +6,8 @@
 // Each parameter is cut into blocks of at most block_size elements (a small parameter is one block). Blocks are
 // dealt, in order, to the shard holding the fewest bytes so far (ties to the lowest shard), so any two shards
 // differ by at most one block. A shard stores its blocks contiguously, in increasing global offset.
+// Parameters marked `by_rows` (row tables that the servers hold row by row, table_plan.h) keep their place in the
+// flat vector but are in no shard's blocks.
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -20,9 +22,11 @@ struct Segment {
 
 class ShardPlan {
  public:
-  ShardPlan(const std::vector<std::size_t>& parameter_sizes, int shards, std::size_t block_size);
+  ShardPlan(const std::vector<std::size_t>& parameter_sizes, int shards, std::size_t block_size,
+            const std::vector<bool>& by_rows = {});
 
   int shards() const { return static_cast<int>(segments_.size()); }
+  // The length of the flat vector, tables included.
   std::size_t total_size() const { return total_size_; }
   std::size_t shard_size(int shard) const { return shard_sizes_.at(shard); }
   std::size_t largest_block() const { return largest_block_; }

@@ -17,8 +17,9 @@ using Clock = std::chrono::steady_clock;
 // pass; a trainer that finished its pass publishes kClockPassDone so that nobody waits for it at the pass end.
 class SspExchange final : public AsyncExchange {
  public:
-  SspExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, int staleness)
-      : AsyncExchange(client, trainers, poll_interval), staleness_bound_(staleness) {}
+  SspExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, int staleness,
+              TableClient* tables)
+      : AsyncExchange(client, trainers, poll_interval, tables), staleness_bound_(staleness) {}
 
   void start(std::span<float> parameters) override {
     client_.publish_clock(0);
@@ -61,8 +62,9 @@ class SspExchange final : public AsyncExchange {
 }  // namespace
 
 std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
-                                                              std::chrono::microseconds poll_interval, int staleness) {
-  return std::make_unique<SspExchange>(client, trainers, poll_interval, staleness);
+                                                              std::chrono::microseconds poll_interval, int staleness,
+                                                              TableClient* tables) {
+  return std::make_unique<SspExchange>(client, trainers, poll_interval, staleness, tables);
 }
 
 }  // namespace pstrain::ps

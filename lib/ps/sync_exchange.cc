@@ -17,12 +17,24 @@ double seconds_since(Clock::time_point start) {
 
 class SyncExchange final : public exchange::GradientExchange {
  public:
-  explicit SyncExchange(PsClient& client) : client_(client) {}
-  void start(std::span<float> parameters) override { client_.pull(parameters); }
+  SyncExchange(PsClient& client, TableClient* tables) : client_(client), tables_(tables) {}
+  void start(std::span<float> parameters) override {
+    client_.pull(parameters);
+    if (tables_ != nullptr) tables_->fetch_all(parameters);
+  }
+  bool fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) override {
+    if (tables_ == nullptr) return false;
+    const comm::Watchdog::Wait wait("fetching table rows from the servers");
+    const auto start = Clock::now();
+    tables_->fetch(features, count, parameters);
+    timers_.pull_seconds += seconds_since(start);
+    return true;
+  }
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
     const comm::Watchdog::Wait wait("a sync step (push, barrier, update, pull)");
     auto start = Clock::now();
     client_.push(gradient, static_cast<float>(count));
+    if (tables_ != nullptr) tables_->push(gradient);  // an empty slot when this trainer had no batch
     timers_.push_seconds += seconds_since(start);
     start = Clock::now();
     exchange::all_gradients_written();
@@ -33,17 +45,22 @@ class SyncExchange final : public exchange::GradientExchange {
     timers_.pull_seconds += seconds_since(start);
     staleness_.record(0);
   }
-  void finish_pass(std::span<float>) override {}  // every trainer already holds the same parameters
+  // Every trainer already holds the same dense parameters; the tables' rows are current only where a batch
+  // looked them up, so evaluation and the pass folder get every row.
+  void finish_pass(std::span<float> parameters) override {
+    if (tables_ != nullptr) tables_->fetch_all(parameters);
+  }
   void finish() override {}
 
  private:
   PsClient& client_;
+  TableClient* tables_;
 };
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_sync_exchange(PsClient& client) {
-  return std::make_unique<SyncExchange>(client);
+std::unique_ptr<exchange::GradientExchange> make_sync_exchange(PsClient& client, TableClient* tables) {
+  return std::make_unique<SyncExchange>(client, tables);
 }
 
 }  // namespace pstrain::ps

@@ -13,6 +13,13 @@
 //                                 applied_seq, staleness of the last applied push (written by the server),
 //                                 clock (ssp, on shard 0 only: steps trainer t finished in this pass).
 //
+// Each row table (table_plan.h) adds three windows per shard, the same on every shard but sized by its rows:
+//   rows    float  [R_s x W]      the shard's rows of the table, local row l = global row l * P + s
+//   row_ids int64  T x [1 + C_s]  one slot per trainer: how many rows its last step touched here, then their
+//                                 local indices, increasing
+//   row_grads float T x [C_s x W] the gradients of those rows, in the same order
+// (R_s: rows on shard s, W: row width, C_s: the rows one step can touch there, TablePlan::capacity.)
+//
 // Who waits for whom, and in which order, over these words: exchange/step_protocol.h.
 // Every access to a window's memory, local or remote, happens inside a lock epoch on that window.
 #include <mpi.h>
@@ -24,10 +31,11 @@
 #include "comm/layout.h"
 #include "comm/window.h"
 #include "ps/shard_plan.h"
+#include "ps/table_plan.h"
 
 namespace pstrain::ps {
 
-inline constexpr std::size_t kParamsHeader = 2;   // floats holding the int64 version
+inline constexpr std::size_t kParamsHeader = 2;  // floats holding the int64 version
 inline constexpr std::size_t kControlHeader = 4;
 inline constexpr std::size_t kControlPerTrainer = 5;
 inline constexpr std::size_t kChunkCounterIndex = 0;
@@ -40,8 +48,12 @@ inline constexpr std::int64_t kClockPassDone = std::int64_t{1} << 60;
 inline std::size_t control_index(int trainer, ControlField field) {
   return kControlHeader + kControlPerTrainer * static_cast<std::size_t>(trainer) + field;
 }
-inline std::size_t control_size(int trainers) { return kControlHeader + kControlPerTrainer * trainers; }
-inline std::size_t slot_stride(std::size_t slice) { return slice + 1; }
+inline std::size_t control_size(int trainers) {
+  return kControlHeader + kControlPerTrainer * trainers;
+}
+inline std::size_t slot_stride(std::size_t slice) {
+  return slice + 1;
+}
 
 static_assert(sizeof(std::int64_t) == kParamsHeader * sizeof(float));
 inline std::int64_t read_version(const float* header) {
@@ -49,7 +61,9 @@ inline std::int64_t read_version(const float* header) {
   std::memcpy(&version, header, sizeof version);
   return version;
 }
-inline void write_version(float* header, std::int64_t version) { std::memcpy(header, &version, sizeof version); }
+inline void write_version(float* header, std::int64_t version) {
+  std::memcpy(header, &version, sizeof version);
+}
 
 struct PsWindows {
   // Collective over `world`.
@@ -61,6 +75,24 @@ struct PsWindows {
   comm::Window<float> params;
   comm::Window<float> grads;
   comm::Window<std::int64_t> control;
+};
+
+struct TableWindows {
+  // Collective over `world`.
+  TableWindows(MPI_Comm world, const comm::WorldLayout& layout, const TablePlan& plan, std::size_t table) {
+    const int shard = layout.shard_index;
+    const bool server = layout.is_server();
+    const std::size_t width = plan.table(table).width;
+    const std::size_t capacity = server ? plan.capacity(table, shard) : 0;
+    const auto trainers = static_cast<std::size_t>(layout.trainers);
+    rows = comm::Window<float>(world, server ? plan.rows(table).rows_on(shard) * width : 0);
+    row_ids = comm::Window<std::int64_t>(world, server ? trainers * (1 + capacity) : 0);
+    row_grads = comm::Window<float>(world, server ? trainers * capacity * width : 0);
+  }
+
+  comm::Window<float> rows;
+  comm::Window<std::int64_t> row_ids;
+  comm::Window<float> row_grads;
 };
 
 }  // namespace pstrain::ps

@@ -9,10 +9,14 @@ namespace pstrain::report {
 
 // CRC of `size` bytes, continuing from a previous crc32c() result (0 to start).
 std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t previous = 0);
-inline std::uint32_t crc32c(std::string_view bytes) { return crc32c(bytes.data(), bytes.size()); }
+inline std::uint32_t crc32c(std::string_view bytes) {
+  return crc32c(bytes.data(), bytes.size());
+}
 
 // TFRecord's mask: rotate right by 15 bits and add a constant.
-constexpr std::uint32_t mask_crc(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+constexpr std::uint32_t mask_crc(std::uint32_t crc) {
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
 constexpr std::uint32_t unmask_crc(std::uint32_t masked) {
   const std::uint32_t rotated = masked - 0xa282ead8u;
   return (rotated >> 17) | (rotated << 15);

@@ -28,8 +28,7 @@ std::filesystem::path new_file(const std::filesystem::path& folder) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   if (error) throw Error(ExitCode::kOutput, cat("cannot create ", folder.string(), ": ", error.message()));
-  const std::string name =
-      event_file_name(static_cast<std::int64_t>(now_seconds()), host_name());
+  const std::string name = event_file_name(static_cast<std::int64_t>(now_seconds()), host_name());
   std::filesystem::path path = folder / name;
   for (int n = 1; std::filesystem::exists(path); ++n) path = folder / cat(name, ".", n);
   return path;

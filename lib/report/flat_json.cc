@@ -12,7 +12,8 @@ class Reader {
   explicit Reader(const std::string& text) : text_(text) {}
 
   void skip_space() {
-    while (at_ < text_.size() && (text_[at_] == ' ' || text_[at_] == '\t' || text_[at_] == '\r' || text_[at_] == '\n')) ++at_;
+    while (at_ < text_.size() && (text_[at_] == ' ' || text_[at_] == '\t' || text_[at_] == '\r' || text_[at_] == '\n'))
+      ++at_;
   }
   bool take(char c) {
     skip_space();

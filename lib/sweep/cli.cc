@@ -12,8 +12,8 @@
 #include "core/files.h"
 #include "core/options.h"
 #include "sweep/emit.h"
-#include "sweep/process.h"
 #include "sweep/expand.h"
+#include "sweep/process.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
 #include "sweep/search_space.h"
@@ -123,13 +123,17 @@ void print_sets(const std::vector<HyperparameterSet>& sets, const fs::path& swee
 int command_generate(const std::string& command, const std::vector<std::string>& args, std::ostream& out) {
   po::options_description options(command == "grid" ? "grid: every combination of the [grid] values"
                                                     : "random: N draws from the search space");
+  // clang-format off
   options.add_options()
       ("space", po::value<std::string>(), "search space file (format below)")
       ("sweep-dir", po::value<std::string>(), "where sets/, sets.txt and later runs/ go");
+  // clang-format on
   if (command == "random") {
+    // clang-format off
     options.add_options()
         ("trials", po::value<int>(), "number of sets to draw")
         ("seed", po::value<unsigned long long>()->default_value(1), "seed of the draws (same seed, same sets)");
+    // clang-format on
   }
   const Parsed parsed = parse(command, options, args, out, kSpaceHelp);
   if (parsed.help) return 0;
@@ -151,6 +155,7 @@ int command_generate(const std::string& command, const std::vector<std::string>&
 }
 
 void add_cluster_options(po::options_description& options) {
+  // clang-format off
   options.add_options()
       ("sweep-dir", po::value<std::string>(), "the sweep folder (grid/random); also its path on the cluster, a shared volume")
       ("data-dir", po::value<std::string>(), "pstrain-data folder, as the cluster sees it")
@@ -159,6 +164,7 @@ void add_cluster_options(po::options_description& options) {
       ("np", po::value<int>()->default_value(1), "MPI ranks per run")
       ("parallel", po::value<int>()->default_value(0), "runs at once (0: no limit)")
       ("output,o", po::value<std::string>(), "write here instead of stdout");
+  // clang-format on
 }
 
 ClusterSettings cluster_settings(const po::variables_map& values, const std::string& command) {
@@ -186,11 +192,13 @@ int command_emit_k8s(const std::vector<std::string>& args, std::ostream& out) {
   const std::string command = "emit k8s";
   po::options_description options("emit k8s: Kubernetes YAML for the sweep");
   add_cluster_options(options);
+  // clang-format off
   options.add_options()
       ("template", po::value<std::string>(), "Job or MPIJob YAML expanded once per set (default: a built-in batch/v1 Job)")
       ("indexed", po::bool_switch(), "one Indexed Job (completions = sets) whose pods run `pstrain-sweep run-one`")
       ("image", po::value<std::string>()->default_value("pstrain:latest"), "container image")
       ("pstrain-sweep", po::value<std::string>()->default_value(self_path()), "pstrain-sweep's path in the image (--indexed)");
+  // clang-format on
   const Parsed parsed = parse(command, options, args, out, R"(
 Template placeholders: {{SET_ID}} (1-based, also the JOB_ID the article's jobs use), {{SET_INDEX}} (0-based),
 {{NUM_SETS}}, {{NAME}} (name-0001), {{FLAGS}} (shell words), {{FLAGS_YAML_LIST}} (["--lr", "0.01"]),
@@ -205,13 +213,17 @@ command, through mpirun when --np > 1), {{OUTPUT_DIR}}, {{SWEEP_DIR}}, {{DATA_DI
   settings.pstrain_sweep = values["pstrain-sweep"].as<std::string>();
   const auto sets = load_sets(settings.sweep_dir);
   if (values["indexed"].as<bool>()) {
-    if (values.count("template")) throw Error(ExitCode::kUsage, "emit k8s: --indexed and --template exclude each other");
+    if (values.count("template"))
+      throw Error(ExitCode::kUsage, "emit k8s: --indexed and --template exclude each other");
     write_output(values, emit_k8s_indexed(sets.size(), settings), out);
     return 0;
   }
   const bool custom = values.count("template") > 0;
   const std::string job_template = custom ? read_file(values["template"].as<std::string>()) : default_job_template();
-  write_output(values, emit_k8s_jobs(sets, settings, job_template, custom ? values["template"].as<std::string>() : "built-in template"), out);
+  write_output(values,
+               emit_k8s_jobs(sets, settings, job_template,
+                             custom ? values["template"].as<std::string>() : "built-in template"),
+               out);
   return 0;
 }
 
@@ -229,6 +241,7 @@ int command_emit_slurm(const std::vector<std::string>& args, std::ostream& out) 
 }
 
 void add_run_options(po::options_description& options) {
+  // clang-format off
   options.add_options()
       ("sweep-dir", po::value<std::string>(), "the sweep folder (grid/random)")
       ("data-dir", po::value<std::string>(), "pstrain-data folder")
@@ -237,6 +250,7 @@ void add_run_options(po::options_description& options) {
       ("mpirun", po::value<std::string>()->default_value("mpirun"), "MPI launcher")
       ("mpirun-args", po::value<std::string>()->default_value("--oversubscribe --bind-to none"),
        "launcher arguments before -np (space separated)");
+  // clang-format on
 }
 
 RunSettings run_settings(const po::variables_map& values, const std::string& command) {
@@ -276,7 +290,8 @@ int command_run_one(const std::vector<std::string>& args, std::ostream& out) {
   const std::string command = "run-one";
   po::options_description options("run-one: the set chosen by --set or the environment (a cluster task)");
   add_run_options(options);
-  options.add_options()("set", po::value<int>(), "set number, 1-based (default: from JOB_ID, JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)");
+  options.add_options()("set", po::value<int>(),
+                        "set number, 1-based (default: from JOB_ID, JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)");
   const Parsed parsed = parse(command, options, args, out);
   if (parsed.help) return 0;
   RunSettings settings = run_settings(parsed.values, command);
@@ -325,10 +340,12 @@ std::string draw_report_plot(const fs::path& sweep_dir) {
 int command_report(const std::vector<std::string>& args, std::ostream& out) {
   const std::string command = "report";
   po::options_description options("report: leaderboard of the sets by test accuracy");
+  // clang-format off
   options.add_options()
       ("sweep-dir", po::value<std::string>(), "the sweep folder")
       ("by", po::value<std::string>()->default_value("best"), "best (best pass of each set) | final (last pass)")
       ("top", po::value<std::size_t>()->default_value(20), "rows printed (the files hold every set)");
+  // clang-format on
   const Parsed parsed = parse(command, options, args, out);
   if (parsed.help) return 0;
   const fs::path sweep_dir = required(parsed.values, command, "sweep-dir");

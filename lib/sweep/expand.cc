@@ -43,8 +43,7 @@ std::string format_within(double value, double lo, double hi) {
 
 std::string draw(const RandomEntry& entry, std::mt19937_64& engine) {
   switch (entry.distribution) {
-    case Distribution::kChoice:
-      return entry.choices[index_below(engine, entry.choices.size())];
+    case Distribution::kChoice: return entry.choices[index_below(engine, entry.choices.size())];
     case Distribution::kInt: {
       const auto span = static_cast<std::size_t>(entry.int_hi - entry.int_lo) + 1;
       return std::to_string(entry.int_lo + static_cast<long long>(index_below(engine, span)));
@@ -62,7 +61,9 @@ std::string draw(const RandomEntry& entry, std::mt19937_64& engine) {
 
 }  // namespace
 
-double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+double unit_interval(std::uint64_t bits) {
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
 
 std::vector<HyperparameterSet> expand_grid(const SearchSpace& space) {
   if (!space.random.empty()) {
@@ -81,7 +82,8 @@ std::vector<HyperparameterSet> expand_grid(const SearchSpace& space) {
   std::vector<std::size_t> digits(space.grid.size(), 0);  // an odometer over the value lists
   for (std::size_t n = 0; n < total; ++n) {
     HyperparameterSet set{static_cast<int>(n) + 1, fixed_flags(space)};
-    for (std::size_t i = 0; i < space.grid.size(); ++i) set.flags.emplace_back(space.grid[i].flag, space.grid[i].values[digits[i]]);
+    for (std::size_t i = 0; i < space.grid.size(); ++i)
+      set.flags.emplace_back(space.grid[i].flag, space.grid[i].values[digits[i]]);
     sets.push_back(std::move(set));
     for (std::size_t i = space.grid.size(); i-- > 0;) {
       if (++digits[i] < space.grid[i].values.size()) break;
@@ -101,7 +103,8 @@ std::vector<HyperparameterSet> expand_random(const SearchSpace& space, int trial
   for (int n = 0; n < trials; ++n) {
     HyperparameterSet set{n + 1, fixed_flags(space)};
     // File order: [grid] entries then [random] entries, one draw each, so a set depends on seed and file only.
-    for (const auto& entry : space.grid) set.flags.emplace_back(entry.flag, entry.values[index_below(engine, entry.values.size())]);
+    for (const auto& entry : space.grid)
+      set.flags.emplace_back(entry.flag, entry.values[index_below(engine, entry.values.size())]);
     for (const auto& entry : space.random) set.flags.emplace_back(entry.flag, draw(entry, engine));
     sets.push_back(std::move(set));
   }

@@ -63,6 +63,8 @@ ExitStatus ChildProcess::wait() {
   return decode_wait_status(status);
 }
 
-void ChildProcess::mark_reaped(ExitStatus) { running_ = false; }
+void ChildProcess::mark_reaped(ExitStatus) {
+  running_ = false;
+}
 
 }  // namespace pstrain::sweep

@@ -30,7 +30,7 @@ class ChildProcess {
   ChildProcess& operator=(ChildProcess&&) = delete;
 
   pid_t pid() const { return pid_; }
-  ExitStatus wait();                   // blocks until it ends
+  ExitStatus wait();                    // blocks until it ends
   void mark_reaped(ExitStatus status);  // after a waitpid(-1) elsewhere returned this pid
 
  private:

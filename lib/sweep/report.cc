@@ -25,7 +25,9 @@ std::string number(const std::optional<double>& value) {
   return buffer;
 }
 
-std::string json_number(const std::optional<double>& value) { return value ? number(value) : "null"; }
+std::string json_number(const std::optional<double>& value) {
+  return value ? number(value) : "null";
+}
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -52,7 +54,9 @@ std::string value_of(const Flags& flags, const std::string& flag) {
   return "";
 }
 
-const char* metric_name(RankBy by) { return by == RankBy::kBest ? "best_test_accuracy" : "final_test_accuracy"; }
+const char* metric_name(RankBy by) {
+  return by == RankBy::kBest ? "best_test_accuracy" : "final_test_accuracy";
+}
 
 }  // namespace
 
@@ -93,16 +97,16 @@ Report build_report(const fs::path& sweep_dir, const std::vector<HyperparameterS
 std::string format_leaderboard(const Report& report, std::size_t top) {
   std::ostringstream out;
   out << std::left << std::setw(5) << "rank" << std::setw(10) << "set" << std::setw(12) << "status" << std::setw(8)
-      << "passes" << std::setw(16) << "best_acc(pass)" << std::setw(11) << "final_acc" << std::setw(12)
-      << "final_loss" << "flags\n";
+      << "passes" << std::setw(16) << "best_acc(pass)" << std::setw(11) << "final_acc" << std::setw(12) << "final_loss"
+      << "flags\n";
   std::size_t rank = 0;
   for (const auto& result : report.ranked) {
     if (rank++ >= top) break;
     const std::string best =
         result.best_test_accuracy ? cat(number(result.best_test_accuracy), " (", result.best_pass, ")") : "-";
     out << std::setw(5) << rank << std::setw(10) << set_name(result.id) << std::setw(12) << result.status
-        << std::setw(8) << cat(result.passes_done, "/", result.passes_asked) << std::setw(16) << best
-        << std::setw(11) << (result.final_test_accuracy ? number(result.final_test_accuracy) : "-") << std::setw(12)
+        << std::setw(8) << cat(result.passes_done, "/", result.passes_asked) << std::setw(16) << best << std::setw(11)
+        << (result.final_test_accuracy ? number(result.final_test_accuracy) : "-") << std::setw(12)
         << (result.final_test_loss ? number(result.final_test_loss) : "-") << flags_to_shell(result.flags) << "\n";
   }
   if (report.ranked.empty() || !report.ranked.front().score(report.by)) {
@@ -117,8 +121,9 @@ std::string format_leaderboard(const Report& report, std::size_t top) {
 
 std::string report_csv(const Report& report) {
   const auto columns = flag_columns(report);
-  std::string out = "rank,set,status,passes_done,passes_asked,best_test_accuracy,best_pass,final_test_accuracy,"
-                    "final_test_loss,elapsed_s,flags";
+  std::string out =
+      "rank,set,status,passes_done,passes_asked,best_test_accuracy,best_pass,final_test_accuracy,"
+      "final_test_loss,elapsed_s,flags";
   for (const auto& column : columns) {
     out += ',';
     out += csv_field(column);
@@ -148,11 +153,12 @@ std::string report_json(const Report& report) {
   int rank = 0;
   for (const auto& r : report.ranked) {
     out += cat(rank ? "," : "", "\n    {\"rank\": ", rank + 1, ", \"set\": ", r.id, ", \"name\": \"", set_name(r.id),
-               "\", \"status\": \"", r.status, "\", \"passes_done\": ", r.passes_done, ", \"passes_asked\": ",
-               r.passes_asked, ", \"best_test_accuracy\": ", json_number(r.best_test_accuracy), ", \"best_pass\": ",
-               r.best_test_accuracy ? std::to_string(r.best_pass) : "null", ", \"final_test_accuracy\": ",
-               json_number(r.final_test_accuracy), ", \"final_test_loss\": ", json_number(r.final_test_loss),
-               ", \"elapsed_s\": ", json_number(r.elapsed_s), ", \"flags\": {");
+               "\", \"status\": \"", r.status, "\", \"passes_done\": ", r.passes_done,
+               ", \"passes_asked\": ", r.passes_asked, ", \"best_test_accuracy\": ", json_number(r.best_test_accuracy),
+               ", \"best_pass\": ", r.best_test_accuracy ? std::to_string(r.best_pass) : "null",
+               ", \"final_test_accuracy\": ", json_number(r.final_test_accuracy),
+               ", \"final_test_loss\": ", json_number(r.final_test_loss), ", \"elapsed_s\": ", json_number(r.elapsed_s),
+               ", \"flags\": {");
     for (std::size_t i = 0; i < r.flags.size(); ++i) {
       out += cat(i ? ", " : "", "\"", json_escape(r.flags[i].first), "\": \"", json_escape(r.flags[i].second), "\"");
     }

@@ -24,7 +24,9 @@ struct SetResult {
   std::optional<double> elapsed_s;
   int unreadable_lines = 0;
 
-  std::optional<double> score(RankBy by) const { return by == RankBy::kBest ? best_test_accuracy : final_test_accuracy; }
+  std::optional<double> score(RankBy by) const {
+    return by == RankBy::kBest ? best_test_accuracy : final_test_accuracy;
+  }
 };
 
 struct Report {

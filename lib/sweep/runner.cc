@@ -122,8 +122,8 @@ RunSummary run_sets(const RunSettings& settings, const std::vector<Hyperparamete
       outcomes[set.id] = {set.id, SetState::kSucceeded, "", 0};
       return;
     }
-    std::string detail = status.ok() ? cat("exit 0 without ", final_done_marker(settings.sweep_dir, set).string())
-                                     : status.describe();
+    std::string detail =
+        status.ok() ? cat("exit 0 without ", final_done_marker(settings.sweep_dir, set).string()) : status.describe();
     if (settings.capture_logs) detail += cat(": ", last_line_of(log), " (", log.string(), ")");
     progress << set_name(set.id) << ": FAILED after " << seconds << " s: " << detail << std::endl;
     outcomes[set.id] = {set.id, SetState::kFailed, detail, status.ok() ? 1 : status.code};
@@ -134,7 +134,8 @@ RunSummary run_sets(const RunSettings& settings, const std::vector<Hyperparamete
       const HyperparameterSet* set = pending.front();
       pending.pop_front();
       if (const auto moved = move_incomplete_aside(settings.sweep_dir, *set)) {
-        progress << set_name(set->id) << ": incomplete run moved to " << moved->string() << ", running again" << std::endl;
+        progress << set_name(set->id) << ": incomplete run moved to " << moved->string() << ", running again"
+                 << std::endl;
       }
       const fs::path folder = run_dir(settings.sweep_dir, set->id);
       std::optional<fs::path> log;

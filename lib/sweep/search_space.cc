@@ -67,8 +67,8 @@ RandomEntry parse_distribution(const std::string& flag, const std::string& text,
   entry.flag = flag;
   const auto open = text.find('(');
   if (open == std::string::npos || text.back() != ')') {
-    throw Error(ExitCode::kUsage, cat(where, ": '", text,
-                                      "' is not uniform(lo, hi), loguniform(lo, hi), int(lo, hi) or choice(a | b)"));
+    throw Error(ExitCode::kUsage,
+                cat(where, ": '", text, "' is not uniform(lo, hi), loguniform(lo, hi), int(lo, hi) or choice(a | b)"));
   }
   const std::string kind = trim(text.substr(0, open));
   const std::string inside = trim(text.substr(open + 1, text.size() - open - 2));
@@ -93,8 +93,7 @@ RandomEntry parse_distribution(const std::string& flag, const std::string& text,
     return entry;
   }
   if (kind != "uniform" && kind != "loguniform") {
-    throw Error(ExitCode::kUsage, cat(where, ": unknown distribution '", kind,
-                                      "' (uniform, loguniform, int, choice)"));
+    throw Error(ExitCode::kUsage, cat(where, ": unknown distribution '", kind, "' (uniform, loguniform, int, choice)"));
   }
   entry.distribution = kind == "uniform" ? Distribution::kUniform : Distribution::kLogUniform;
   entry.lo = parse_number(lo, where);
@@ -119,7 +118,8 @@ bool names_flag(const std::string& message, const std::string& flag) {
   const std::string needle = "--" + flag;
   for (auto at = message.find(needle); at != std::string::npos; at = message.find(needle, at + 1)) {
     const std::size_t after = at + needle.size();
-    if (after == message.size() || !(std::isalnum(static_cast<unsigned char>(message[after])) || message[after] == '-')) {
+    if (after == message.size() ||
+        !(std::isalnum(static_cast<unsigned char>(message[after])) || message[after] == '-')) {
       return true;
     }
   }
@@ -163,8 +163,7 @@ void check_literals(const std::vector<Literal>& literals, const std::vector<Fixe
     if (completed) continue;
     const std::string without_error = error_of(context, literal.where);
     const auto strip = [&](const std::string& message) { return message.substr(literal.where.size()); };
-    if (without_error.empty() ||
-        (names_flag(with_error, literal.flag) && strip(with_error) != strip(without_error))) {
+    if (without_error.empty() || (names_flag(with_error, literal.flag) && strip(with_error) != strip(without_error))) {
       throw Error(ExitCode::kUsage, with_error);
     }
   }
@@ -187,14 +186,20 @@ SearchSpace parse_search_space(const std::string& text, const std::string& sourc
     const std::string line = trim(raw.substr(0, raw.find('#')));
     if (line.empty()) continue;
     if (line.front() == '[') {
-      if (line == "[fixed]") section = Section::kFixed;
-      else if (line == "[grid]") section = Section::kGrid;
-      else if (line == "[random]") section = Section::kRandom;
-      else throw Error(ExitCode::kUsage, cat(where, ": unknown section ", line, " (expected [fixed], [grid] or [random])"));
+      if (line == "[fixed]")
+        section = Section::kFixed;
+      else if (line == "[grid]")
+        section = Section::kGrid;
+      else if (line == "[random]")
+        section = Section::kRandom;
+      else
+        throw Error(ExitCode::kUsage,
+                    cat(where, ": unknown section ", line, " (expected [fixed], [grid] or [random])"));
       continue;
     }
     const auto equals = line.find('=');
-    if (equals == std::string::npos) throw Error(ExitCode::kUsage, cat(where, ": expected 'flag = value', got '", line, "'"));
+    if (equals == std::string::npos)
+      throw Error(ExitCode::kUsage, cat(where, ": expected 'flag = value', got '", line, "'"));
     if (section == Section::kNone) {
       throw Error(ExitCode::kUsage, cat(where, ": '", line, "' comes before any [fixed], [grid] or [random] section"));
     }

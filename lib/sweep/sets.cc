@@ -18,7 +18,9 @@ std::string set_name(int id) {
   return buffer;
 }
 
-fs::path run_dir(const fs::path& sweep_dir, int id) { return sweep_dir / "runs" / set_name(id); }
+fs::path run_dir(const fs::path& sweep_dir, int id) {
+  return sweep_dir / "runs" / set_name(id);
+}
 
 std::string shell_quote(const std::string& word) {
   static const std::regex plain("[A-Za-z0-9_.,:/=+@%-]+");
@@ -87,7 +89,8 @@ void write_sets(const fs::path& sweep_dir, const std::vector<HyperparameterSet>&
 std::vector<HyperparameterSet> load_sets(const fs::path& sweep_dir) {
   const fs::path folder = sweep_dir / "sets";
   if (!fs::is_directory(folder) || !fs::exists(sweep_dir / "sets.txt")) {
-    throw Error(ExitCode::kInputData, cat(sweep_dir.string(), " holds no sweep: run `pstrain-sweep grid` or `random` first"));
+    throw Error(ExitCode::kInputData,
+                cat(sweep_dir.string(), " holds no sweep: run `pstrain-sweep grid` or `random` first"));
   }
   static const std::regex name("set-([0-9]{4,})\\.ini");
   std::vector<std::pair<int, fs::path>> files;
@@ -100,7 +103,8 @@ std::vector<HyperparameterSet> load_sets(const fs::path& sweep_dir) {
   std::vector<HyperparameterSet> sets;
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (files[i].first != static_cast<int>(i) + 1) {
-      throw Error(ExitCode::kInputData, cat(folder.string(), ": sets are not numbered 1..N (", set_name(static_cast<int>(i) + 1), " missing)"));
+      throw Error(ExitCode::kInputData, cat(folder.string(), ": sets are not numbered 1..N (",
+                                            set_name(static_cast<int>(i) + 1), " missing)"));
     }
     HyperparameterSet set{files[i].first, {}};
     std::stringstream text(read_text(files[i].second));
@@ -134,7 +138,8 @@ SetSelection select_set(const EnvLookup& environment, std::size_t set_count) {
     const char* variable;
     long long base;  // the number that means the first set
   };
-  for (const Source source : {Source{"JOB_ID", 1}, Source{"JOB_COMPLETION_INDEX", 0}, Source{"SLURM_ARRAY_TASK_ID", 0}}) {
+  for (const Source source :
+       {Source{"JOB_ID", 1}, Source{"JOB_COMPLETION_INDEX", 0}, Source{"SLURM_ARRAY_TASK_ID", 0}}) {
     const auto value = environment(source.variable);
     if (!value) continue;
     std::size_t used = 0;
@@ -151,8 +156,9 @@ SetSelection select_set(const EnvLookup& environment, std::size_t set_count) {
     }
     return {static_cast<std::size_t>(number - source.base), cat(source.variable, "=", *value)};
   }
-  throw Error(ExitCode::kUsage, "no set chosen: set JOB_ID (1-based), JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID "
-                                "(0-based), or pass --set N");
+  throw Error(ExitCode::kUsage,
+              "no set chosen: set JOB_ID (1-based), JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID "
+              "(0-based), or pass --set N");
 }
 
 }  // namespace pstrain::sweep

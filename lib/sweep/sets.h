@@ -20,11 +20,11 @@ struct HyperparameterSet {
   Flags flags;
 };
 
-std::string set_name(int id);  // "set-0001"
+std::string set_name(int id);                                                   // "set-0001"
 std::filesystem::path run_dir(const std::filesystem::path& sweep_dir, int id);  // SWEEP_DIR/runs/set-0001
 
-std::string shell_quote(const std::string& word);  // leaves plain words alone, single-quotes the rest
-std::string flags_to_shell(const Flags& flags);    // "--lr 0.01 --hidden 64,32"
+std::string shell_quote(const std::string& word);            // leaves plain words alone, single-quotes the rest
+std::string flags_to_shell(const Flags& flags);              // "--lr 0.01 --hidden 64,32"
 std::vector<std::string> flags_to_args(const Flags& flags);  // {"--lr", "0.01", ...}
 
 // Writes sets/ and sets.txt. Rewriting the same sets is a no-op (so `grid` can be rerun before resuming); a sweep

@@ -4,8 +4,8 @@
 
 namespace pstrain::train {
 
-PassBatches::PassBatches(const DataDispatch& dispatch, std::int64_t steps, std::size_t to_train,
-                         std::size_t batch_size, std::size_t chunk_size)
+PassBatches::PassBatches(const DataDispatch& dispatch, std::int64_t steps, std::size_t to_train, std::size_t batch_size,
+                         std::size_t chunk_size)
     : dispatch_(dispatch),
       steps_(dispatch.take_chunk ? -1 : steps),
       to_train_(to_train),

@@ -17,7 +17,9 @@ namespace {
 
 std::atomic<bool> stop_requested{false};
 
-extern "C" void on_stop_signal(int) { stop_requested.store(true); }
+extern "C" void on_stop_signal(int) {
+  stop_requested.store(true);
+}
 
 }  // namespace
 
@@ -29,7 +31,9 @@ void install_checkpoint_signal_handlers() {
   sigaction(SIGUSR1, &action, nullptr);
 }
 
-bool stop_signal_received() { return stop_requested.load(); }
+bool stop_signal_received() {
+  return stop_requested.load();
+}
 
 SampleIndex::SampleIndex(const std::vector<std::uint64_t>& shard_sizes) : offsets_{0} {
   for (const std::uint64_t size : shard_sizes) offsets_.push_back(offsets_.back() + size);
@@ -108,7 +112,7 @@ namespace {
 constexpr int kModelStateTag = 7301;  // the lead trainer's model state to rank 0, inside a checkpoint
 }  // namespace
 
-void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* slice,
+void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState* slice,
                             const std::vector<std::uint8_t>& consumed, const checkpoint::TrainingState& progress,
                             std::span<const float> model_state) {
   const comm::Watchdog::Wait wait("a checkpoint (gathering the model state)");
@@ -119,7 +123,7 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
   std::vector<int> displacements(world_size, 0);
   int total = 0;
   for (int rank = 0; rank < world_size; ++rank) {
-    counts[rank] = rank < plan.shards() ? static_cast<int>(plan.shard_size(rank)) : 0;
+    counts[rank] = rank < plan.shards() ? static_cast<int>(plan.slice_size(rank)) : 0;
     displacements[rank] = total;
     total += counts[rank];
   }
@@ -150,7 +154,9 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
   MPI_CHECK(MPI_Bcast(&state_vectors, 1, MPI_INT, 0, MPI_COMM_WORLD));
   for (int i = 0; i < state_vectors; ++i) {
     auto full = gather(slice ? &slice->optimizer[static_cast<std::size_t>(i)].second : nullptr);
-    if (writer) checkpoint.model.optimizer_state.emplace_back(slice->optimizer[static_cast<std::size_t>(i)].first, std::move(full));
+    if (writer)
+      checkpoint.model.optimizer_state.emplace_back(slice->optimizer[static_cast<std::size_t>(i)].first,
+                                                    std::move(full));
   }
   if (writer) checkpoint.model.optimizer_steps = slice->optimizer_steps;
   // The non-trainable state (averaged over the trainers by now, see model_state.h) comes from the lead trainer.
@@ -173,8 +179,8 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
   const SampleIndex index(job_.data.shard_samples);
   std::vector<std::uint8_t> mine = consumed.empty() ? std::vector<std::uint8_t>(index.total(), 0) : consumed;
   std::vector<std::uint8_t> all(writer ? index.total() : 0);
-  MPI_CHECK(MPI_Reduce(mine.data(), all.data(), static_cast<int>(index.total()), MPI_UINT8_T, MPI_MAX, 0,
-                       MPI_COMM_WORLD));
+  MPI_CHECK(
+      MPI_Reduce(mine.data(), all.data(), static_cast<int>(index.total()), MPI_UINT8_T, MPI_MAX, 0, MPI_COMM_WORLD));
 
   std::optional<comm::Failure> failure;
   fs::path written;
@@ -185,13 +191,15 @@ void CheckpointWriter::save(const ps::ShardPlan& plan, const ps::SliceState* sli
                                              {job_.config.keep_checkpoints, job_.config.test_checkpoint_delay_ms});
     } catch (const Error& error) {
       const auto kept = checkpoint::list_checkpoints(job_.config.output_dir);
-      failure = comm::Failure{static_cast<int>(error.code()),
-                              cat("checkpoint at step ", progress.global_step, " not written: ", error.what(), "; ",
-                                  kept.empty() ? std::string("no earlier checkpoint exists")
-                                               : cat("the last good checkpoint, ", kept.front().string(), ", is intact"))};
+      failure =
+          comm::Failure{static_cast<int>(error.code()),
+                        cat("checkpoint at step ", progress.global_step, " not written: ", error.what(), "; ",
+                            kept.empty() ? std::string("no earlier checkpoint exists")
+                                         : cat("the last good checkpoint, ", kept.front().string(), ", is intact"))};
     }
   }
-  if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) throw AgreedFailure(static_cast<ExitCode>(code));
+  if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure))
+    throw AgreedFailure(static_cast<ExitCode>(code));
   last_saved_ = Clock::now();
   if (writer) {
     log_info("checkpoint ", written.filename().string(), " (pass ", counters[0], ", step ", counters[1],

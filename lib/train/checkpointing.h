@@ -15,7 +15,7 @@
 
 #include "checkpoint/checkpoint.h"
 #include "ps/server.h"
-#include "ps/shard_plan.h"
+#include "ps/table_plan.h"
 #include "train/job_context.h"
 
 namespace pstrain::train {
@@ -60,12 +60,12 @@ class CheckpointWriter {
   // the lead trainer only (one clock decides).
   int async_wish(std::int64_t global_step, bool lead) const;
 
-  // Collective over world. `contributors_plan` splits the model state among world ranks [0, contributors):
-  // the server shards in distributed mode, the single rank in local mode. `slice` is this rank's share (or null),
-  // `consumed` this rank's flags over all sample ids (empty on servers). `progress` counts as given by the lead
-  // trainer (the first trainer, or the only rank), whose steps number the checkpoints. `model_state` is the
-  // model's non-trainable state on the lead trainer (empty elsewhere, and for models without state).
-  void save(const ps::ShardPlan& contributors_plan, const ps::SliceState* slice, const std::vector<std::uint8_t>& consumed,
+  // Collective over world. `partition` splits the model state among world ranks [0, contributors): the server
+  // shards in distributed mode (their dense blocks and table rows), the single rank in local mode. `slice` is this
+  // rank's share (or null), `consumed` this rank's flags over all sample ids (empty on servers). `progress` counts as
+  // given by the lead trainer (the first trainer, or the only rank), whose steps number the checkpoints. `model_state`
+  // is the model's non-trainable state on the lead trainer (empty elsewhere, and for models without state).
+  void save(const ps::ModelPartition& partition, const ps::SliceState* slice, const std::vector<std::uint8_t>& consumed,
             const checkpoint::TrainingState& progress, std::span<const float> model_state = {});
 
  private:

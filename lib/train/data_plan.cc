@@ -16,9 +16,9 @@ void check_same_tokens(const std::filesystem::path& shard, const data::ShardMeta
   const auto& mine = meta.tokens;
   const auto& test = plan.meta.tokens;
   if (mine.has_value() != test.has_value()) {
-    throw Error(ExitCode::kInputData, cat(shard.string(), (mine ? " holds token ids but " : " holds features but "),
-                                          plan.test_shard.string(), (test ? " holds token ids" : " holds features"),
-                                          " (shards of different datasets?)"));
+    throw Error(ExitCode::kInputData,
+                cat(shard.string(), (mine ? " holds token ids but " : " holds features but "), plan.test_shard.string(),
+                    (test ? " holds token ids" : " holds features"), " (shards of different datasets?)"));
   }
   if (!mine) return;
   if (mine->vocab_crc32 != test->vocab_crc32 || mine->vocab_size != test->vocab_size || mine->ngram != test->ngram) {
@@ -50,9 +50,11 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
   plan.test_shard = data::test_shard_path(data_dir);
   plan.meta = data::read_shard_meta(plan.test_shard);
   if (static_cast<int>(plan.train_shards.size()) < trainers) {
-    throw Error(ExitCode::kUsage, cat(data_dir.string(), " holds ", plan.train_shards.size(), " training shards for ",
-                                      trainers, " trainers: every trainer needs one; rerun pstrain-data with "
-                                      "--split-count ", trainers, " or more"));
+    throw Error(ExitCode::kUsage,
+                cat(data_dir.string(), " holds ", plan.train_shards.size(), " training shards for ", trainers,
+                    " trainers: every trainer needs one; rerun pstrain-data with "
+                    "--split-count ",
+                    trainers, " or more"));
   }
   plan.trainer_shards.resize(trainers);
   plan.trainer_samples.assign(trainers, 0);
@@ -64,8 +66,8 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
                       plan.test_shard.string(), " has ", plan.meta.sample_size(), " (shards of different datasets?)"));
     }
     if (meta.num_classes != plan.meta.num_classes) {
-      throw Error(ExitCode::kInputData, cat(plan.train_shards[index].string(), ": ", meta.num_classes,
-                                            " classes but ", plan.test_shard.string(), " has ", plan.meta.num_classes));
+      throw Error(ExitCode::kInputData, cat(plan.train_shards[index].string(), ": ", meta.num_classes, " classes but ",
+                                            plan.test_shard.string(), " has ", plan.meta.num_classes));
     }
     check_same_tokens(plan.train_shards[index], meta, plan);
     for (int trainer = 0; trainer < trainers; ++trainer) {
@@ -78,9 +80,19 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
     plan.shard_samples.push_back(meta.sample_count);
   }
   if (plan.meta.tokens) data::check_vocabulary_file(data_dir, *plan.meta.tokens);
+  if (const auto valid = data_dir / "valid.h5"; std::filesystem::exists(valid)) {
+    const data::ShardMeta meta = data::read_shard_meta(valid);
+    if (meta.sample_shape != plan.meta.sample_shape || meta.num_classes != plan.meta.num_classes) {
+      throw Error(ExitCode::kInputData, cat(valid.string(), ": samples of another shape or class count than ",
+                                            plan.test_shard.string(), " (shards of different datasets?)"));
+    }
+    check_same_tokens(valid, meta, plan);
+    plan.valid_shard = valid;
+  }
   for (int trainer = 0; trainer < trainers; ++trainer) {
     if (plan.trainer_samples[trainer] == 0) {
-      throw Error(ExitCode::kInputData, cat("trainer ", trainer, "'s shards in ", data_dir.string(), " hold no samples"));
+      throw Error(ExitCode::kInputData,
+                  cat("trainer ", trainer, "'s shards in ", data_dir.string(), " hold no samples"));
     }
   }
   return plan;

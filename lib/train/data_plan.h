@@ -3,6 +3,7 @@
 // metadata, so servers know the number of sync steps without reading any sample.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "data/shard.h"
@@ -12,10 +13,11 @@ namespace pstrain::train {
 struct DataPlan {
   std::vector<std::filesystem::path> train_shards;
   std::filesystem::path test_shard;
-  data::ShardMeta meta;                               // of the test shard: shape and classes shared by all
+  std::optional<std::filesystem::path> valid_shard;      // valid.h5 where the data has one (token shards)
+  data::ShardMeta meta;                                  // of the test shard: shape and classes shared by all
   std::vector<std::vector<std::size_t>> trainer_shards;  // trainer t reads the shards whose index is t mod T
   std::vector<std::uint64_t> trainer_samples;
-  std::vector<std::uint64_t> shard_samples;           // samples in each training shard
+  std::vector<std::uint64_t> shard_samples;  // samples in each training shard
 
   std::uint64_t total_train_samples() const;
   // Steps trainer t takes per pass: in sync mode every trainer takes the largest count (a trainer that ran out

@@ -55,7 +55,8 @@ std::unique_ptr<exchange::GradientExchange> make_allreduce(const JobContext& job
   // NCCL refuses two ranks on one GPU: trainers beyond the node's GPU count share one and use MPI instead.
   const bool exclusive_gpu = job.layout.local_trainer_rank < compute::gpu_count();
   auto summation = allreduce::make_summation(parts.trainers, parts.backend, exclusive_gpu);
-  if (job.layout.is_lead_trainer()) log_info("all-reduce over ", job.layout.trainers, " trainers with ", summation->name());
+  if (job.layout.is_lead_trainer())
+    log_info("all-reduce over ", job.layout.trainers, " trainers with ", summation->name());
   return allreduce::make_allreduce_exchange(std::move(optimizer), initial, std::move(summation), setup);
 }
 
@@ -65,14 +66,11 @@ std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job,
   if (job.layout.world_size == 1) return make_local(job, parts);
   const auto poll = std::chrono::microseconds(job.config.poll_interval_us);
   switch (job.config.mode) {
-    case Mode::kAllreduce:
-      return make_allreduce(job, parts);
-    case Mode::kSync:
-      return ps::make_sync_exchange(*parts.client);
-    case Mode::kAsync:
-      return ps::make_async_exchange(*parts.client, parts.trainers, poll);
+    case Mode::kAllreduce: return make_allreduce(job, parts);
+    case Mode::kSync: return ps::make_sync_exchange(*parts.client, parts.tables);
+    case Mode::kAsync: return ps::make_async_exchange(*parts.client, parts.trainers, poll, parts.tables);
     case Mode::kSsp:
-      return ps::make_ssp_exchange(*parts.client, parts.trainers, poll, job.config.staleness);
+      return ps::make_ssp_exchange(*parts.client, parts.trainers, poll, job.config.staleness, parts.tables);
   }
   PSTRAIN_ASSERT(false, "no exchange for mode ", to_string(job.config.mode));
   return nullptr;

@@ -10,6 +10,7 @@
 #include "exchange/gradient_exchange.h"
 #include "nn/model.h"
 #include "ps/client.h"
+#include "ps/table_client.h"
 #include "train/job_context.h"
 #include "train/run_state.h"
 
@@ -19,9 +20,10 @@ namespace pstrain::train {
 struct ExchangeParts {
   compute::Backend& backend;
   nn::Model& model;
-  MPI_Comm trainers;                // all trainers (MPI_COMM_SELF when training locally)
-  ps::PsClient* client = nullptr;   // the parameter-server modes' client (null without servers)
-  const RunState& run;              // starting parameters and the checkpoint resumed from (whole-model modes)
+  MPI_Comm trainers;                  // all trainers (MPI_COMM_SELF when training locally)
+  ps::PsClient* client = nullptr;     // the parameter-server modes' client (null without servers)
+  const RunState& run;                // starting parameters and the checkpoint resumed from (whole-model modes)
+  ps::TableClient* tables = nullptr;  // the row tables the servers hold by rows (null: none)
 };
 
 // Local training when the job has one rank; otherwise the exchange of job.config.mode. Collective over the

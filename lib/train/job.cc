@@ -21,14 +21,17 @@
 #include "ps/client.h"
 #include "ps/server.h"
 #include "ps/shard_plan.h"
+#include "ps/table_client.h"
 #include "report/run_summary.h"
 #include "train/checkpointing.h"
 #include "train/exchange_factory.h"
+#include "train/memory_check.h"
 #include "train/model_factory.h"
 #include "train/progress.h"
 #include "train/provenance.h"
 #include "train/run_state.h"
 #include "train/server_role.h"
+#include "train/table_layout.h"
 #include "train/trainer_loop.h"
 
 extern char** environ;
@@ -58,17 +61,18 @@ void prepare_output_folder(const TrainConfig& config, const std::string& resolve
   if (config.resume.empty()) {
     const auto checkpoints = checkpoint::list_checkpoints(config.output_dir);
     if (!checkpoints.empty()) {
-      throw Error(ExitCode::kUsage,
-                  cat(config.output_dir.string(), " already holds checkpoints (newest: ",
-                      checkpoints.front().filename().string(), "): continue that run with --resume auto, or start "
-                      "fresh with a new --output-dir"));
+      throw Error(ExitCode::kUsage, cat(config.output_dir.string(),
+                                        " already holds checkpoints (newest: ", checkpoints.front().filename().string(),
+                                        "): continue that run with --resume auto, or start "
+                                        "fresh with a new --output-dir"));
     }
     const auto existing = checkpoint::list_pass_folders(config.output_dir);
     if (!existing.empty()) {
-      throw Error(ExitCode::kUsage,
-                  cat(config.output_dir.string(), " already holds ", existing.size(), " pass folder(s) (",
-                      existing.front().filename().string(), " ...); pstrain does not overwrite them: choose a new "
-                      "--output-dir, or start from one with --init-from ", existing.back().string()));
+      throw Error(ExitCode::kUsage, cat(config.output_dir.string(), " already holds ", existing.size(),
+                                        " pass folder(s) (", existing.front().filename().string(),
+                                        " ...); pstrain does not overwrite them: choose a new "
+                                        "--output-dir, or start from one with --init-from ",
+                                        existing.back().string()));
     }
   } else {
     for (const std::string& stray : checkpoint::remove_stale_temporaries(config.output_dir)) {
@@ -135,26 +139,52 @@ std::vector<float> initial_parameters(const JobContext& job) {
   return nn::initial_parameters(job.model, job.config.seed);
 }
 
+// What the row tables cost per step on this trainer, beside what the dense part costs (benchmarks/ read it).
+void log_table_traffic(const ps::TableTraffic& traffic, const ps::ShardPlan& dense) {
+  const double steps = static_cast<double>(std::max<std::uint64_t>(traffic.pushes, 1));
+  std::size_t served = 0;
+  for (int shard = 0; shard < dense.shards(); ++shard) served += dense.shard_size(shard);
+  log_info("row tables per step: ", static_cast<double>(traffic.rows_fetched) / steps, " rows fetched, ",
+           static_cast<double>(traffic.rows_pushed) / steps, " pushed, ", static_cast<double>(traffic.bytes) / steps,
+           " bytes; the dense part: ", 2 * (served + 1) * sizeof(float), " bytes (push and pull of ", served,
+           " floats)");
+}
+
 // `model` is null on servers.
 bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model* model, RunState& run) {
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, job.layout.is_trainer() ? 0 : MPI_UNDEFINED, job.layout.world_rank);
-  const ps::ShardPlan plan(parameter_sizes(job.model), job.layout.pservers, job.config.block_size);
+  const ps::TablePlan tables = plan_row_tables(job);
+  const ps::ShardPlan plan(parameter_sizes(job.model), job.layout.pservers, job.config.block_size,
+                           held_by_rows(job.model, tables));
+  const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
+  std::vector<ps::TableWindows> table_windows;
+  for (std::size_t t = 0; t < tables.size(); ++t) table_windows.emplace_back(MPI_COMM_WORLD, job.layout, tables, t);
   bool completed = true;
   if (job.layout.is_server()) {
-    completed = run_server(job, windows, plan, run, job.model.parameters);
+    completed = run_server(job, windows, table_windows, partition, run, job.model.parameters);
   } else {
     ps::PsClient client(windows, plan, job.layout);
+    ps::TableClient table_client(table_windows, tables, job.layout);
+    if (job.layout.is_lead_trainer()) {
+      for (std::size_t t = 0; t < tables.size(); ++t) {
+        log_info("table ", tables.table(t).name, " (", tables.rows(t).rows(), " x ", tables.table(t).width,
+                 ") is held by rows on the servers: a step fetches and updates only the rows its batch looks up");
+      }
+    }
     exchange::meet_all_ranks("the start (waiting for the servers)");  // every slice initialised
-    auto gradient_exchange = make_exchange(job, {backend, *model, trainers.handle(), &client, run});
+    auto gradient_exchange = make_exchange(job, {backend, *model, trainers.handle(), &client, run,
+                                                 tables.empty() ? nullptr : &table_client});
     DataDispatch dispatch;
     if (job.config.dynamic_dispatch) {
       dispatch.take_chunk = [&client] { return client.take_chunk(); };
       dispatch.reset = [&client] { client.reset_chunks(); };
     }
-    completed = run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples, run.test, *run.progress,
-                            {run.writer.get(), &plan, !job.sync()}, dispatch);
+    completed =
+        run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples, {run.test, run.valid},
+                    *run.progress, {run.writer.get(), &partition, !job.sync()}, dispatch);
+    if (!tables.empty()) log_table_traffic(table_client.traffic(), plan);
   }
   exchange::meet_all_ranks("the end of training");  // nobody frees windows while another rank still uses them
   return completed;
@@ -163,16 +193,20 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
 bool run_local(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
   auto gradient_exchange = make_exchange(job, {backend, model, MPI_COMM_SELF, nullptr, run});
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
-  return run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_SELF, run.samples, run.test, *run.progress,
-                     {run.writer.get(), &whole});
+  const ps::TablePlan no_tables;
+  const ps::ModelPartition partition(whole, no_tables);
+  return run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_SELF, run.samples, {run.test, run.valid},
+                     *run.progress, {run.writer.get(), &partition});
 }
 
 // Every rank a trainer with the whole model; world rank 0 contributes the model state to checkpoints.
 bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
   auto gradient_exchange = make_exchange(job, {backend, model, MPI_COMM_WORLD, nullptr, run});
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
-  const bool completed = run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_WORLD, run.samples, run.test,
-                                     *run.progress, {run.writer.get(), &whole});
+  const ps::TablePlan no_tables;
+  const ps::ModelPartition partition(whole, no_tables);
+  const bool completed = run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_WORLD, run.samples,
+                                     {run.test, run.valid}, *run.progress, {run.writer.get(), &partition});
   exchange::meet_all_ranks("the end of training");
   return completed;
 }
@@ -210,8 +244,8 @@ int run_job(int argc, char** argv) {
       return;
     }
     job.config = resolve_train_config(options.values);
-    job.layout = comm::make_layout(rank, mpi.world_size(), job.config.num_pservers,
-                                   job.config.mode == Mode::kAllreduce);
+    job.layout =
+        comm::make_layout(rank, mpi.world_size(), job.config.num_pservers, job.config.mode == Mode::kAllreduce);
     job.layout.local_rank = node.rank();
     job.layout.local_size = node.size();
     optim::make_optimizer(job.config.optimizer, 0);  // validates the optimizer flags on every rank
@@ -240,7 +274,8 @@ int run_job(int argc, char** argv) {
     }
     if (rank == 0) write_provenance(job, resolved_ini);
     job.config.optimizer.total_updates = total_updates(job);
-    job.config.optimizer.updates_per_pass = job.config.optimizer.total_updates / static_cast<std::uint64_t>(job.config.passes);
+    job.config.optimizer.updates_per_pass =
+        job.config.optimizer.total_updates / static_cast<std::uint64_t>(job.config.passes);
     // An async pass applies T pushes of batch b where a sync pass applies one average of T*b: at --lr / T both
     // move the parameters equally far per pass, so one --lr means the same in both modes (measured: at the full
     // --lr, async with 2 trainers lands ~0.7 points below sync on Fashion-MNIST; at --lr / 2 within 0.1).
@@ -248,6 +283,16 @@ int run_job(int argc, char** argv) {
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
   if (exit_early) return 0;
+
+  // Phase 2b: the row tables are planned (a table that cannot go by rows is a usage error here, on every rank)
+  // and the model fits every node (collective over each node's ranks).
+  {
+    std::optional<ps::TablePlan> tables;
+    failure = attempt([&] { tables = plan_row_tables(job); });
+    if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
+    failure = check_node_memory(job, *tables, node.handle());
+  }
+  if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
 
   // Phase 3: per-rank logs, the model, samples (trainers), test set (lead), starting parameters.
   std::unique_ptr<compute::Backend> backend;
@@ -260,8 +305,8 @@ int run_job(int argc, char** argv) {
     logger.open_file(node_dir / (job.layout.is_server() ? "server.log" : "train.log"));
     char host[256] = {};
     gethostname(host, sizeof host - 1);
-    log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ",
-             job.layout.local_size, " on this node");
+    log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ", job.layout.local_size,
+             " on this node");
     backend = make_backend(job);
     if (job.layout.is_trainer() && job.config.device != "cpu") log_info("compute backend: ", backend->name());
     if (job.layout.is_trainer()) {
@@ -273,16 +318,21 @@ int run_job(int argc, char** argv) {
       model->initialize(job.config.seed);
       // A pass folder is the whole model: batch-norm running statistics come with the parameters.
       if (job.config.init_from && job.model.state_count > 0) {
-        model->set_state(checkpoint::read_pass_parameters(*job.config.init_from, job.model.state, job.model.state_count));
+        model->set_state(
+            checkpoint::read_pass_parameters(*job.config.init_from, job.model.state, job.model.state_count));
       }
       run.samples = load_trainer_samples(job);
     }
-    if (job.layout.is_lead_trainer()) run.test = data::read_shard(job.data.test_shard);
+    if (job.layout.is_lead_trainer()) {
+      run.test = data::read_shard(job.data.test_shard);
+      if (job.data.valid_shard) run.valid = data::read_shard(*job.data.valid_shard);
+    }
     if (!job.layout.is_trainer() || job.layout.pservers == 0) run.initial = initial_parameters(job);
     if (rank == 0 && !job.config.resume.empty()) {
       const auto chosen = choose_checkpoint(job);
       resume_from = chosen ? chosen->string() : "";
-      if (!chosen) log_warning("--resume auto: no complete checkpoint in ", job.config.output_dir.string(), "; starting fresh");
+      if (!chosen)
+        log_warning("--resume auto: no complete checkpoint in ", job.config.output_dir.string(), "; starting fresh");
     }
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
@@ -298,8 +348,9 @@ int run_job(int argc, char** argv) {
       if (model && !run.resumed->model.state.empty()) model->set_state(run.resumed->model.state);
       if (rank == 0) forget_passes_from(job.config.output_dir, run.resumed->training.pass);
     }
-    run.progress = std::make_unique<Progress>(
-        job, run.resumed ? std::optional<checkpoint::TrainingState>(run.resumed->training) : std::nullopt);
+    run.progress =
+        std::make_unique<Progress>(job, run.resumed ? std::optional<checkpoint::TrainingState>(run.resumed->training)
+                                                    : std::nullopt);
     run.writer = std::make_unique<CheckpointWriter>(job, resolved_ini);
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
@@ -309,8 +360,8 @@ int run_job(int argc, char** argv) {
     log_info("pstrain ", PSTRAIN_VERSION, ": ", job.layout.world_size, " ranks = ", job.layout.pservers,
              " parameter-server shard(s) + ", job.layout.trainers, " trainer(s), mode ",
              job.layout.world_size > 1 ? to_string(job.config.mode) : std::string("local"), ", ", backend->name(),
-             " backend, ", job.model.spec.source, " ", job.model.parameter_count,
-             " parameters, ", job.data.total_train_samples(), " training samples, batch ", job.config.batch_size,
+             " backend, ", job.model.spec.source, " ", job.model.parameter_count, " parameters, ",
+             job.data.total_train_samples(), " training samples, batch ", job.config.batch_size,
              " per trainer, learning rate per update ", job.config.optimizer.learning_rate, " (",
              job.config.optimizer.schedule, job.config.optimizer.nesterov ? ", nesterov" : "", ")",
              job.config.augment.enabled() ? cat(", augment ", data::to_string(job.config.augment)) : std::string());

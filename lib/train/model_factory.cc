@@ -31,14 +31,14 @@ std::string shape_text(const std::vector<std::uint64_t>& shape) {
 void check_embeddings_take_ids(const nn::ModelPlan& plan, const data::TokenMeta& tokens,
                                const std::filesystem::path& data_dir) {
   for (const nn::PlannedNode& node : plan.nodes) {
-    const bool reads_data = std::find(node.inputs.begin(), node.inputs.end(), nn::ModelPlan::kDataInput) !=
-                            node.inputs.end();
+    const bool reads_data =
+        std::find(node.inputs.begin(), node.inputs.end(), nn::ModelPlan::kDataInput) != node.inputs.end();
     if (!reads_data || node.spec.type != "embedding") continue;
     const std::uint64_t rows = node.plan.parameters.at(0).shape.at(0);
     if (rows < tokens.vocab_size) {
-      throw Error(ExitCode::kUsage, cat(plan.spec.where(node.spec), "layer ", node.spec.name, " (embedding): vocab=",
-                                        rows, " is smaller than the ", tokens.vocab_size, " words of ",
-                                        data_dir.string(), "/vocab.txt"));
+      throw Error(ExitCode::kUsage,
+                  cat(plan.spec.where(node.spec), "layer ", node.spec.name, " (embedding): vocab=", rows,
+                      " is smaller than the ", tokens.vocab_size, " words of ", data_dir.string(), "/vocab.txt"));
     }
   }
 }
@@ -53,11 +53,10 @@ std::unique_ptr<compute::Backend> make_backend(const JobContext& job) {
   const int gpus = compute::gpu_count();
   if (gpus == 0) {
     if (device == "auto") return compute::make_cpu_backend();
-    throw Error(ExitCode::kUsage,
-                cat("--device gpu: ", job.layout.describe(), " on ", host_name(), " sees no GPU (",
-                    compute::built_with_cuda() ? "no CUDA device or driver on this node"
-                                               : "this pstrain was built without CUDA",
-                    "); use --device cpu or auto"));
+    throw Error(ExitCode::kUsage, cat("--device gpu: ", job.layout.describe(), " on ", host_name(), " sees no GPU (",
+                                      compute::built_with_cuda() ? "no CUDA device or driver on this node"
+                                                                 : "this pstrain was built without CUDA",
+                                      "); use --device cpu or auto"));
   }
   const int ordinal = job.layout.local_trainer_rank % gpus;
   if (job.layout.local_trainer_rank >= gpus) {
@@ -71,12 +70,13 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
   const auto& shape = meta.sample_shape;
   if (config.model == "cnn" && shape.size() != 2 && shape.size() != 3) {
     throw Error(ExitCode::kUsage, cat("--model cnn needs image samples (height x width, or height x width x "
-                                      "channels); ", config.data_dir.string(), " holds samples of shape ",
-                                      shape_text(shape)));
+                                      "channels); ",
+                                      config.data_dir.string(), " holds samples of shape ", shape_text(shape)));
   }
   if (config.model == "nplm" && !meta.tokens) {
-    throw Error(ExitCode::kUsage, cat("--model nplm needs token shards (N-gram windows from pstrain-data brown or text); ",
-                                      config.data_dir.string(), " holds samples of shape ", shape_text(shape)));
+    throw Error(ExitCode::kUsage,
+                cat("--model nplm needs token shards (N-gram windows from pstrain-data brown or text); ",
+                    config.data_dir.string(), " holds samples of shape ", shape_text(shape)));
   }
   nn::ModelSpec spec;
   if (config.model_file) {

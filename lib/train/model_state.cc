@@ -6,8 +6,9 @@
 namespace pstrain::train {
 
 ModelStateAverage::ModelStateAverage(nn::Model& model, MPI_Comm trainers)
-    : model_(model), trainers_(trainers), state_(model.state_layout().empty() ? 0
-                                                 : model.state_layout().back().offset + model.state_layout().back().size),
+    : model_(model),
+      trainers_(trainers),
+      state_(model.state_layout().empty() ? 0 : model.state_layout().back().offset + model.state_layout().back().size),
       sum_(state_.size()) {
   MPI_CHECK(MPI_Comm_size(trainers_, &trainer_count_));
 }

@@ -27,7 +27,7 @@ struct PassTotals {
   double update_seconds = 0;  // allreduce: the trainer's optimizer
   double copy_seconds = 0;    // device <-> host copies of gradients and parameters (GPU trainers)
   double steps = 0;
-  double lead_count = 0;    // ssp: clock leads recorded, their sum and (reduced separately) their maximum
+  double lead_count = 0;  // ssp: clock leads recorded, their sum and (reduced separately) their maximum
   double lead_sum = 0;
 
   double train_loss() const { return loss_sum / std::max(samples, 1.0); }

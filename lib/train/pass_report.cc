@@ -1,12 +1,14 @@
 #include "train/pass_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "checkpoint/pass_folder.h"
 #include "core/files.h"
 #include "core/log.h"
+#include "train/language_metrics.h"
 #include "train/metrics.h"
 
 namespace pstrain::train {
@@ -25,13 +27,18 @@ void log_pass(const JobContext& job, const PassReport& report) {
   const PerStep per_step{std::max(totals.steps, 1.0)};
   const double samples_per_sec = totals.samples / std::max(report.figures.pass_seconds, 1e-9);
   log_info("pass ", report.pass, ": train_loss ", totals.train_loss(), " train_accuracy ", totals.train_accuracy(),
-           " test_loss ", report.evaluation.loss, " test_accuracy ", report.evaluation.accuracy, " samples/s ",
-           static_cast<long long>(samples_per_sec), " elapsed ", job.elapsed_seconds(), "s",
-           job.layout.pservers > 0 ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3,
-                                         " ms push ", per_step(totals.push_seconds) * 1e3, " ms barrier ",
-                                         per_step(totals.sync_seconds) * 1e3, " ms pull ",
-                                         per_step(totals.pull_seconds) * 1e3, " ms | staleness mean ",
-                                         staleness.mean(), " max ", staleness.max)
+           " test_loss ", report.evaluation.loss, " test_accuracy ", report.evaluation.accuracy,
+           is_language_model(job)
+               ? cat(" perplexity train ", std::exp(totals.train_loss()),
+                     report.evaluation.valid_loss ? cat(" valid ", std::exp(*report.evaluation.valid_loss)) : "",
+                     " test ", std::exp(report.evaluation.loss))
+               : std::string(),
+           " samples/s ", static_cast<long long>(samples_per_sec), " elapsed ", job.elapsed_seconds(), "s",
+           job.layout.pservers > 0
+               ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3, " ms push ",
+                     per_step(totals.push_seconds) * 1e3, " ms barrier ", per_step(totals.sync_seconds) * 1e3,
+                     " ms pull ", per_step(totals.pull_seconds) * 1e3, " ms | staleness mean ", staleness.mean(),
+                     " max ", staleness.max)
            : job.config.mode == Mode::kAllreduce && job.layout.trainers > 1
                ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3, " ms all-reduce ",
                      per_step(totals.allreduce_seconds) * 1e3, " ms update ", per_step(totals.update_seconds) * 1e3,
@@ -60,8 +67,8 @@ void add_exchange_fields(JsonLine& line, const JobContext& job, const PassReport
   const PassTotals& totals = report.figures.sum;
   const exchange::StalenessStats& staleness = report.figures.staleness;
   const PerStep per_step{std::max(totals.steps, 1.0)};
-  const auto histogram_end = staleness.histogram.begin() +
-                             std::min<std::int64_t>(staleness.max + 1, exchange::StalenessStats::kBuckets);
+  const auto histogram_end =
+      staleness.histogram.begin() + std::min<std::int64_t>(staleness.max + 1, exchange::StalenessStats::kBuckets);
   line.add("compute_s_per_step", per_step(totals.compute_seconds))
       .add("push_s_per_step", per_step(totals.push_seconds))
       .add("barrier_s_per_step", per_step(totals.sync_seconds))
@@ -94,6 +101,10 @@ void append_metrics_line(const JobContext& job, const PassReport& report) {
       .add("test_accuracy", report.evaluation.accuracy)
       .add("samples_per_sec", totals.samples / std::max(report.figures.pass_seconds, 1e-9))
       .add("pass_seconds", report.figures.pass_seconds);
+  if (is_language_model(job)) {  // every window predicts one word
+    add_perplexities(line, totals.train_loss(), report.evaluation.valid_loss, report.evaluation.loss);
+    line.add("words_per_sec", totals.samples / std::max(report.figures.pass_seconds, 1e-9));
+  }
   add_run_fields(line, job, report);
   add_exchange_fields(line, job, report);
   append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
@@ -139,7 +150,10 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
     loss_sum += result.loss_sum;
     correct += result.correct;
   }
-  return {loss_sum / static_cast<double>(count), static_cast<double>(correct) / static_cast<double>(count)};
+  Evaluation evaluation;
+  evaluation.loss = loss_sum / static_cast<double>(count);
+  evaluation.accuracy = static_cast<double>(correct) / static_cast<double>(count);
+  return evaluation;
 }
 
 void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters,
@@ -161,6 +175,8 @@ void write_pass_folder(const JobContext& job, int pass, std::span<const float> p
 void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board) {
   log_pass(job, report);
   append_metrics_line(job, report);
+  if (is_language_model(job) && report.evaluation.valid_loss)
+    keep_best_valid(job, report.pass, *report.evaluation.valid_loss);
   if (board != nullptr) write_pass_scalars(job, report, *board);
 }
 

@@ -18,6 +18,13 @@ namespace pstrain::train {
 struct Evaluation {
   double loss = 0;
   double accuracy = 0;
+  std::optional<double> valid_loss;  // where the data has a validation shard
+};
+
+// The held-out sets the lead trainer evaluates after every pass (empty on the other trainers).
+struct HeldOutData {
+  const std::optional<data::Samples>& test;
+  const std::optional<data::Samples>& valid;
 };
 
 // The model's mean loss and accuracy over `test`, in batches of `batch_size`.

@@ -29,7 +29,9 @@ std::uint64_t Progress::remaining(int trainer, int pass) const {
 
 std::int64_t Progress::steps(int trainer, int pass) const {
   const std::uint64_t batch = job_.config.batch_size;
-  const auto steps_for = [&](std::uint64_t samples) { return static_cast<std::int64_t>((samples + batch - 1) / batch); };
+  const auto steps_for = [&](std::uint64_t samples) {
+    return static_cast<std::int64_t>((samples + batch - 1) / batch);
+  };
   const bool sync = job_.sync() || job_.layout.pservers == 0;
   if (!sync) return steps_for(remaining(trainer, pass));
   std::uint64_t largest = 0;

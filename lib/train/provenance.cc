@@ -32,7 +32,9 @@ std::string file_crc32(const std::filesystem::path& path) {
   return text;
 }
 
-std::string quoted(const std::string& text) { return "\"" + json_escape(text) + "\""; }
+std::string quoted(const std::string& text) {
+  return "\"" + json_escape(text) + "\"";
+}
 
 // The resolved INI ("key = value" lines) as a JSON object of strings.
 std::string flags_object(const std::string& resolved_ini) {
@@ -41,7 +43,8 @@ std::string flags_object(const std::string& resolved_ini) {
   while (std::getline(lines, line)) {
     const std::size_t equals = line.find(" = ");
     if (line.empty() || line[0] == '#' || equals == std::string::npos) continue;
-    object += cat(object.empty() ? "" : ",\n    ", quoted(line.substr(0, equals)), ": ", quoted(line.substr(equals + 3)));
+    object +=
+        cat(object.empty() ? "" : ",\n    ", quoted(line.substr(0, equals)), ": ", quoted(line.substr(equals + 3)));
   }
   return "{\n    " + object + "\n  }";
 }
@@ -64,12 +67,13 @@ void write_provenance(const JobContext& job, const std::string& resolved_ini) {
   for (const auto& path : files) {
     shards += cat(shards.empty() ? "" : ",\n      ", quoted(path.filename().string()), ": ", quoted(file_crc32(path)));
   }
-  const std::string json = cat(
-      "{\n  \"version\": ", quoted(PSTRAIN_VERSION), ",\n  \"git_commit\": ", quoted(PSTRAIN_GIT_COMMIT),
-      ",\n  \"flags\": ", flags_object(resolved_ini), ",\n  \"model\": {\n    \"source\": ", quoted(job.model.spec.source),
-      ",\n    \"parameters\": ", job.model.parameter_count, ",\n    \"description\": ", quoted(job.model.spec.text),
-      "\n  },\n  \"data_fingerprint\": {\n    \"data_dir\": ", quoted(job.config.data_dir.string()),
-      ",\n    \"crc32\": {\n      ", shards, "\n    }\n  },\n  \"written_at\": ", quoted(utc_now()), "\n}\n");
+  const std::string json =
+      cat("{\n  \"version\": ", quoted(PSTRAIN_VERSION), ",\n  \"git_commit\": ", quoted(PSTRAIN_GIT_COMMIT),
+          ",\n  \"flags\": ", flags_object(resolved_ini),
+          ",\n  \"model\": {\n    \"source\": ", quoted(job.model.spec.source),
+          ",\n    \"parameters\": ", job.model.parameter_count, ",\n    \"description\": ", quoted(job.model.spec.text),
+          "\n  },\n  \"data_fingerprint\": {\n    \"data_dir\": ", quoted(job.config.data_dir.string()),
+          ",\n    \"crc32\": {\n      ", shards, "\n    }\n  },\n  \"written_at\": ", quoted(utc_now()), "\n}\n");
   write_file_atomically(job.config.output_dir / "provenance.json", json);
 }
 

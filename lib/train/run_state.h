@@ -16,6 +16,7 @@ namespace pstrain::train {
 struct RunState {
   data::Samples samples;               // trainers
   std::optional<data::Samples> test;   // the lead trainer
+  std::optional<data::Samples> valid;  // the lead trainer, where the data has a validation shard
   std::vector<float> initial;          // servers and local: the starting parameters (seed or --init-from)
   std::optional<checkpoint::Checkpoint> resumed;
   std::unique_ptr<Progress> progress;

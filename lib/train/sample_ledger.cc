@@ -29,7 +29,9 @@ std::vector<std::uint32_t> SampleLedger::pass_order(int pass, bool shared) const
   return order;
 }
 
-void SampleLedger::begin_pass(bool track_coverage) { trained_.assign(track_coverage ? consumed_.size() : 0, 0); }
+void SampleLedger::begin_pass(bool track_coverage) {
+  trained_.assign(track_coverage ? consumed_.size() : 0, 0);
+}
 
 void SampleLedger::record(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) consumed_[sample_ids_[order[first + i]]] = 1;
@@ -44,7 +46,9 @@ std::vector<std::uint8_t> SampleLedger::consumed_by_me() const {
   return mine;
 }
 
-void SampleLedger::clear_consumed() { std::ranges::fill(consumed_, 0); }
+void SampleLedger::clear_consumed() {
+  std::ranges::fill(consumed_, 0);
+}
 
 Coverage SampleLedger::gather_coverage(int pass, std::int64_t chunks_taken, MPI_Comm trainers) const {
   const bool lead = job_.layout.is_lead_trainer();
@@ -61,8 +65,7 @@ Coverage SampleLedger::gather_coverage(int pass, std::int64_t chunks_taken, MPI_
     }
   }
   coverage.chunks_per_trainer.resize(lead ? job_.layout.trainers : 0);
-  MPI_CHECK(MPI_Gather(&chunks_taken, 1, MPI_INT64_T, coverage.chunks_per_trainer.data(), 1, MPI_INT64_T, 0,
-                       trainers));
+  MPI_CHECK(MPI_Gather(&chunks_taken, 1, MPI_INT64_T, coverage.chunks_per_trainer.data(), 1, MPI_INT64_T, 0, trainers));
   return coverage;
 }
 

@@ -4,6 +4,7 @@
 #include "comm/watchdog.h"
 #include "core/log.h"
 #include "exchange/step_protocol.h"
+#include "optim/row_optimizer.h"
 #include "ps/server.h"
 #include "train/decay_mask.h"
 
@@ -13,8 +14,8 @@ namespace {
 
 // The server's side of a sync run, step for step in line with the trainers (exchange/step_protocol.h): the same
 // pass and step counts from Progress, the same agreed flags, the same checkpoint calls.
-bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ShardPlan& plan, const Progress& progress,
-                CheckpointWriter& writer) {
+bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ModelPartition& plan,
+                const Progress& progress, CheckpointWriter& writer) {
   std::int64_t global_step = progress.first_global_step();
   const auto save = [&](int pass, std::int64_t step_in_pass) {
     const ps::SliceState slice = server.export_state();
@@ -43,31 +44,49 @@ bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ShardP
   return true;
 }
 
+// This shard's rows of every row table, each with its row optimizer.
+std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job, std::vector<ps::TableWindows>& windows,
+                                                          const ps::TablePlan& tables, const RunState& run) {
+  std::vector<std::unique_ptr<ps::TableShard>> shards;
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const std::size_t rows = tables.rows(t).rows_on(job.layout.shard_index);
+    shards.push_back(
+        std::make_unique<ps::TableShard>(windows[t], tables, t, job.layout,
+                                         optim::make_row_optimizer(job.config.optimizer, rows, tables.table(t).width),
+                                         run.initial));
+    log_info("serving rows of table ", tables.table(t).name, ": ", rows, " of ", tables.rows(t).rows(), " x ",
+             tables.table(t).width);
+  }
+  return shards;
+}
+
 }  // namespace
 
-bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPlan& plan, RunState& run,
-                const std::vector<nn::ParameterInfo>& parameters) {
+bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
+                const ps::ModelPartition& partition, RunState& run, const std::vector<nn::ParameterInfo>& parameters) {
   const int shard = job.layout.shard_index;
+  const ps::ShardPlan& plan = partition.blocks();
   ps::ShardServer server(windows, plan, job.layout,
                          optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
                                                decay_mask(job.config.optimizer, parameters, plan, shard)),
                          run.initial);
+  server.serve_tables(table_shards(job, table_windows, partition.tables(), run));
   if (run.resumed) {
     const checkpoint::ModelState& model = run.resumed->model;
-    server.import_state(plan, model.parameters, model.optimizer_state, model.optimizer_steps);
+    server.import_state(partition, model.parameters, model.optimizer_state, model.optimizer_steps);
   }
   log_info("serving ", plan.shard_size(job.layout.shard_index), " of ", plan.total_size(), " parameters in ",
            plan.segments(job.layout.shard_index).size(), " segments");
   exchange::meet_all_ranks("the start (waiting for the trainers)");  // every slice initialised
   bool completed = true;
   if (job.sync()) {
-    completed = serve_sync(job, server, plan, *run.progress, *run.writer);
+    completed = serve_sync(job, server, partition, *run.progress, *run.writer);
   } else {
     // Async: serve until done, joining each checkpoint the trainers quiesce for (exchange/step_protocol.h).
     while (server.serve_async(std::chrono::microseconds(job.config.poll_interval_us)) ==
            ps::ShardServer::AsyncOutcome::kCheckpoint) {
       const ps::SliceState slice = server.export_state();
-      run.writer->save(plan, &slice, {}, {});
+      run.writer->save(partition, &slice, {}, {});
       const std::int64_t request =
           exchange::end_async_checkpoint(server.checkpoint_request(), [&server] { server.clear_checkpoint_request(); });
       if (exchange::stops_after_checkpoint(request)) {

@@ -5,16 +5,17 @@
 #include <vector>
 
 #include "nn/model.h"
-#include "ps/shard_plan.h"
+#include "ps/table_plan.h"
 #include "ps/windows.h"
 #include "train/job_context.h"
 #include "train/run_state.h"
 
 namespace pstrain::train {
 
-// Returns true when training completed, false when it stopped after a checkpoint on a signal. `parameters` is the
-// model's layout, which the optimizer's weight-decay mask is built from (train/decay_mask.h).
-bool run_server(const JobContext& job, ps::PsWindows& windows, const ps::ShardPlan& plan, RunState& run,
-                const std::vector<nn::ParameterInfo>& parameters);
+// Returns true when training completed, false when it stopped after a checkpoint on a signal. `partition` says
+// which dense blocks and which table rows this shard holds (`table_windows`: one per table of the partition).
+// `parameters` is the model's layout, which the optimizer's weight-decay mask is built from (train/decay_mask.h).
+bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
+                const ps::ModelPartition& partition, RunState& run, const std::vector<nn::ParameterInfo>& parameters);
 
 }  // namespace pstrain::train

@@ -22,12 +22,15 @@ std::string to_string(Mode mode) {
 
 po::options_description train_options() {
   po::options_description data("Data and outputs");
+  // clang-format off
   data.add_options()
       ("data-dir", po::value<std::string>()->required(), "folder with train-NNNNN.h5 shards and test.h5 (pstrain-data)")
       ("output-dir", po::value<std::string>(), "(required) where node_<rank>/ logs, pass-NNNNN/ folders, metrics.jsonl and config.ini go")
       ("init-from", po::value<std::string>(), "start from the parameters of a pass folder (OUTPUT/pass-NNNNN)")
       ("tensorboard", po::value<bool>()->default_value(true, "true"), "write TensorBoard event files into OUTPUT/tensorboard/: scalars per pass and every --log-every-steps steps");
+  // clang-format on
   po::options_description cluster("Cluster");
+  // clang-format off
   cluster.add_options()
       ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
       ("mode", po::value<std::string>()->default_value("sync"), "sync | async | ssp (async with bounded staleness) | allreduce (no servers: trainers average gradients with NCCL on GPUs, MPI_Allreduce on CPUs)")
@@ -35,11 +38,14 @@ po::options_description train_options() {
       ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
       ("chunk-size", po::value<long long>()->default_value(512), "dynamic dispatch: samples per chunk")
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
+      ("table-exchange", po::value<std::string>()->default_value("auto"), "row tables (embedding tables): sparse (the servers hold them by row; a step fetches and updates only the rows its batch looks up) | dense (shipped whole, as any parameter) | auto (sparse wherever there are servers, else dense)")
       ("poll-interval-us", po::value<int>()->default_value(100), "async server: sleep between polls that found nothing")
       ("timeout-seconds", po::value<double>()->default_value(600, "600"), "end the job when a rank waits this long for others (a rank died or stalled)")
       ("check-replicas-every-steps", po::value<long long>()->default_value(0), "allreduce: also compare the trainers' parameter checksums every N steps (they are compared at the end of every pass anyway)")
       ("device", po::value<std::string>()->default_value("cpu"), "cpu | gpu | auto (a GPU when this node has one); trainer k on a node uses GPU (k mod GPUs)");
+  // clang-format on
   po::options_description model("Model and optimisation");
+  // clang-format off
   model.add_options()
       ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm) | nplm (Bengio et al. 2003's neural language model on N-gram token shards; --embedding-dim, --hidden, --direct)")
       ("model-file", po::value<std::string>(), "a model described layer by layer (docs/model-files.md); instead of --model")
@@ -73,7 +79,9 @@ po::options_description train_options() {
       ("eval-batch-size", po::value<long long>()->default_value(1000), "samples per evaluation batch")
       ("log-every-steps", po::value<long long>()->default_value(0), "also log every N steps (0: per pass only)")
       ("progress-every-s", po::value<double>()->default_value(10, "10"), "a progress line (steps, samples/s, time left) every S seconds of a pass, from the lead trainer (0: off)");
+  // clang-format on
   po::options_description checkpoints("Checkpoints and resume");
+  // clang-format off
   checkpoints.add_options()
       ("checkpoint-every-steps", po::value<long long>()->default_value(0), "also checkpoint every N steps (0: off)")
       ("checkpoint-every-seconds", po::value<double>()->default_value(0, "0"), "also checkpoint every S seconds (0: off)")
@@ -85,6 +93,7 @@ po::options_description train_options() {
       ("test-perturb-replica-step", po::value<long long>()->default_value(-1), "testing only: allreduce: the last trainer changes its parameters by one ulp after this global step")
       ("test-opaque-backend", po::value<bool>()->default_value(false, "false"), "testing only: trainers compute on the CPU backend as if its memory were a GPU's (only through copies), to run the GPU trainers' code paths without a GPU")
       ("test-slow-factor", po::value<double>()->default_value(1, "1"), "testing only: --test-slow-trainer's steps (compute and exchange) take this many times as long");
+  // clang-format on
   po::options_description all;
   all.add(data).add(cluster).add(model).add(checkpoints);
   return all;
@@ -179,6 +188,16 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   if (config.staleness < 0) throw Error(ExitCode::kUsage, "--staleness must be >= 0");
   config.block_size = values["block-size"].as<std::size_t>();
   if (config.block_size == 0) throw Error(ExitCode::kUsage, "--block-size must be > 0");
+  config.table_exchange = values["table-exchange"].as<std::string>();
+  if (config.table_exchange != "auto" && config.table_exchange != "sparse" && config.table_exchange != "dense") {
+    throw Error(ExitCode::kUsage,
+                cat("--table-exchange '", config.table_exchange, "' is not one of auto, sparse, dense"));
+  }
+  if (config.table_exchange == "sparse" && config.mode == Mode::kAllreduce) {
+    throw Error(ExitCode::kUsage,
+                "--table-exchange sparse needs parameter servers to hold the rows; --mode allreduce "
+                "has none (its trainers average table gradients densely): use auto or dense");
+  }
   config.poll_interval_us = values["poll-interval-us"].as<int>();
   if (config.poll_interval_us < 0) throw Error(ExitCode::kUsage, "--poll-interval-us must be >= 0");
   config.timeout_seconds = values["timeout-seconds"].as<double>();
@@ -200,7 +219,8 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   }
   if (values.count("model-file")) {
     if (!values["model"].defaulted()) {
-      throw Error(ExitCode::kUsage, cat("--model-file and --model ", config.model, " both name a model: give one of them"));
+      throw Error(ExitCode::kUsage,
+                  cat("--model-file and --model ", config.model, " both name a model: give one of them"));
     }
     config.model_file = values["model-file"].as<std::string>();
     config.model = "file";
@@ -217,7 +237,8 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   config.conv_filters = parse_widths(values["conv-filters"].as<std::string>(), "conv-filters");
   config.kernel_size = static_cast<std::size_t>(positive(values, "kernel-size"));
   if (config.kernel_size % 2 == 0) {
-    throw Error(ExitCode::kUsage, cat("--kernel-size ", config.kernel_size, " must be odd ('same' padding keeps the "
+    throw Error(ExitCode::kUsage, cat("--kernel-size ", config.kernel_size,
+                                      " must be odd ('same' padding keeps the "
                                       "image size only for odd kernels)"));
   }
   config.activation = compute::parse_activation(values["activation"].as<std::string>());
@@ -285,14 +306,14 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   config.dynamic_dispatch = dispatch == "dynamic";
   config.chunk_size = static_cast<std::size_t>(positive(values, "chunk-size"));
   if (config.dynamic_dispatch && (config.mode == Mode::kSync || config.mode == Mode::kAllreduce)) {
-    throw Error(ExitCode::kUsage,
-                cat("--dispatch dynamic needs --mode async or ssp (", to_string(config.mode), " steps every trainer together)"));
+    throw Error(ExitCode::kUsage, cat("--dispatch dynamic needs --mode async or ssp (", to_string(config.mode),
+                                      " steps every trainer together)"));
   }
   if (config.mode == Mode::kAllreduce && config.num_pservers > 0) {
-    throw Error(ExitCode::kUsage, cat("--mode allreduce has no parameter servers: --num-pservers must be 0 or left out (got ",
-                                      config.num_pservers, ")"));
+    throw Error(ExitCode::kUsage,
+                cat("--mode allreduce has no parameter servers: --num-pservers must be 0 or left out (got ",
+                    config.num_pservers, ")"));
   }
-
 
   return config;
 }

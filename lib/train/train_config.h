@@ -26,28 +26,29 @@ struct TrainConfig {
 
   int num_pservers = -1;  // -1: default layout
   Mode mode = Mode::kSync;
-  std::string model = "mlp";                  // mlp | cnn | resnet, or "file" with model_file
+  std::string model = "mlp";                        // mlp | cnn | resnet, or "file" with model_file
   std::optional<std::filesystem::path> model_file;  // --model-file
-  bool describe_model = false;                // print the model and exit
-  double width = 1.0;                         // resnet: channel multiplier
-  bool batch_norm = true;                     // resnet: batch norm after every convolution
-  std::vector<std::size_t> hidden{256, 128};  // mlp: hidden widths; cnn: widths of the fully connected head;
-                                              // nplm: none or one (kNplmHidden unless --hidden is given)
-  std::size_t embedding_dim = 30;             // nplm: m
-  bool direct = false;                        // nplm: direct connections from the embeddings to the output
-  std::vector<std::size_t> conv_filters{32, 64};  // cnn: filters per conv layer (each followed by a 2x2 pool)
-  std::size_t kernel_size = 3;                // cnn: odd square kernel
+  bool describe_model = false;                      // print the model and exit
+  double width = 1.0;                               // resnet: channel multiplier
+  bool batch_norm = true;                           // resnet: batch norm after every convolution
+  std::vector<std::size_t> hidden{256, 128};        // mlp: hidden widths; cnn: widths of the fully connected head;
+                                                    // nplm: none or one (kNplmHidden unless --hidden is given)
+  std::size_t embedding_dim = 30;                   // nplm: m
+  bool direct = false;                              // nplm: direct connections from the embeddings to the output
+  std::vector<std::size_t> conv_filters{32, 64};    // cnn: filters per conv layer (each followed by a 2x2 pool)
+  std::size_t kernel_size = 3;                      // cnn: odd square kernel
   compute::Activation activation = compute::Activation::kRelu;
-  std::string device = "cpu";                 // cpu | gpu | auto (a GPU when this node has one)
+  std::string device = "cpu";  // cpu | gpu | auto (a GPU when this node has one)
 
   optim::OptimizerConfig optimizer;
-  float label_smoothing = 0.0f;      // in [0, 1): the loss target is (1 - e) one-hot + e / classes (nn/loss.h)
-  data::AugmentSpec augment;         // training batches only; off by default
+  float label_smoothing = 0.0f;  // in [0, 1): the loss target is (1 - e) one-hot + e / classes (nn/loss.h)
+  data::AugmentSpec augment;     // training batches only; off by default
   std::size_t batch_size = 64;
   int passes = 10;
   std::uint64_t seed = 1;
   bool shuffle = true;
   std::size_t block_size = 8192;
+  std::string table_exchange = "auto";  // row tables: auto | sparse | dense (train/table_layout.h)
   int poll_interval_us = 100;
   std::size_t eval_batch_size = 1000;
   std::size_t log_every_steps = 0;  // 0: per-pass lines only
@@ -58,18 +59,18 @@ struct TrainConfig {
   std::int64_t checkpoint_every_steps = 0;
   double checkpoint_every_seconds = 0;
   int keep_checkpoints = 3;
-  std::string resume;  // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
-  int test_checkpoint_delay_ms = 0;  // test only: pause inside a checkpoint write
-  int test_step_delay_ms = 0;        // test only: pause after every step (to stop a run at a chosen time)
-  int test_slow_trainer = -1;        // test only: the trainer the step delay applies to (-1: every trainer)
-  int staleness = 3;                 // ssp: how many steps a trainer may run ahead of the slowest
-  bool dynamic_dispatch = false;     // trainers take chunks from a dispatcher instead of fixed shards
-  std::size_t chunk_size = 512;      // samples per dispatched chunk
-  double test_slow_factor = 1;       // test only: --test-slow-trainer's steps take this many times as long
+  std::string resume;                           // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
+  int test_checkpoint_delay_ms = 0;             // test only: pause inside a checkpoint write
+  int test_step_delay_ms = 0;                   // test only: pause after every step (to stop a run at a chosen time)
+  int test_slow_trainer = -1;                   // test only: the trainer the step delay applies to (-1: every trainer)
+  int staleness = 3;                            // ssp: how many steps a trainer may run ahead of the slowest
+  bool dynamic_dispatch = false;                // trainers take chunks from a dispatcher instead of fixed shards
+  std::size_t chunk_size = 512;                 // samples per dispatched chunk
+  double test_slow_factor = 1;                  // test only: --test-slow-trainer's steps take this many times as long
   std::int64_t check_replicas_every_steps = 0;  // allreduce: compare trainer replicas every N steps too
-  std::int64_t test_perturb_replica_step = -1;
-  bool test_opaque_backend = false;             // test only: trainers use the CPU backend behind copies (as a GPU)  // test only: the last trainer nudges its copy after this step
-  double timeout_seconds = 600;      // the watchdog: longest wait for other ranks before the job ends
+  std::int64_t test_perturb_replica_step = -1;  // test only: the last trainer nudges its copy after this step
+  bool test_opaque_backend = false;             // test only: trainers use the CPU backend behind copies (as a GPU)
+  double timeout_seconds = 600;                 // the watchdog: longest wait for other ranks before the job ends
 };
 
 boost::program_options::options_description train_options();

@@ -20,7 +20,7 @@ void TrainerCheckpoints::save(const StepPosition& position) {
   model_state_.average();
   std::optional<ps::SliceState> slice;
   optim::Optimizer* optimizer = exchange_.own_optimizer();  // local and all-reduce trainers hold the whole state
-  if (optimizer != nullptr && job_.layout.world_rank < support_.plan->shards()) {  // ... one of them gives it
+  if (optimizer != nullptr && job_.layout.world_rank < support_.partition->shards()) {  // ... one of them gives it
     slice.emplace();
     slice->parameters.assign(parameters_.begin(), parameters_.end());
     for (const auto& [name, values] : optimizer->state()) slice->optimizer.emplace_back(name, *values);
@@ -31,7 +31,7 @@ void TrainerCheckpoints::save(const StepPosition& position) {
   state.step_in_pass = position.step_in_pass;
   state.global_step = position.global_step;
   state.seed = job_.config.seed;
-  support_.writer->save(*support_.plan, slice ? &*slice : nullptr, ledger_.consumed_by_me(), state,
+  support_.writer->save(*support_.partition, slice ? &*slice : nullptr, ledger_.consumed_by_me(), state,
                         job_.layout.is_lead_trainer() ? model_state_.state() : std::span<const float>());
 }
 

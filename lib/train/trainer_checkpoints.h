@@ -7,7 +7,7 @@
 #include <span>
 
 #include "exchange/gradient_exchange.h"
-#include "ps/shard_plan.h"
+#include "ps/table_plan.h"
 #include "train/checkpointing.h"
 #include "train/job_context.h"
 #include "train/model_state.h"
@@ -15,11 +15,11 @@
 
 namespace pstrain::train {
 
-// Checkpointing for this run: none (no writer) or a writer and the plan that splits the model state among the
-// ranks holding it (the server shards, or one shard: the local or all-reduce trainer).
+// Checkpointing for this run: none (no writer) or a writer and the partition that splits the model state among
+// the ranks holding it (the server shards, or one shard: the local or all-reduce trainer).
 struct CheckpointSupport {
   CheckpointWriter* writer = nullptr;
-  const ps::ShardPlan* plan = nullptr;
+  const ps::ModelPartition* partition = nullptr;
   bool asynchronous = false;  // async/ssp: checkpoints by request and quiesce, not at common steps
 };
 

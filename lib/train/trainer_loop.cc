@@ -48,10 +48,9 @@ struct PassState {
 // One trainer's run: what lives across passes, and the outline of a pass and of a step.
 class TrainerLoop {
  public:
-  TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model,
-              exchange::GradientExchange& exchange, MPI_Comm trainers, const data::Samples& samples,
-              const std::optional<data::Samples>& test, const Progress& progress, const CheckpointSupport& support,
-              const DataDispatch& dispatch);
+  TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model, exchange::GradientExchange& exchange,
+              MPI_Comm trainers, const data::Samples& samples, const HeldOutData& held_out, const Progress& progress,
+              const CheckpointSupport& support, const DataDispatch& dispatch);
   bool run();
 
  private:
@@ -76,7 +75,7 @@ class TrainerLoop {
   nn::Model& model_;
   exchange::GradientExchange& exchange_;
   MPI_Comm trainers_;
-  const std::optional<data::Samples>& test_;
+  HeldOutData held_out_;
   const Progress& progress_;
   const DataDispatch& dispatch_;
   ExchangeBuffers buffers_;
@@ -91,14 +90,14 @@ class TrainerLoop {
 
 TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model,
                          exchange::GradientExchange& exchange, MPI_Comm trainers, const data::Samples& samples,
-                         const std::optional<data::Samples>& test, const Progress& progress,
-                         const CheckpointSupport& support, const DataDispatch& dispatch)
+                         const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& support,
+                         const DataDispatch& dispatch)
     : job_(job),
       config_(job.config),
       model_(model),
       exchange_(exchange),
       trainers_(trainers),
-      test_(test),
+      held_out_(held_out),
       progress_(progress),
       dispatch_(dispatch),
       buffers_(backend, model),
@@ -160,7 +159,8 @@ void TrainerLoop::train_step(PassState& state, const BatchRange& batch) {
   exchange_gradient(state, batch.count);
   const int trainer = job_.layout.trainer_index;
   if (config_.test_slow_factor > 1 && config_.test_slow_trainer == trainer) {  // the whole step, F times as long
-    std::this_thread::sleep_for(std::chrono::duration<double>((config_.test_slow_factor - 1) * seconds_since(step_start)));
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>((config_.test_slow_factor - 1) * seconds_since(step_start)));
   }
   ++global_step_;
   report_progress(state);
@@ -173,14 +173,17 @@ void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
   const std::size_t n = batch.count;
   const int trainer = job_.layout.trainer_index;
   batch_.assemble(state.order, batch.first, n, ledger_.sample_ids(), state.pass);
+  if (exchange_.fetch_for_batch(batch_.features(n), n, buffers_.parameters())) {  // table rows the batch reads
+    state.totals.copy_seconds += buffers_.publish_parameters();
+  }
   // Random layers (dropout) draw from (seed, global step, trainer): a resumed step draws what it drew before.
   model_.set_step_key(pstrain::combine_key(pstrain::combine_key(config_.seed, static_cast<std::uint64_t>(global_step_)),
                                            static_cast<std::uint64_t>(trainer)));
   const nn::BatchResult result = model_.train_batch(batch_.features(n), batch_.labels(n), n);
   if (!std::isfinite(result.loss_sum)) {
-    throw Error(ExitCode::kDiverged, cat("training diverged: the loss became ", result.loss_sum, " at pass ",
-                                         state.pass, " step ", state.step, " on trainer ", trainer,
-                                         " (lower --lr, or check the data)"));
+    throw Error(ExitCode::kDiverged,
+                cat("training diverged: the loss became ", result.loss_sum, " at pass ", state.pass, " step ",
+                    state.step, " on trainer ", trainer, " (lower --lr, or check the data)"));
   }
   state.totals.loss_sum += result.loss_sum;
   state.totals.correct += static_cast<double>(result.correct);
@@ -222,9 +225,11 @@ void TrainerLoop::report_progress(const PassState& state) {
 // lead evaluates and reports, then the end-of-pass checkpoint.
 TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
   exchange_.finish_pass(buffers_.parameters());
+  // A stop joined in the async meeting ends the run here, before any collective of the trainers: the trainer
+  // that asked for it ended at its step boundary and takes no part in them (the checkpoint averaged the state).
+  if (state.stop_request) return false;
   buffers_.publish_parameters();
   model_state_.average();
-  if (state.stop_request) return false;
   if (state.batches.dynamic()) {  // every trainer is past its last ticket (finish_pass ends with a barrier)
     if (lead()) dispatch_.reset();
     MPI_CHECK(MPI_Barrier(trainers_));
@@ -245,14 +250,16 @@ TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
 }
 
 void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage) {
-  const Evaluation evaluation = evaluate(model_, *test_, evaluation_batch_size(job_));
+  Evaluation evaluation = evaluate(model_, *held_out_.test, evaluation_batch_size(job_));
+  if (held_out_.valid) evaluation.valid_loss = evaluate(model_, *held_out_.valid, evaluation_batch_size(job_)).loss;
   if (!std::isfinite(evaluation.loss)) {
     throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
                                          state.pass, " (lower --lr)"));
   }
   write_pass_folder(job_, state.pass, buffers_.parameters(), model_state_.state());
   const auto& before = progress_.consumed_in_first_pass();
-  const std::int64_t samples_before = state.pass == progress_.first_pass() ? std::count(before.begin(), before.end(), 1) : 0;
+  const std::int64_t samples_before =
+      state.pass == progress_.first_pass() ? std::count(before.begin(), before.end(), 1) : 0;
   report_pass(job_, {state.pass, figures, evaluation, samples_before, coverage, global_step_},
               board_ ? &*board_ : nullptr);
 }
@@ -261,9 +268,9 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
 
 bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model,
                  exchange::GradientExchange& exchange, MPI_Comm trainers, const data::Samples& samples,
-                 const std::optional<data::Samples>& test, const Progress& progress,
-                 const CheckpointSupport& checkpoints, const DataDispatch& dispatch) {
-  TrainerLoop loop(job, backend, model, exchange, trainers, samples, test, progress, checkpoints, dispatch);
+                 const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& checkpoints,
+                 const DataDispatch& dispatch) {
+  TrainerLoop loop(job, backend, model, exchange, trainers, samples, held_out, progress, checkpoints, dispatch);
   return loop.run();
 }
 

@@ -12,17 +12,18 @@
 #include "nn/model.h"
 #include "train/batch_dispatch.h"
 #include "train/job_context.h"
+#include "train/pass_report.h"
 #include "train/progress.h"
 #include "train/trainer_checkpoints.h"
 
 namespace pstrain::train {
 
-// `trainers` is the communicator of all trainers (MPI_COMM_SELF when training locally). `test` is set on the
-// lead trainer only. Returns true when training completed, false when it stopped after a checkpoint on a
+// `trainers` is the communicator of all trainers (MPI_COMM_SELF when training locally). `held_out` is set on
+// the lead trainer only. Returns true when training completed, false when it stopped after a checkpoint on a
 // signal. Throws pstrain::Error(kDiverged) on a NaN or Inf loss.
 bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model,
                  exchange::GradientExchange& exchange, MPI_Comm trainers, const data::Samples& samples,
-                 const std::optional<data::Samples>& test, const Progress& progress,
-                 const CheckpointSupport& checkpoints, const DataDispatch& dispatch = {});
+                 const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& checkpoints,
+                 const DataDispatch& dispatch = {});
 
 }  // namespace pstrain::train

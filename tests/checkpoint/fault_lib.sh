@@ -77,3 +77,21 @@ for r in records:
 print("every pass: each sample exactly once;", [(r["pass"], r["samples_before_resume"]) for r in records])
 PY
 }
+
+# heartbeat OUT RANK: the rank's heartbeat line (comm/watchdog.h): "<unix time> waiting|working <what>", or nothing.
+heartbeat() {
+  cat "$1/node_$2/heartbeat" 2>/dev/null || true
+}
+
+# wait_for_wait OUT RANK TEXT: bounded wait until the rank's heartbeat says it waits in TEXT (the watchdog rewrites
+# it every 0.5 s), so that a fault lands in a known wait instead of after a guessed delay.
+wait_for_wait() {
+  for ((i = 0; i < 1200; i++)); do heartbeat "$1" "$2" | grep -q " waiting $3" && return 0; sleep 0.05; done
+  fail "rank $2 never waited in '$3' (heartbeat: $(heartbeat "$1" "$2"))"
+}
+
+# checkpoint_count OUT: how many checkpoints are published.
+checkpoint_count() {
+  local folders=("$1"/checkpoints/ckpt-*)
+  [ -e "${folders[0]}" ] && echo "${#folders[@]}" || echo 0
+}

@@ -16,6 +16,12 @@
 #                     quiesce; after the resume every pass trains every sample exactly once.
 #   stall_sync, stall_async
 #                     SIGSTOP a random rank: the watchdog ends the job within --timeout-seconds, naming that rank.
+#   stall_in_meeting_after_checkpoint  [np 3]
+#                     async: trainer 1 joins a checkpoint inside the end-of-pass meeting (a nested watchdog wait),
+#                     then is SIGSTOPped there: the meeting is still guarded, the job ends with exit 6 naming it.
+#   stop_in_meeting   [np 3; with MODEL_FILE: batch norm]
+#                     async: SIGUSR1 while trainer 1 waits in the end-of-pass meeting and the lead still steps:
+#                     clean exit 0 (every trainer leaves the same way), then the resumed run finishes.
 source "$(dirname "$0")/../mpi/common.sh"
 source "$(dirname "$0")/fault_lib.sh"
 case_name=$1 np=$2 path=$3 async_mode=${4:-async} dispatch=${5:-static}
@@ -59,6 +65,33 @@ kill_writer() {  # kill_writer OUT: SIGKILL world rank 0, the rank that writes c
   echo "killing the writer, pid $pid"
   kill -9 "$pid"
 }
+
+# expect_watchdog_end OUT CODE START TIMEOUT VICTIM: the job (exit CODE, stalled at date +%s.%N START) was ended by
+# the watchdog within TIMEOUT + 6 s, with one message naming the wait and the stopped rank VICTIM.
+expect_watchdog_end() {
+  local out=$1 code=$2 start=$3 timeout_s=$4 victim_rank=$5 elapsed
+  elapsed=$(python3 -c "import time; print(round(time.time() - $start, 1))")
+  cat "$out.log" | grep -v '^\[' || true
+  [ "$code" -eq 6 ] || fail "exit code $code, expected 6 (a rank stopped responding)"
+  python3 -c "import sys; sys.exit(0 if $elapsed <= $timeout_s + 6 else 1)" || fail "took ${elapsed}s to end"
+  grep -Eq "waited [0-9]+ s \(--timeout-seconds $timeout_s\) in [a-z]" "$out.log" || fail "the message names no wait"
+  grep -q "stopped responding: $victim_rank " "$out.log" || fail "the message does not name rank $victim_rank"
+  [ "$(grep -c 'pstrain: error:' "$out.log")" -eq 1 ] || fail "expected exactly one error message"
+  echo "ended after ${elapsed}s (timeout ${timeout_s}s)"
+}
+
+# Async, 1 server + 2 trainers, the lead trainer (world rank 1) 50 ms a step, trainer 1 (world rank 2) at full
+# speed: trainer 1 reaches the end-of-pass meeting seconds before the lead and waits there.
+start_slow_lead() {  # start_slow_lead OUT [flags]: in the background; the job's pid goes to $launcher
+  local out=$1
+  shift
+  [ "$np" -eq 3 ] || fail "$case_name needs np 3 (1 server + 2 trainers)"
+  run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --mode async --output-dir "$out" --test-slow-trainer 0 \
+    --test-step-delay-ms 50 "$@" > "$out.log" 2>&1 &
+  launcher=$!
+  trap 'kill "$launcher" 2> /dev/null || true' EXIT  # a failed check leaves no job running
+}
+meeting="the end-of-pass meeting of the async trainers"
 
 expect_exact() {  # expect_exact OUT: final parameters equal the reference's
   "$TOOLS_DIR/compare_parameters" "$work/reference/pass-00002" "$1/pass-00002" --exact \
@@ -250,13 +283,56 @@ PY
     wait "$launcher"
     code=$?
     set -e
-    elapsed=$(python3 -c "import time; print(round(time.time() - $start, 1))")
-    cat "$out.log" | grep -v '^\[' || true
-    [ "$code" -eq 6 ] || fail "exit code $code, expected 6 (a rank stopped responding)"
-    python3 -c "import sys; sys.exit(0 if $elapsed <= $timeout_s + 6 else 1)" || fail "took ${elapsed}s to end"
-    grep -q "stopped responding: $victim_rank " "$out.log" || fail "the message does not name rank $victim_rank"
-    [ "$(grep -c 'pstrain: error:' "$out.log")" -eq 1 ] || fail "expected exactly one error message"
-    echo "ended after ${elapsed}s (timeout ${timeout_s}s)"
+    expect_watchdog_end "$out" "$code" "$start" "$timeout_s" "$victim_rank"
+    ;;
+  stall_in_meeting_after_checkpoint)
+    out="$work/run"
+    timeout_s=5
+    PASSES=100 EVERY=10 start_slow_lead "$out" --timeout-seconds "$timeout_s"
+    wait_for_training "$out.log"
+    wait_for_wait "$out" 2 "$meeting"
+    before=$(checkpoint_count "$out")
+    for ((i = 0; i < 600; i++)); do [ "$(checkpoint_count "$out")" -gt "$before" ] && break; sleep 0.05; done
+    [ "$(checkpoint_count "$out")" -gt "$before" ] || fail "no checkpoint while rank 2 waited in the meeting"
+    joined=$(date +%s.%N)
+    # A heartbeat written at least one period after that checkpoint: rank 2 is back in the meeting (or in the next
+    # checkpoint of the lead: read again); "working" there means the meeting lost its watchdog guard.
+    state=
+    for ((i = 0; i < 400; i++)); do
+      line=$(heartbeat "$out" 2)
+      if awk -v stamp="${line%% *}" -v joined="$joined" 'BEGIN { exit !(stamp + 0 > joined + 0.6) }'; then
+        case "$line" in *" waiting $meeting" | *" working "*) state=$line && break ;; esac
+      fi
+      sleep 0.05
+    done
+    echo "rank 2 after the checkpoint: ${state:-(no heartbeat)}"
+    [[ "$state" == *" waiting $meeting" ]] || fail "after a checkpoint inside the meeting, rank 2's wait is unguarded"
+    victim=$(rank_pid "$out" 2)
+    [ -n "$victim" ] || fail "rank 2 not found"
+    start=$(date +%s.%N)
+    kill -STOP "$victim"
+    set +e
+    wait "$launcher"
+    code=$?
+    set -e
+    expect_watchdog_end "$out" "$code" "$start" "$timeout_s" 2
+    no_process_left "$out" 10
+    ;;
+  stop_in_meeting)
+    out="$work/run"
+    EVERY=0 start_slow_lead "$out" --timeout-seconds 10
+    wait_for_training "$out.log"
+    wait_for_wait "$out" 2 "$meeting"
+    pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
+    start=$(date +%s)
+    wait "$launcher" || { cat "$out.log"; fail "a stop during the end-of-pass meeting should end the job cleanly"; }
+    [ $(($(date +%s) - start)) -le 10 ] || fail "took more than 10 s to stop after the signal"
+    grep -q "stopped on a signal" "$out.log" || { cat "$out.log"; fail "no 'stopped on a signal' line"; }
+    [ -f "$out/pass-00000/done" ] && fail "pass 0 ended before the signal: the meeting was not tested"
+    run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(EVERY=0 common_flags) --mode async --output-dir "$out" --resume auto \
+      > "$out.resume.log" 2>&1 || { cat "$out.resume.log"; fail "resume"; }
+    grep -h "resuming from" "$out.resume.log" || fail "the stopped run left no checkpoint to resume from"
+    each_sample_once "$out/metrics.jsonl" "$total_samples"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -8,7 +8,9 @@
 namespace pstrain::fuzz {
 
 inline std::vector<nn::ParameterInfo> fuzz_model_parameters() {
-  return {{"fc1.weight", {3, 4}, 0, 12}, {"fc1.bias", {3}, 12, 3}, {"fc2.weight", {2, 3}, 15, 6},
+  return {{"fc1.weight", {3, 4}, 0, 12},
+          {"fc1.bias", {3}, 12, 3},
+          {"fc2.weight", {2, 3}, 15, 6},
           {"fc2.bias", {2}, 21, 2}};
 }
 inline constexpr std::size_t kFuzzModelSize = 23;

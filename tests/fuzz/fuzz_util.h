@@ -21,8 +21,9 @@ namespace pstrain::fuzz {
 // One folder per process, created on first use and removed at exit.
 inline const std::filesystem::path& scratch() {
   static const std::filesystem::path folder = [] {
-    const std::filesystem::path base =
-        std::filesystem::is_directory("/dev/shm") ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
+    const std::filesystem::path base = std::filesystem::is_directory("/dev/shm")
+                                           ? std::filesystem::path("/dev/shm")
+                                           : std::filesystem::temp_directory_path();
     std::filesystem::path path = base / ("pstrain-fuzz-" + std::to_string(::getpid()));
     std::filesystem::create_directories(path);
     std::atexit([] {

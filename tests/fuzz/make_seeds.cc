@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
   fs::create_directories(out / "fuzz_checkpoint");
   fs::create_directories(out / "fuzz_pass_folder");
   checkpoint_seed(work, out / "fuzz_checkpoint" / "momentum", "momentum", {{"velocity", ramp(-0.1f)}}, true);
-  checkpoint_seed(work, out / "fuzz_checkpoint" / "momentum-fuzzed-manifest", "momentum",
-                  {{"velocity", ramp(0.2f)}}, false);
+  checkpoint_seed(work, out / "fuzz_checkpoint" / "momentum-fuzzed-manifest", "momentum", {{"velocity", ramp(0.2f)}},
+                  false);
   checkpoint_seed(work, out / "fuzz_checkpoint" / "adam", "adam", {{"m", ramp(0.f)}, {"v", ramp(1.f)}}, true);
   fs::remove_all(work);
   fs::create_directories(work);

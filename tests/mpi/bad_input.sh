@@ -87,6 +87,10 @@ case "$case" in
     "$TOOLS_DIR/make_token_shard" "$data/train-00001.h5" "$data/vocab.txt" 4 64 "$vocab_size"
     extra=(--model nplm); expect="outside the vocabulary of $vocab_size words" ;;
   nplm_on_images) extra=(--model nplm); expect="--model nplm needs token shards" ;;
+  table_too_large)  # 2e9 rows x 64 floats: 512 GB, on one server
+    text_data_dir; vocab_size=$(wc -l < "$data/vocab.txt")
+    printf 'embed embedding vocab=2000000000 dim=64\nctx flatten\nlogits dense units=%s\n' "$vocab_size" > "$work/huge.model"
+    extra=(--model-file "$work/huge.model"); expect="does not fit this node" ;;
   *) fail "unknown case $case" ;;
 esac
 

@@ -73,7 +73,9 @@ int share_blas_threads(int ranks_on_node) {
   return openblas_get_num_threads();
 }
 
-std::string blas_kernel_family() { return openblas_get_corename(); }
+std::string blas_kernel_family() {
+  return openblas_get_corename();
+}
 
 std::string blas_kernels_description() {
   std::string description = openblas_get_config();

@@ -175,8 +175,14 @@ void CpuBackend::im2col(const float* x, float* columns, const ConvGeometry& geom
       };
       for (int ox = 0; ox < interior.begin; ++ox) border(ox);
       if (interior.begin < interior.end) {
-        const InteriorSpan span{interior.end - interior.begin, ky_begin, ky_end, kernel,
-                                static_cast<std::size_t>(stride) * channels, row_size, column_width, run};
+        const InteriorSpan span{interior.end - interior.begin,
+                                ky_begin,
+                                ky_end,
+                                kernel,
+                                static_cast<std::size_t>(stride) * channels,
+                                row_size,
+                                column_width,
+                                run};
         im2col_interior_dispatch(first_row + (interior.begin * stride - padding) * channels,
                                  pixel_rows + interior.begin * column_width, span);
       }
@@ -203,8 +209,7 @@ void CpuBackend::col2im(const float* columns, float* dx, const ConvGeometry& geo
     float* image = dx + static_cast<std::size_t>(n) * image_size;
     zero_run(image, image_size);
     for (int oy = 0; oy < out_height; ++oy) {
-      const float* pixel_rows =
-          columns + (static_cast<std::size_t>(n) * out_height + oy) * out_width * column_width;
+      const float* pixel_rows = columns + (static_cast<std::size_t>(n) * out_height + oy) * out_width * column_width;
       const int top = oy * stride - padding;
       const int ky_begin = std::clamp(-top, 0, kernel), ky_end = std::clamp(height - top, ky_begin, kernel);
       if (ky_begin == ky_end) continue;  // the whole window came from the padding
@@ -220,8 +225,14 @@ void CpuBackend::col2im(const float* columns, float* dx, const ConvGeometry& geo
       };
       for (int ox = 0; ox < interior.begin; ++ox) border(ox);
       if (interior.begin < interior.end) {
-        const InteriorSpan span{interior.end - interior.begin, ky_begin, ky_end, kernel,
-                                static_cast<std::size_t>(stride) * channels, row_size, column_width, run};
+        const InteriorSpan span{interior.end - interior.begin,
+                                ky_begin,
+                                ky_end,
+                                kernel,
+                                static_cast<std::size_t>(stride) * channels,
+                                row_size,
+                                column_width,
+                                run};
         col2im_interior_dispatch(pixel_rows + interior.begin * column_width,
                                  first_row + (interior.begin * stride - padding) * channels, span);
       }
@@ -291,8 +302,8 @@ void CpuBackend::max_pool_forward(const float* x, float* y, std::int32_t* argmax
   }
 }
 
-void CpuBackend::max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx,
-                                   const PoolGeometry& geometry, int batch) {
+void CpuBackend::max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx, const PoolGeometry& geometry,
+                                   int batch) {
   check_pool_geometry(geometry, batch);
   const std::size_t in_image = static_cast<std::size_t>(geometry.height) * geometry.width * geometry.channels;
   const std::size_t out_image =

@@ -21,7 +21,9 @@ void* CpuBackend::allocate_bytes(std::size_t bytes) {
   return pointer;
 }
 
-void CpuBackend::release_bytes(void* pointer) noexcept { std::free(pointer); }
+void CpuBackend::release_bytes(void* pointer) noexcept {
+  std::free(pointer);
+}
 
 void CpuBackend::copy_from_host(void* destination, const void* host_source, std::size_t bytes) {
   if (bytes > 0) std::memcpy(destination, host_source, bytes);  // memcpy with null pointers is undefined
@@ -31,7 +33,9 @@ void CpuBackend::copy_to_host(void* host_destination, const void* source, std::s
   if (bytes > 0) std::memcpy(host_destination, source, bytes);
 }
 
-void CpuBackend::fill(float* data, std::size_t count, float value) { std::fill_n(data, count, value); }
+void CpuBackend::fill(float* data, std::size_t count, float value) {
+  std::fill_n(data, count, value);
+}
 
 void CpuBackend::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
                       const float* b, float beta, float* c) {
@@ -51,8 +55,8 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, f
   // Row-major leading dimensions are the stored (not the transposed) row lengths.
   const int lda = transpose_a ? m : k;
   const int ldb = transpose_b ? k : n;
-  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n,
-              k, alpha, a, lda, b, ldb, beta, c, n);
+  cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n, k,
+              alpha, a, lda, b, ldb, beta, c, n);
 }
 
 void CpuBackend::add_row_bias(float* y, const float* bias, int rows, int cols) {
@@ -163,6 +167,8 @@ Backend::LossResult CpuBackend::softmax_cross_entropy(const float* logits, const
   return result;
 }
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
 
 }  // namespace pstrain::compute

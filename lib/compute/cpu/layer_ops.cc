@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "core/counter_random.h"
 #include "compute/cpu/cpu_backend.h"
+#include "core/counter_random.h"
 #include "core/error.h"
 
 namespace pstrain::compute {
@@ -58,8 +58,9 @@ void CpuBackend::avg_pool_forward(const float* x, float* y, const PoolGeometry& 
         float* out = y + ((static_cast<std::size_t>(n) * g.out_height() + oy) * g.out_width() + ox) * g.channels;
         for (int ky = 0; ky < g.window; ++ky) {
           for (int kx = 0; kx < g.window; ++kx) {
-            const float* in = x + ((static_cast<std::size_t>(n) * g.height + oy * g.stride + ky) * g.width +
-                                   ox * g.stride + kx) * g.channels;
+            const float* in =
+                x + ((static_cast<std::size_t>(n) * g.height + oy * g.stride + ky) * g.width + ox * g.stride + kx) *
+                        g.channels;
             for (int c = 0; c < g.channels; ++c) out[c] += in[c];
           }
         }
@@ -79,8 +80,9 @@ void CpuBackend::avg_pool_backward(const float* dy, float* dx, const PoolGeometr
             dy + ((static_cast<std::size_t>(n) * g.out_height() + oy) * g.out_width() + ox) * g.channels;
         for (int ky = 0; ky < g.window; ++ky) {
           for (int kx = 0; kx < g.window; ++kx) {
-            float* in = dx + ((static_cast<std::size_t>(n) * g.height + oy * g.stride + ky) * g.width +
-                              ox * g.stride + kx) * g.channels;
+            float* in =
+                dx + ((static_cast<std::size_t>(n) * g.height + oy * g.stride + ky) * g.width + ox * g.stride + kx) *
+                         g.channels;
             for (int c = 0; c < g.channels; ++c) in[c] += upstream[c] * inverse_area;
           }
         }
@@ -108,13 +110,14 @@ void CpuBackend::spatial_mean_backward(const float* dy, float* dx, int batch, in
     const float* upstream = dy + static_cast<std::size_t>(n) * channels;
     float* image = dx + static_cast<std::size_t>(n) * pixels * channels;
     for (int p = 0; p < pixels; ++p) {
-      for (int c = 0; c < channels; ++c) image[static_cast<std::size_t>(p) * channels + c] = upstream[c] * inverse_pixels;
+      for (int c = 0; c < channels; ++c)
+        image[static_cast<std::size_t>(p) * channels + c] = upstream[c] * inverse_pixels;
     }
   }
 }
 
-void CpuBackend::batch_norm_training(const float* x, float* y, const BatchNormTensors& t, float momentum,
-                                     float epsilon, int rows, int channels) {
+void CpuBackend::batch_norm_training(const float* x, float* y, const BatchNormTensors& t, float momentum, float epsilon,
+                                     int rows, int channels) {
   PSTRAIN_ASSERT(rows > 0 && channels > 0, "batch norm over ", rows, " x ", channels);
   // Two passes in double (mean, then the centred sum of squares): no cancellation for large means.
   std::vector<double> mean(static_cast<std::size_t>(channels), 0.0);

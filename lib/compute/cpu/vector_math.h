@@ -49,6 +49,8 @@ inline float vector_tanh(float x) {
   return magnitude < 0.625f ? small : large;  // NaN: the comparison fails and `large` carries the NaN
 }
 
-inline float vector_sigmoid(float x) { return 1.0f / (1.0f + clamped_exp(-x)); }
+inline float vector_sigmoid(float x) {
+  return 1.0f / (1.0f + clamped_exp(-x));
+}
 
 }  // namespace pstrain::compute::cpu

@@ -54,8 +54,8 @@ ConvShape conv_shape(const ConvGeometry& g, int batch) {
                      g.padding >= 0 && g.out_height() > 0 && g.out_width() > 0,
                  "convolution geometry ", g.height, "x", g.width, "x", g.channels, " kernel ", g.kernel, " stride ",
                  g.stride, " padding ", g.padding, " batch ", batch);
-  return {g.height, g.width, g.channels, g.kernel, g.stride, g.padding, g.out_height(), g.out_width(),
-          g.column_width()};
+  return {g.height,  g.width,        g.channels,    g.kernel,        g.stride,
+          g.padding, g.out_height(), g.out_width(), g.column_width()};
 }
 
 PoolShape pool_shape(const PoolGeometry& g, int batch) {
@@ -74,7 +74,9 @@ PoolShape pool_shape(const PoolGeometry& g, int batch) {
 
 // --- RAII owners
 
-Stream::Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+Stream::Stream() {
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
 
 Stream::~Stream() {
   if (stream_ != nullptr) CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
@@ -150,8 +152,8 @@ void* CudaBackend::allocate_bytes(std::size_t bytes) {
     std::size_t free_bytes = 0;
     std::size_t total_bytes = 0;
     if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) (void)cudaGetLastError();
-    throw Error(ExitCode::kInternal, cat("out of GPU memory on ", name_, " allocating ", bytes, " bytes (",
-                                         free_bytes, " of ", total_bytes, " bytes free)"));
+    throw Error(ExitCode::kInternal, cat("out of GPU memory on ", name_, " allocating ", bytes, " bytes (", free_bytes,
+                                         " of ", total_bytes, " bytes free)"));
   }
   if (status != cudaSuccess) throw_cuda_error(status, "cudaMalloc", __FILE__, __LINE__);
   return pointer;
@@ -235,9 +237,8 @@ void CudaBackend::activation_backward(Activation activation, const float* y, con
   launch_activation_backward(stream(), kind_of(activation), y, dy, dx, count);
 }
 
-Backend::LossResult CudaBackend::softmax_cross_entropy(const float* logits, const std::int32_t* labels,
-                                                       float* dlogits, int rows, int classes,
-                                                       float label_smoothing) {
+Backend::LossResult CudaBackend::softmax_cross_entropy(const float* logits, const std::int32_t* labels, float* dlogits,
+                                                       int rows, int classes, float label_smoothing) {
   PSTRAIN_ASSERT(rows >= 0 && classes > 0, "softmax_cross_entropy rows=", rows, " classes=", classes);
   if (rows == 0) return {};
   make_current();

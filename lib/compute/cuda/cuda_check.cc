@@ -37,9 +37,9 @@ void log_cuda_error(cudaError_t status, const char* call, const char* file, int 
 }
 
 void throw_cublas_error(int status, const char* call, const char* file, int line) {
-  throw Error(ExitCode::kInternal, cat("cuBLAS call ", call, " failed at ", file, ":", line, ": ",
-                                       cublasGetStatusString(static_cast<cublasStatus_t>(status)), " (status ",
-                                       status, ")"));
+  throw Error(ExitCode::kInternal,
+              cat("cuBLAS call ", call, " failed at ", file, ":", line, ": ",
+                  cublasGetStatusString(static_cast<cublasStatus_t>(status)), " (status ", status, ")"));
 }
 
 }  // namespace pstrain::compute::cuda

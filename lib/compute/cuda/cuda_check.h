@@ -17,28 +17,28 @@ void log_cuda_error(cudaError_t status, const char* call, const char* file, int 
 
 }  // namespace pstrain::compute::cuda
 
-#define CUDA_CHECK(call)                                                                             \
-  do {                                                                                               \
-    const cudaError_t pstrain_cuda_status_ = (call);                                                 \
-    if (pstrain_cuda_status_ != cudaSuccess) {                                                       \
-      ::pstrain::compute::cuda::throw_cuda_error(pstrain_cuda_status_, #call, __FILE__, __LINE__);   \
-    }                                                                                                \
+#define CUDA_CHECK(call)                                                                           \
+  do {                                                                                             \
+    const cudaError_t pstrain_cuda_status_ = (call);                                               \
+    if (pstrain_cuda_status_ != cudaSuccess) {                                                     \
+      ::pstrain::compute::cuda::throw_cuda_error(pstrain_cuda_status_, #call, __FILE__, __LINE__); \
+    }                                                                                              \
   } while (0)
 
-#define CUDA_CHECK_NOTHROW(call)                                                                     \
-  do {                                                                                               \
-    const cudaError_t pstrain_cuda_status_ = (call);                                                 \
-    if (pstrain_cuda_status_ != cudaSuccess) {                                                       \
-      ::pstrain::compute::cuda::log_cuda_error(pstrain_cuda_status_, #call, __FILE__, __LINE__);     \
-    }                                                                                                \
+#define CUDA_CHECK_NOTHROW(call)                                                                 \
+  do {                                                                                           \
+    const cudaError_t pstrain_cuda_status_ = (call);                                             \
+    if (pstrain_cuda_status_ != cudaSuccess) {                                                   \
+      ::pstrain::compute::cuda::log_cuda_error(pstrain_cuda_status_, #call, __FILE__, __LINE__); \
+    }                                                                                            \
   } while (0)
 
 // Needs <cublas_v2.h> where it is used.
-#define CUBLAS_CHECK(call)                                                                           \
-  do {                                                                                               \
-    const cublasStatus_t pstrain_cublas_status_ = (call);                                            \
-    if (pstrain_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                           \
-      ::pstrain::compute::cuda::throw_cublas_error(static_cast<int>(pstrain_cublas_status_), #call,  \
-                                                   __FILE__, __LINE__);                              \
-    }                                                                                                \
+#define CUBLAS_CHECK(call)                                                                                    \
+  do {                                                                                                        \
+    const cublasStatus_t pstrain_cublas_status_ = (call);                                                     \
+    if (pstrain_cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                    \
+      ::pstrain::compute::cuda::throw_cublas_error(static_cast<int>(pstrain_cublas_status_), #call, __FILE__, \
+                                                   __LINE__);                                                 \
+    }                                                                                                         \
   } while (0)

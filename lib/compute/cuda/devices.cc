@@ -25,9 +25,13 @@ int count_devices(cudaError_t* failure) noexcept {
 
 }  // namespace
 
-int gpu_count() { return count_devices(nullptr); }
+int gpu_count() {
+  return count_devices(nullptr);
+}
 
-bool built_with_cuda() { return true; }
+bool built_with_cuda() {
+  return true;
+}
 
 std::unique_ptr<Backend> make_gpu_backend(int ordinal) {
   cudaError_t failure = cudaSuccess;
@@ -39,9 +43,9 @@ std::unique_ptr<Backend> make_gpu_backend(int ordinal) {
                     "); check the driver (nvidia-smi) and CUDA_VISIBLE_DEVICES, or use --device cpu"));
   }
   if (ordinal < 0 || ordinal >= count) {
-    throw Error(ExitCode::kUsage, cat("GPU ", ordinal, " requested, but this process sees ", count, " GPU",
-                                      count == 1 ? "" : "s", " (ordinals 0..", count - 1,
-                                      "); check CUDA_VISIBLE_DEVICES and the number of trainers per node"));
+    throw Error(ExitCode::kUsage,
+                cat("GPU ", ordinal, " requested, but this process sees ", count, " GPU", count == 1 ? "" : "s",
+                    " (ordinals 0..", count - 1, "); check CUDA_VISIBLE_DEVICES and the number of trainers per node"));
   }
   CUDA_CHECK(cudaSetDevice(ordinal));
   return std::make_unique<cuda::CudaBackend>(ordinal);

@@ -87,8 +87,10 @@ PSTRAIN_HOST_DEVICE inline float col2im_value(const float* columns, std::int64_t
 PSTRAIN_HOST_DEVICE inline float max_pool_value(const float* x, std::int64_t i, const PoolShape& s,
                                                 std::int64_t* argmax) {
   const auto [n, oy, ox, c] = nhwc_point(i, s.out_height, s.out_width, s.channels);
-  const std::int64_t corner = ((n * s.height + static_cast<std::int64_t>(oy) * s.stride) * s.width +
-                               static_cast<std::int64_t>(ox) * s.stride) * s.channels + c;
+  const std::int64_t corner =
+      ((n * s.height + static_cast<std::int64_t>(oy) * s.stride) * s.width + static_cast<std::int64_t>(ox) * s.stride) *
+          s.channels +
+      c;
   std::int64_t best_index = corner;
   float best = x[corner];
   for (int ky = 0; ky < s.window; ++ky) {

@@ -186,8 +186,8 @@ __global__ void softmax_rows_kernel(const float* logits, const std::int32_t* lab
   }
 }
 
-__global__ void loss_totals_kernel(const double* row_loss, const int* row_outcome, const std::int32_t* labels,
-                                   int rows, LossTotals* totals) {
+__global__ void loss_totals_kernel(const double* row_loss, const int* row_outcome, const std::int32_t* labels, int rows,
+                                   LossTotals* totals) {
   __shared__ double loss[kReduceThreads];
   __shared__ unsigned long long correct[kReduceThreads];
   __shared__ int first_bad[kReduceThreads];
@@ -274,8 +274,7 @@ std::size_t sum_rows_scratch_floats(int rows, int cols) {
   return chunks > 1 ? static_cast<std::size_t>(chunks) * static_cast<std::size_t>(cols) : 0;
 }
 
-void launch_sum_rows(cudaStream_t stream, const float* x, float* out, int rows, int cols, float beta,
-                     float* scratch) {
+void launch_sum_rows(cudaStream_t stream, const float* x, float* out, int rows, int cols, float beta, float* scratch) {
   if (cols <= 0) return;
   if (rows <= 0) {  // an empty sum: out = beta * out, where beta 0 overwrites
     if (beta == 0.0f) {
@@ -314,9 +313,9 @@ void launch_activation_backward(cudaStream_t stream, ActivationKind activation, 
   CUDA_CHECK(cudaGetLastError());
 }
 
-void launch_softmax_cross_entropy(cudaStream_t stream, const float* logits, const std::int32_t* labels,
-                                  float* dlogits, int rows, int classes, float label_smoothing, double* row_loss,
-                                  int* row_outcome, LossTotals* totals) {
+void launch_softmax_cross_entropy(cudaStream_t stream, const float* logits, const std::int32_t* labels, float* dlogits,
+                                  int rows, int classes, float label_smoothing, double* row_loss, int* row_outcome,
+                                  LossTotals* totals) {
   if (rows <= 0 || classes <= 0) return;
   constexpr int kWarpsPerBlock = kSoftmaxThreads / 32;
   const std::int64_t blocks = (static_cast<std::int64_t>(rows) + kWarpsPerBlock - 1) / kWarpsPerBlock;

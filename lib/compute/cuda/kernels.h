@@ -40,9 +40,9 @@ struct LossTotals {
   int first_bad_label;
 };
 // Scratch: rows doubles (per-row losses) and rows ints (per-row outcome), plus the device LossTotals.
-void launch_softmax_cross_entropy(cudaStream_t stream, const float* logits, const std::int32_t* labels,
-                                  float* dlogits, int rows, int classes, float label_smoothing, double* row_loss,
-                                  int* row_outcome, LossTotals* totals);
+void launch_softmax_cross_entropy(cudaStream_t stream, const float* logits, const std::int32_t* labels, float* dlogits,
+                                  int rows, int classes, float label_smoothing, double* row_loss, int* row_outcome,
+                                  LossTotals* totals);
 
 void launch_im2col(cudaStream_t stream, const float* x, float* columns, const ConvShape& shape, int batch);
 void launch_col2im(cudaStream_t stream, const float* columns, float* dx, const ConvShape& shape, int batch);
@@ -57,8 +57,7 @@ void launch_multiply(cudaStream_t stream, const float* a, const float* b, float*
 void launch_avg_pool_forward(cudaStream_t stream, const float* x, float* y, const PoolShape& shape, int batch);
 void launch_avg_pool_backward(cudaStream_t stream, const float* dy, float* dx, const PoolShape& shape, int batch);
 void launch_spatial_mean(cudaStream_t stream, const float* x, float* y, int batch, int pixels, int channels);
-void launch_spatial_mean_backward(cudaStream_t stream, const float* dy, float* dx, int batch, int pixels,
-                                  int channels);
+void launch_spatial_mean_backward(cudaStream_t stream, const float* dy, float* dx, int batch, int pixels, int channels);
 struct BatchNormPointers {
   const float* gamma;
   const float* beta;

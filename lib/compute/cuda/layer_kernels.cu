@@ -4,10 +4,10 @@
 // as on the CPU backend.
 #include <cuda_runtime.h>
 
-#include "core/counter_random.h"
 #include "compute/cuda/cuda_check.h"
 #include "compute/cuda/grid_stride.cuh"
 #include "compute/cuda/kernels.h"
+#include "core/counter_random.h"
 
 namespace pstrain::compute::cuda {
 
@@ -66,8 +66,7 @@ __global__ void spatial_mean_kernel(const float* x, float* y, std::int64_t count
   }
 }
 
-__global__ void spatial_mean_backward_kernel(const float* dy, float* dx, std::int64_t count, int pixels,
-                                             int channels) {
+__global__ void spatial_mean_backward_kernel(const float* dy, float* dx, std::int64_t count, int pixels, int channels) {
   const float inverse_pixels = 1.0f / static_cast<float>(pixels);
   for (std::int64_t i = first_index(); i < count; i += grid_stride()) {
     const int c = static_cast<int>(i % channels);
@@ -90,8 +89,8 @@ __device__ double block_sum(double value, double* shared) {
 }
 
 // One block per channel (blockIdx.x); its threads stride over the rows.
-__global__ void batch_norm_training_kernel(const float* x, float* y, BatchNormPointers t, float momentum,
-                                           float epsilon, int rows, int channels) {
+__global__ void batch_norm_training_kernel(const float* x, float* y, BatchNormPointers t, float momentum, float epsilon,
+                                           int rows, int channels) {
   __shared__ double shared[kThreads];
   const int c = blockIdx.x;
   double sum = 0.0;
@@ -184,12 +183,14 @@ __global__ void gather_rows_kernel(const float* table, const float* ids, float* 
   }
 }
 
-__global__ void scatter_add_rows_kernel(const float* row_gradients, const float* ids, float* table_gradient,
-                                        int count, int dim, int table_rows) {
+__global__ void scatter_add_rows_kernel(const float* row_gradients, const float* ids, float* table_gradient, int count,
+                                        int dim, int table_rows) {
   for (std::int64_t d = first_index(); d < dim; d += grid_stride()) {
     for (int r = 0; r < count; ++r) {
       const int row = table_row(ids[r], table_rows);
-      if (row >= 0) table_gradient[static_cast<std::int64_t>(row) * dim + d] += row_gradients[static_cast<std::int64_t>(r) * dim + d];
+      if (row >= 0)
+        table_gradient[static_cast<std::int64_t>(row) * dim + d] +=
+            row_gradients[static_cast<std::int64_t>(r) * dim + d];
     }
   }
 }

@@ -19,10 +19,10 @@ namespace pstrain::compute::cuda {
 
 }  // namespace pstrain::compute::cuda
 
-#define NCCL_CHECK(call)                                                                             \
-  do {                                                                                               \
-    const ncclResult_t pstrain_nccl_status_ = (call);                                                \
-    if (pstrain_nccl_status_ != ncclSuccess) {                                                       \
-      ::pstrain::compute::cuda::throw_nccl_error(pstrain_nccl_status_, #call, __FILE__, __LINE__);   \
-    }                                                                                                \
+#define NCCL_CHECK(call)                                                                           \
+  do {                                                                                             \
+    const ncclResult_t pstrain_nccl_status_ = (call);                                              \
+    if (pstrain_nccl_status_ != ncclSuccess) {                                                     \
+      ::pstrain::compute::cuda::throw_nccl_error(pstrain_nccl_status_, #call, __FILE__, __LINE__); \
+    }                                                                                              \
   } while (0)

@@ -25,7 +25,8 @@ class BatchNormLayer final : public Layer {
         beta_(build.parameters[1]),
         batch_mean_(build.backend, static_cast<std::size_t>(channels_)),
         batch_inv_std_(build.backend, static_cast<std::size_t>(channels_)),
-        tensors_{gamma_.value, beta_.value, build.state[0], build.state[1], batch_mean_.data(), batch_inv_std_.data()} {}
+        tensors_{gamma_.value, beta_.value, build.state[0], build.state[1], batch_mean_.data(), batch_inv_std_.data()} {
+  }
 
   void forward(const StepContext& step, std::span<const float* const> inputs, float* output) override {
     if (step.training) {
@@ -41,7 +42,8 @@ class BatchNormLayer final : public Layer {
     // buffer it goes to the layer's own.
     float* dx = input_gradients[0];
     if (dx == nullptr) {
-      if (spare_.size() == 0) spare_ = compute::Buffer<float>(backend_, static_cast<std::size_t>(rows(step)) * channels_);
+      if (spare_.size() == 0)
+        spare_ = compute::Buffer<float>(backend_, static_cast<std::size_t>(rows(step)) * channels_);
       dx = spare_.data();
     }
     backend_.batch_norm_backward(inputs[0], dy, tensors_, dx, gamma_.gradient, beta_.gradient, rows(step), channels_);

@@ -66,7 +66,8 @@ class Conv2dLayer final : public Layer {
 };
 
 LayerPlan plan_conv2d(LayerAttributes& attributes, const std::vector<Shape>& inputs) {
-  if (!is_image(inputs[0])) attributes.fail(cat("needs an image input (height x width x channels), got ", to_string(inputs[0])));
+  if (!is_image(inputs[0]))
+    attributes.fail(cat("needs an image input (height x width x channels), got ", to_string(inputs[0])));
   const compute::ConvGeometry g = geometry_of(inputs[0], attributes);
   const std::size_t filters = attributes.positive("filters");
   const bool bias = attributes.flag("bias", true);
@@ -80,9 +81,10 @@ LayerPlan plan_conv2d(LayerAttributes& attributes, const std::vector<Shape>& inp
   const auto channels = static_cast<std::size_t>(g.channels);
   LayerPlan plan;
   plan.output = {static_cast<std::size_t>(g.out_height()), static_cast<std::size_t>(g.out_width()), filters};
-  plan.parameters.push_back({"weight",
-                             {filters, static_cast<std::size_t>(g.kernel), static_cast<std::size_t>(g.kernel), channels},
-                             {InitRule::Kind::kUniform, named_init_limit(init, area * channels, area * filters)}});
+  plan.parameters.push_back(
+      {"weight",
+       {filters, static_cast<std::size_t>(g.kernel), static_cast<std::size_t>(g.kernel), channels},
+       {InitRule::Kind::kUniform, named_init_limit(init, area * channels, area * filters)}});
   if (bias) plan.parameters.push_back({"bias", {filters}, {}});
   plan.forward_flops = 2.0 * static_cast<double>(area * channels * filters) * g.out_height() * g.out_width();
   return plan;

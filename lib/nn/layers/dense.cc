@@ -25,8 +25,8 @@ class DenseLayer final : public Layer {
     if (bias_.value != nullptr) backend_.add_row_bias(output, bias_.value, step.batch, units_);
   }
 
-  void backward(const StepContext& step, std::span<const float* const> inputs, const float* /*output*/,
-                const float* dy, std::span<float* const> input_gradients) override {
+  void backward(const StepContext& step, std::span<const float* const> inputs, const float* /*output*/, const float* dy,
+                std::span<float* const> input_gradients) override {
     backend_.gemm(true, false, units_, inputs_, step.batch, 1.0f, dy, inputs[0], 0.0f, weight_.gradient);
     if (bias_.value != nullptr) backend_.sum_rows(dy, bias_.gradient, step.batch, units_, 0.0f);
     if (input_gradients[0] != nullptr) {
@@ -61,10 +61,11 @@ LayerPlan plan_dense(LayerAttributes& attributes, const std::vector<Shape>& inpu
 }  // namespace
 
 void register_dense(LayerRegistry& registry) {
-  registry.add({.name = "dense",
-                .summary = "fully connected: units=N [bias=true] [init=kaiming|glorot]",
-                .plan = plan_dense,
-                .create = [](const LayerBuild& build, LayerAttributes&) { return std::make_unique<DenseLayer>(build); }});
+  registry.add(
+      {.name = "dense",
+       .summary = "fully connected: units=N [bias=true] [init=kaiming|glorot]",
+       .plan = plan_dense,
+       .create = [](const LayerBuild& build, LayerAttributes&) { return std::make_unique<DenseLayer>(build); }});
 }
 
 }  // namespace pstrain::nn

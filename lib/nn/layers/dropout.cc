@@ -9,7 +9,6 @@ namespace pstrain::nn {
 
 namespace {
 
-
 class DropoutLayer final : public Layer {
  public:
   DropoutLayer(const LayerBuild& build, float rate)
@@ -53,16 +52,18 @@ class DropoutLayer final : public Layer {
 void register_dropout(LayerRegistry& registry) {
   registry.add({.name = "dropout",
                 .summary = "drop elements with probability rate=R in [0, 1) while training",
-                .plan = [](LayerAttributes& attributes, const std::vector<Shape>& inputs) {
-                  LayerPlan plan;
-                  attributes.number("rate", 0.0f, 0.0f, 1.0f);
-                  plan.output = inputs[0];
-                  plan.forward_flops = static_cast<double>(element_count(inputs[0]));
-                  return plan;
-                },
-                .create = [](const LayerBuild& build, LayerAttributes& attributes) {
-                  return std::make_unique<DropoutLayer>(build, attributes.number("rate", 0.0f, 0.0f, 1.0f));
-                }});
+                .plan =
+                    [](LayerAttributes& attributes, const std::vector<Shape>& inputs) {
+                      LayerPlan plan;
+                      attributes.number("rate", 0.0f, 0.0f, 1.0f);
+                      plan.output = inputs[0];
+                      plan.forward_flops = static_cast<double>(element_count(inputs[0]));
+                      return plan;
+                    },
+                .create =
+                    [](const LayerBuild& build, LayerAttributes& attributes) {
+                      return std::make_unique<DropoutLayer>(build, attributes.number("rate", 0.0f, 0.0f, 1.0f));
+                    }});
 }
 
 }  // namespace pstrain::nn

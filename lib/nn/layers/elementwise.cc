@@ -65,12 +65,12 @@ class ScaleLayer final : public Layer {
 };
 
 void register_activation(LayerRegistry& registry, const std::string& name, compute::Activation activation) {
-  registry.add({.name = name,
-                .summary = cat("the ", name, " activation"),
-                .plan = [](LayerAttributes&, const std::vector<Shape>& inputs) { return same_shape(inputs[0], 1); },
-                .create = [activation](const LayerBuild& build, LayerAttributes&) {
-                  return std::make_unique<ActivationLayer>(build, activation);
-                }});
+  registry.add(
+      {.name = name,
+       .summary = cat("the ", name, " activation"),
+       .plan = [](LayerAttributes&, const std::vector<Shape>& inputs) { return same_shape(inputs[0], 1); },
+       .create = [activation](const LayerBuild& build,
+                              LayerAttributes&) { return std::make_unique<ActivationLayer>(build, activation); }});
 }
 
 }  // namespace
@@ -81,24 +81,26 @@ void register_elementwise(LayerRegistry& registry) {
   register_activation(registry, "sigmoid", compute::Activation::kSigmoid);
   registry.add({.name = "scale",
                 .summary = "multiply by a constant: factor=F",
-                .plan = [](LayerAttributes& attributes, const std::vector<Shape>& inputs) {
-                  attributes.number("factor", 1.0f, -1e30f, 1e30f);
-                  return same_shape(inputs[0], 1);
-                },
-                .create = [](const LayerBuild& build, LayerAttributes& attributes) {
-                  return std::make_unique<ScaleLayer>(build, attributes.number("factor", 1.0f, -1e30f, 1e30f));
-                }});
-  registry.add({.name = "flatten",
-                .summary = "any shape -> one vector (h, w, c order)",
-                .reshapes_only = true,
-                .plan = [](LayerAttributes&, const std::vector<Shape>& inputs) {
-                  LayerPlan plan;
-                  plan.output = {element_count(inputs[0])};
-                  return plan;
-                },
-                .create = [](const LayerBuild& build, LayerAttributes&) {
-                  return std::make_unique<ScaleLayer>(build, 1.0f);
-                }});
+                .plan =
+                    [](LayerAttributes& attributes, const std::vector<Shape>& inputs) {
+                      attributes.number("factor", 1.0f, -1e30f, 1e30f);
+                      return same_shape(inputs[0], 1);
+                    },
+                .create =
+                    [](const LayerBuild& build, LayerAttributes& attributes) {
+                      return std::make_unique<ScaleLayer>(build, attributes.number("factor", 1.0f, -1e30f, 1e30f));
+                    }});
+  registry.add(
+      {.name = "flatten",
+       .summary = "any shape -> one vector (h, w, c order)",
+       .reshapes_only = true,
+       .plan =
+           [](LayerAttributes&, const std::vector<Shape>& inputs) {
+             LayerPlan plan;
+             plan.output = {element_count(inputs[0])};
+             return plan;
+           },
+       .create = [](const LayerBuild& build, LayerAttributes&) { return std::make_unique<ScaleLayer>(build, 1.0f); }});
 }
 
 }  // namespace pstrain::nn

@@ -1,7 +1,7 @@
 // embedding vocab=V dim=D [limit=1/sqrt(D)]: looks up one row of a V x D table per id. The input holds
 // integer ids as floats (exact below 2^24), shape {tokens}; the output is {tokens, D}. The table, named
-// `weight` as in PyTorch, starts U(-limit, limit). Its gradient is dense here (every row, most of them 0);
-// sparse tables that move only the touched rows through the parameter servers build on this layer.
+// `weight` as in PyTorch, starts U(-limit, limit). Its gradient is dense here (every row, most of them 0); the
+// table is a row table (layer.h), which the parameter servers hold and update row by row (ps/table_plan.h).
 #include <cmath>
 
 #include "nn/layer_registry.h"
@@ -43,23 +43,22 @@ LayerPlan plan_embedding(LayerAttributes& attributes, const std::vector<Shape>& 
   if (inputs[0].size() != 1) attributes.fail(cat("needs a flat input of ids, got ", to_string(inputs[0])));
   const std::size_t vocab = attributes.positive("vocab");
   const std::size_t dim = attributes.positive("dim");
-  const float limit = attributes.number("limit", static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))),
-                                        0.0f, 1e30f);
+  const float limit =
+      attributes.number("limit", static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))), 0.0f, 1e30f);
   LayerPlan plan;
   plan.output = {inputs[0][0], dim};
-  plan.parameters.push_back({"weight", {vocab, dim}, {InitRule::Kind::kUniform, limit}});
+  plan.parameters.push_back({"weight", {vocab, dim}, {InitRule::Kind::kUniform, limit}, /*row_table=*/true});
   return plan;
 }
 
 }  // namespace
 
 void register_embedding(LayerRegistry& registry) {
-  registry.add({.name = "embedding",
-                .summary = "rows of a table for integer ids: vocab=V dim=D [limit=1/sqrt(D)]",
-                .plan = plan_embedding,
-                .create = [](const LayerBuild& build, LayerAttributes&) {
-                  return std::make_unique<EmbeddingLayer>(build);
-                }});
+  registry.add(
+      {.name = "embedding",
+       .summary = "rows of a table for integer ids: vocab=V dim=D [limit=1/sqrt(D)]",
+       .plan = plan_embedding,
+       .create = [](const LayerBuild& build, LayerAttributes&) { return std::make_unique<EmbeddingLayer>(build); }});
 }
 
 }  // namespace pstrain::nn

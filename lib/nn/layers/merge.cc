@@ -102,12 +102,13 @@ void register_merge(LayerRegistry& registry) {
                 .max_inputs = 64,
                 .plan = plan_add,
                 .create = [](const LayerBuild& build, LayerAttributes&) { return std::make_unique<AddLayer>(build); }});
-  registry.add({.name = "concat",
-                .summary = "concatenation along the last axis: inputs=A,B[,...]",
-                .min_inputs = 2,
-                .max_inputs = 64,
-                .plan = plan_concat,
-                .create = [](const LayerBuild& build, LayerAttributes&) { return std::make_unique<ConcatLayer>(build); }});
+  registry.add(
+      {.name = "concat",
+       .summary = "concatenation along the last axis: inputs=A,B[,...]",
+       .min_inputs = 2,
+       .max_inputs = 64,
+       .plan = plan_concat,
+       .create = [](const LayerBuild& build, LayerAttributes&) { return std::make_unique<ConcatLayer>(build); }});
 }
 
 }  // namespace pstrain::nn

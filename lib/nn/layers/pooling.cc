@@ -20,7 +20,8 @@ compute::PoolGeometry pool_geometry(const Shape& input, LayerAttributes& attribu
 }
 
 void require_image(LayerAttributes& attributes, const Shape& input) {
-  if (!is_image(input)) attributes.fail(cat("needs an image input (height x width x channels), got ", to_string(input)));
+  if (!is_image(input))
+    attributes.fail(cat("needs an image input (height x width x channels), got ", to_string(input)));
 }
 
 LayerPlan plan_window_pool(LayerAttributes& attributes, const std::vector<Shape>& inputs) {
@@ -117,16 +118,16 @@ void register_pooling(LayerRegistry& registry) {
                 }});
   registry.add({.name = "global_avgpool",
                 .summary = "mean over all pixels: HxWxC -> C",
-                .plan = [](LayerAttributes& attributes, const std::vector<Shape>& inputs) {
-                  require_image(attributes, inputs[0]);
-                  LayerPlan plan;
-                  plan.output = {inputs[0][2]};
-                  plan.forward_flops = static_cast<double>(element_count(inputs[0]));
-                  return plan;
-                },
-                .create = [](const LayerBuild& build, LayerAttributes&) {
-                  return std::make_unique<GlobalAvgPoolLayer>(build);
-                }});
+                .plan =
+                    [](LayerAttributes& attributes, const std::vector<Shape>& inputs) {
+                      require_image(attributes, inputs[0]);
+                      LayerPlan plan;
+                      plan.output = {inputs[0][2]};
+                      plan.forward_flops = static_cast<double>(element_count(inputs[0]));
+                      return plan;
+                    },
+                .create = [](const LayerBuild& build,
+                             LayerAttributes&) { return std::make_unique<GlobalAvgPoolLayer>(build); }});
 }
 
 }  // namespace pstrain::nn

@@ -155,6 +155,34 @@ TEST_F(CheckpointTest, ArrayOrMistypedAttributeIsRejected) {
   expect_rejected([&] { read(missing); }, "missing attribute 'optimizer'");
 }
 
+// Regression (fuzzing, h-harden2): HDF5 sizes its type-conversion buffer by the element size the file claims; a
+// parameters.h5 whose float type claimed 1.9 GB per element made it allocate that much. Element sizes are checked
+// before any read, for the tensors and for the consumed flags.
+TEST_F(CheckpointTest, ElementTypeOfAnotherSizeIsRefusedBeforeReading) {
+  const auto replace_dataset = [](const fs::path& folder, const char* file_name, const char* dataset,
+                                  const H5::DataType& type, hsize_t count) {
+    {
+      H5::Exception::dontPrint();
+      H5::H5File file((folder / file_name).string(), H5F_ACC_RDWR);
+      file.unlink(dataset);
+      const std::vector<char> zeros(count * type.getSize(), 0);
+      file.createDataSet(dataset, type, H5::DataSpace(1, &count)).write(zeros.data(), type);
+    }
+    write_manifest(folder, {"model.h5", "training.h5", "config.ini"});
+  };
+  const fs::path wide_float = write(10);
+  replace_dataset(wide_float, "model.h5", "parameters/fc1.bias", H5::PredType::NATIVE_LDOUBLE, 3);
+  expect_rejected([&] { read(wide_float); }, "'fc1.bias' holds floats of 16 bytes");
+
+  const fs::path doubles = write(11);  // 64-bit floats are still read (converted)
+  replace_dataset(doubles, "model.h5", "parameters/fc1.bias", H5::PredType::NATIVE_DOUBLE, 3);
+  EXPECT_EQ(read(doubles).model.parameters[6], 0.0f);
+
+  const fs::path wide_flags = write(12);
+  replace_dataset(wide_flags, "training.h5", "consumed/train-00000", H5::PredType::NATIVE_UINT32, 3);
+  expect_rejected([&] { read(wide_flags); }, "consumed/train-00000 is not a dataset of bytes");
+}
+
 TEST_F(CheckpointTest, ListsNewestFirstAndKeepsTheNewestN) {
   write(10);
   write(30);

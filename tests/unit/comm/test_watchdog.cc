@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -77,6 +78,27 @@ TEST_F(WatchdogTest, ManyShortWaitsWhileTheThreadWrites) {
   EXPECT_TRUE(heartbeat_shows("working working")) << heartbeat();
 }
 
+TEST_F(WatchdogTest, ClosingAnInnerWaitHandsTheWatchBackToTheOuterOne) {
+  // A checkpoint joined inside the async end-of-pass meeting: the heartbeat names the innermost wait, then the
+  // meeting again once the checkpoint is over, and only the outermost guard's end makes the rank "working".
+  Watchdog::start(0, 1, 600, dir_);
+  {
+    const Watchdog::Wait meeting("the meeting");
+    EXPECT_TRUE(heartbeat_shows("waiting the meeting")) << heartbeat();
+    {
+      const Watchdog::Wait checkpoint("the checkpoint");
+      EXPECT_TRUE(heartbeat_shows("waiting the checkpoint")) << heartbeat();
+      {
+        const Watchdog::Wait gather("the gather");
+        EXPECT_TRUE(heartbeat_shows("waiting the gather")) << heartbeat();
+      }
+      EXPECT_TRUE(heartbeat_shows("waiting the checkpoint")) << heartbeat();
+    }
+    EXPECT_TRUE(heartbeat_shows("waiting the meeting")) << heartbeat();
+  }
+  EXPECT_TRUE(heartbeat_shows("working working")) << heartbeat();
+}
+
 TEST_F(WatchdogTest, StopAndStartAgain) {
   for (int round = 0; round < 3; ++round) {
     Watchdog::start(0, 1, 600, dir_);
@@ -103,6 +125,22 @@ TEST_F(WatchdogDeathTest, StuckWaitEndsTheProcessNamingTheSilentRank) {
       },
       ::testing::ExitedWithCode(static_cast<int>(ExitCode::kTimeout)),
       "rank 0 waited .* in the stuck barrier; rank\\(s\\) that stopped responding: 1 \\(no heartbeat\\)");
+}
+
+TEST_F(WatchdogDeathTest, OuterWaitStillExpiresAfterAnInnerWaitClosed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Watchdog::start(0, 2, 0.5, dir_);
+        const Watchdog::Wait meeting("the outer meeting");
+        { const Watchdog::Wait checkpoint("a checkpoint inside it"); }
+        // Stuck in the outer wait. Bounded, so that an unguarded wait fails the test (exit 0) instead of hanging it.
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(static_cast<int>(ExitCode::kTimeout)),
+      "rank 0 waited .* in the outer meeting; rank\\(s\\) that stopped responding: 1 \\(no heartbeat\\)");
 }
 
 }  // namespace

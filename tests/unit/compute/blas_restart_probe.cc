@@ -6,10 +6,10 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <strings.h>
 #include <cstdlib>
 #include <iostream>
 #include <string>
-#include <strings.h>
 
 #include "compute/cpu/blas_kernels.h"
 

@@ -165,6 +165,10 @@ struct GeometryName {
 
 namespace pstrain::compute {
 // How googletest prints a geometry (found by argument-dependent lookup).
-inline void PrintTo(const ConvGeometry& g, std::ostream* out) { *out << testing::describe(g); }
-inline void PrintTo(const PoolGeometry& g, std::ostream* out) { *out << testing::describe(g); }
+inline void PrintTo(const ConvGeometry& g, std::ostream* out) {
+  *out << testing::describe(g);
+}
+inline void PrintTo(const PoolGeometry& g, std::ostream* out) {
+  *out << testing::describe(g);
+}
 }  // namespace pstrain::compute

@@ -10,7 +10,9 @@
 namespace pstrain::compute::testing {
 namespace {
 
-std::size_t image_size(const ConvGeometry& g) { return static_cast<std::size_t>(g.height) * g.width * g.channels; }
+std::size_t image_size(const ConvGeometry& g) {
+  return static_cast<std::size_t>(g.height) * g.width * g.channels;
+}
 
 // x[n, y, x, c], or 0 in the padding.
 float pixel(const std::vector<float>& x, const ConvGeometry& g, int n, int y, int x_coordinate, int c) {

@@ -34,7 +34,8 @@ TEST_F(BackendTest, AveragePoolingMatchesItsDefinitionBothWays) {
           const std::size_t out = ((n * 2 + oy) * 2 + ox) * 2 + c;
           EXPECT_NEAR(y_host[out], sum / 4, 1e-6);
           for (int ky = 0; ky < 2; ++ky) {
-            for (int kx = 0; kx < 2; ++kx) expected_dx[((n * 5 + oy * 2 + ky) * 4 + ox * 2 + kx) * 2 + c] += dy[out] / 4;
+            for (int kx = 0; kx < 2; ++kx)
+              expected_dx[((n * 5 + oy * 2 + ky) * 4 + ox * 2 + kx) * 2 + c] += dy[out] / 4;
           }
         }
       }
@@ -86,7 +87,7 @@ TEST_F(BackendTest, BatchNormTrainingNormalisesAndMovesTheRunningStatistics) {
   auto running_var = to_backend(*backend_, std::vector<float>{1.0f, 2.0f, 0.5f});
   Buffer<float> mean(*backend_, channels), inv_std(*backend_, channels), y(*backend_, x.size()), z(*backend_, x.size());
   const Backend::BatchNormTensors tensors{gamma_buffer.data(), beta_buffer.data(), running_mean.data(),
-                                          running_var.data(), mean.data(), inv_std.data()};
+                                          running_var.data(),  mean.data(),        inv_std.data()};
   const float momentum = 0.25f, epsilon = 1e-3f;
   backend_->batch_norm_training(x_buffer.data(), y.data(), tensors, momentum, epsilon, rows, channels);
   const auto y_host = to_host(*backend_, y);
@@ -110,7 +111,8 @@ TEST_F(BackendTest, BatchNormTrainingNormalisesAndMovesTheRunningStatistics) {
   const auto z_host = to_host(*backend_, z);
   for (int r = 0; r < rows; ++r) {
     for (int c = 0; c < channels; ++c) {
-      const double expected = gamma[c] * (x[r * channels + c] - new_mean[c]) / std::sqrt(new_var[c] + epsilon) + beta[c];
+      const double expected =
+          gamma[c] * (x[r * channels + c] - new_mean[c]) / std::sqrt(new_var[c] + epsilon) + beta[c];
       EXPECT_NEAR(z_host[r * channels + c], expected, 1e-5);
     }
   }

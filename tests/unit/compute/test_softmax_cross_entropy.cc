@@ -26,7 +26,10 @@ Reference reference(const std::vector<float>& logits, const std::vector<std::int
     double max = row[0];
     int arg_max = 0;
     for (int c = 1; c < classes; ++c) {
-      if (row[c] > max) { max = row[c]; arg_max = c; }
+      if (row[c] > max) {
+        max = row[c];
+        arg_max = c;
+      }
     }
     double sum = 0;
     for (int c = 0; c < classes; ++c) sum += std::exp(row[c] - max);
@@ -48,8 +51,8 @@ void check(Backend& backend, const std::vector<float>& logits, const std::vector
   auto labels_buffer = to_backend(backend, labels);
   Buffer<float> dlogits_buffer(backend, logits.size());
 
-  const auto result = backend.softmax_cross_entropy(logits_buffer.data(), labels_buffer.data(),
-                                                    dlogits_buffer.data(), rows, classes, smoothing);
+  const auto result = backend.softmax_cross_entropy(logits_buffer.data(), labels_buffer.data(), dlogits_buffer.data(),
+                                                    rows, classes, smoothing);
   EXPECT_NEAR(result.loss_sum, expected.loss_sum, 1e-5 * (1 + std::abs(expected.loss_sum)));
   EXPECT_EQ(result.correct, expected.correct);
   const auto dlogits = to_host(backend, dlogits_buffer);
@@ -83,9 +86,8 @@ TEST_F(BackendTest, SoftmaxCrossEntropyWithLabelSmoothingMatchesDoubleReference)
 TEST_F(BackendTest, SoftmaxCrossEntropyIsStableForLargeLogits) {
   const int classes = 3;
   // exp(1000) and exp(-1000) would overflow / underflow without the max shift.
-  const std::vector<float> logits{1000, 999, 990,  //
-                                  -1000, -1002, -1001,
-                                  80, 85, 88.5f};
+  const std::vector<float> logits{1000,  999,   990,  //
+                                  -1000, -1002, -1001, 80, 85, 88.5f};
   check(*backend_, logits, {1, 0, 2}, classes);
 }
 

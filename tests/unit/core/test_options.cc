@@ -15,8 +15,9 @@ namespace {
 
 po::options_description sample_options() {
   po::options_description description("test");
-  description.add_options()("batch-size", po::value<int>()->default_value(64), "")(
-      "lr", po::value<double>()->default_value(0.1), "")("mode", po::value<std::string>()->default_value("sync"), "");
+  description.add_options()("batch-size", po::value<int>()->default_value(64),
+                            "")("lr", po::value<double>()->default_value(0.1),
+                                "")("mode", po::value<std::string>()->default_value("sync"), "");
   return description;
 }
 
@@ -34,7 +35,8 @@ struct Args {
 class ConfigFile {
  public:
   explicit ConfigFile(const std::string& text)
-      : path_(std::filesystem::temp_directory_path() / ("pstrain-options-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".ini")) {
+      : path_(std::filesystem::temp_directory_path() /
+              ("pstrain-options-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".ini")) {
     std::ofstream(path_) << text;
   }
   ~ConfigFile() { std::filesystem::remove(path_); }
@@ -49,8 +51,8 @@ TEST(LayeredOptions, CommandLineBeatsEnvironmentBeatsFile) {
   const Args args({"prog", "--config", file.path(), "--batch-size", "32"});
   const Args environment({"PSTRAIN_BATCH_SIZE=16", "PSTRAIN_LR=0.25", "HOME=/root"});
   const auto result = parse_layered_options(sample_options(), args.argc(), args.argv(), environment.argv());
-  EXPECT_EQ(result.values["batch-size"].as<int>(), 32);   // command line
-  EXPECT_EQ(result.values["lr"].as<double>(), 0.25);      // environment
+  EXPECT_EQ(result.values["batch-size"].as<int>(), 32);         // command line
+  EXPECT_EQ(result.values["lr"].as<double>(), 0.25);            // environment
   EXPECT_EQ(result.values["mode"].as<std::string>(), "async");  // file
 }
 

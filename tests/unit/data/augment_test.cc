@@ -144,8 +144,8 @@ TEST(AugmentSpec, ParsesAndPrintsTheFlag) {
 }
 
 TEST(AugmentSpec, BadItemsAreUsageErrorsNamingThem) {
-  for (const std::string bad : {"crop", "crop:0", "crop:x", "crop:4px", "rotate", "flip:1", "flip,flip", ",",
-                                "cutout:-3"}) {
+  for (const std::string bad :
+       {"crop", "crop:0", "crop:x", "crop:4px", "rotate", "flip:1", "flip,flip", ",", "cutout:-3"}) {
     try {
       parse_augment_spec(bad);
       FAIL() << "accepted '" << bad << "'";

@@ -18,7 +18,9 @@ constexpr std::size_t kPlane = 32 * 32;
 std::uint8_t pixel(std::size_t batch, std::size_t r, std::size_t c, std::size_t y, std::size_t x) {
   return static_cast<std::uint8_t>((batch * 37 + r * 11 + c * 83 + y * 7 + x * 3) % 256);
 }
-std::uint8_t label_of(std::size_t batch, std::size_t r) { return static_cast<std::uint8_t>((batch * 3 + r) % 10); }
+std::uint8_t label_of(std::size_t batch, std::size_t r) {
+  return static_cast<std::uint8_t>((batch * 3 + r) % 10);
+}
 
 // A batch file of `records` records in the CIFAR-10 binary layout: label, then R, G, B planes, row-major.
 Bytes batch_bytes(std::size_t batch, std::size_t records) {
@@ -60,11 +62,11 @@ TEST(Cifar, TransposesPlanarRgbToChannelsLast) {
   bytes[0] = 4;
   std::uint8_t* second = bytes.data() + kCifarRecordBytes;
   second[0] = 9;
-  second[1 + 0 * kPlane + 0 * 32 + 0] = 255;   // R at (0, 0)
-  second[1 + 1 * kPlane + 0 * 32 + 1] = 51;    // G at (0, 1)
-  second[1 + 2 * kPlane + 1 * 32 + 0] = 102;   // B at (1, 0)
-  second[1 + 2 * kPlane + 31 * 32 + 31] = 153; // B at (31, 31): the last byte of the record
-  second[1 + 0 * kPlane + 5 * 32 + 17] = 204;  // R at (5, 17)
+  second[1 + 0 * kPlane + 0 * 32 + 0] = 255;    // R at (0, 0)
+  second[1 + 1 * kPlane + 0 * 32 + 1] = 51;     // G at (0, 1)
+  second[1 + 2 * kPlane + 1 * 32 + 0] = 102;    // B at (1, 0)
+  second[1 + 2 * kPlane + 31 * 32 + 31] = 153;  // B at (31, 31): the last byte of the record
+  second[1 + 0 * kPlane + 5 * 32 + 17] = 204;   // R at (5, 17)
   testing::write_raw(dir / "one.bin", bytes);
 
   const Samples samples = read_cifar10_batches({dir / "one.bin"});
@@ -73,10 +75,10 @@ TEST(Cifar, TransposesPlanarRgbToChannelsLast) {
   for (std::size_t i = 0; i < 3072; ++i) EXPECT_EQ(samples.features[i], 0.0f) << "sample 0, feature " << i;
 
   const float* s = samples.features.data() + 3072;
-  EXPECT_EQ(s[0], 1.0f);                          // (0,0) R
-  EXPECT_FLOAT_EQ(s[(0 * 32 + 1) * 3 + 1], 0.2f);  // (0,1) G
-  EXPECT_FLOAT_EQ(s[(1 * 32 + 0) * 3 + 2], 0.4f);  // (1,0) B
-  EXPECT_FLOAT_EQ(s[3071], 0.6f);                 // (31,31) B
+  EXPECT_EQ(s[0], 1.0f);                            // (0,0) R
+  EXPECT_FLOAT_EQ(s[(0 * 32 + 1) * 3 + 1], 0.2f);   // (0,1) G
+  EXPECT_FLOAT_EQ(s[(1 * 32 + 0) * 3 + 2], 0.4f);   // (1,0) B
+  EXPECT_FLOAT_EQ(s[3071], 0.6f);                   // (31,31) B
   EXPECT_FLOAT_EQ(s[(5 * 32 + 17) * 3 + 0], 0.8f);  // (5,17) R
   std::size_t nonzero = 0;
   for (std::size_t i = 0; i < 3072; ++i) nonzero += s[i] != 0.0f;
@@ -151,7 +153,8 @@ TEST(Cifar, BadSize) {
   bytes.push_back(7);
   testing::write_raw(dir / "odd.bin", bytes);
   expect_error([&] { read_cifar10_batches({dir / "odd.bin"}); }, ExitCode::kInputData,
-               {"odd.bin", "size 6147 bytes", "not a positive multiple of the 3073-byte", "2 whole records and 1 bytes"});
+               {"odd.bin", "size 6147 bytes", "not a positive multiple of the 3073-byte",
+                "2 whole records and 1 bytes"});
 }
 
 TEST(Cifar, EmptyAndShortFiles) {
@@ -187,8 +190,8 @@ TEST(Cifar, MissingFiles) {
   std::filesystem::remove(dir / "data_batch_3.bin");
   std::filesystem::remove(dir / "test_batch.bin");
   expect_error([&] { find_cifar10_files(dir.path()); }, ExitCode::kInputData,
-               {dir.path().string(), "missing data_batch_3.bin, test_batch.bin", "data_batch_1.bin",
-                "data_batch_5.bin", "cifar-10-batches-bin/", "cifar-10-binary.tar.gz"});
+               {dir.path().string(), "missing data_batch_3.bin, test_batch.bin", "data_batch_1.bin", "data_batch_5.bin",
+                "cifar-10-batches-bin/", "cifar-10-binary.tar.gz"});
 }
 
 TEST(Cifar, EmptyFolderAndAdvice) {
@@ -206,8 +209,7 @@ TEST(Cifar, EmptyFolderAndAdvice) {
 
 TEST(Cifar, MissingFileGivenDirectly) {
   TempDir dir;
-  expect_error([&] { read_cifar10_batches({dir / "nope.bin"}); }, ExitCode::kInputData,
-               {"nope.bin", "does not exist"});
+  expect_error([&] { read_cifar10_batches({dir / "nope.bin"}); }, ExitCode::kInputData, {"nope.bin", "does not exist"});
 }
 
 // The trainer side reads back what the converter writes: shape, values and labels survive the shard format.

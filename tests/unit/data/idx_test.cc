@@ -27,8 +27,12 @@ IdxFiles write_pair(const TempDir& dir, const Bytes& images, const Bytes& labels
   return files;
 }
 
-Bytes good_images() { return idx_bytes(kIdxImagesMagic, {2, 2, 3}, kPixels); }
-Bytes good_labels() { return idx_bytes(kIdxLabelsMagic, {2}, kLabels); }
+Bytes good_images() {
+  return idx_bytes(kIdxImagesMagic, {2, 2, 3}, kPixels);
+}
+Bytes good_labels() {
+  return idx_bytes(kIdxLabelsMagic, {2}, kLabels);
+}
 
 void check_samples(const Samples& samples, const IdxFiles& files) {
   EXPECT_EQ(samples.meta.dataset, "fashion-mnist");

@@ -10,7 +10,9 @@ namespace fs = std::filesystem;
 using testing::expect_error;
 using testing::TempDir;
 
-void touch(const fs::path& path) { testing::write_raw(path, {1}); }
+void touch(const fs::path& path) {
+  testing::write_raw(path, {1});
+}
 
 TEST(ShardFolder, FileNames) {
   EXPECT_EQ(train_shard_file_name(0), "train-00000.h5");

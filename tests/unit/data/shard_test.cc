@@ -88,8 +88,7 @@ TEST(Shard, OverwritesAtomicallyAndLeavesNoTemporaryFiles) {
 
 TEST(Shard, WriteIntoMissingFolderFails) {
   TempDir dir;
-  expect_error([&] { write_shard(dir / "no" / "s.h5", make_samples(2)); }, ExitCode::kOutput,
-               {"cannot write", "s.h5"});
+  expect_error([&] { write_shard(dir / "no" / "s.h5", make_samples(2)); }, ExitCode::kOutput, {"cannot write", "s.h5"});
   EXPECT_FALSE(fs::exists(dir / "no"));
 }
 
@@ -251,8 +250,7 @@ TEST(Shard, RejectsOtherFormatVersion) {
     const std::uint32_t version = 2;
     file.openAttribute("format_version").write(H5::PredType::NATIVE_UINT32, &version);
   });
-  expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData,
-               {"s.h5", "unsupported format_version 2"});
+  expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData, {"s.h5", "unsupported format_version 2"});
 }
 
 TEST(Shard, RejectsAttributeOfWrongType) {

@@ -30,7 +30,9 @@ Corpus corpus_of(const std::string& text) {
   return corpus;
 }
 
-std::vector<std::string> words_of(const std::string& text) { return corpus_of(text).words; }
+std::vector<std::string> words_of(const std::string& text) {
+  return corpus_of(text).words;
+}
 
 // The windows of `samples` as rows of ids, the label last.
 std::vector<std::vector<int>> rows(const Samples& samples) {
@@ -110,7 +112,8 @@ TEST(Vocabulary, FileRoundTripAndItsChecks) {
   EXPECT_EQ(read_vocabulary(dir / "vocab.txt").words(), vocabulary.words());
 
   write_text(dir / "dup.txt", "<unk>\na\nb\na\n");
-  expect_error([&] { read_vocabulary(dir / "dup.txt"); }, ExitCode::kInputData, {"dup.txt:4", "'a' is already on line 2"});
+  expect_error([&] { read_vocabulary(dir / "dup.txt"); }, ExitCode::kInputData,
+               {"dup.txt:4", "'a' is already on line 2"});
   write_text(dir / "first.txt", "a\n<unk>\n");
   expect_error([&] { read_vocabulary(dir / "first.txt"); }, ExitCode::kInputData, {"first.txt:1", "expected <unk>"});
   write_text(dir / "blank.txt", "<unk>\n\na\n");
@@ -139,8 +142,8 @@ TEST(NgramWindows, SentenceWindowsStayInsideMarkedSentences) {
   const Vocabulary vocabulary({"<unk>", "<s>", "<e>", "a", "b", "d"});
   const Samples samples = make_windows(corpus, vocabulary, 3, WindowMode::kSentence, TokenMeta{});
   // <s> a b <e> | <s> c <e> | <s> d e a <e>   (c and e are <unk>)
-  EXPECT_EQ(rows(samples), (std::vector<std::vector<int>>{{1, 3, 4}, {3, 4, 2}, {1, 0, 2}, {1, 5, 0}, {5, 0, 3},
-                                                          {0, 3, 2}}));
+  EXPECT_EQ(rows(samples),
+            (std::vector<std::vector<int>>{{1, 3, 4}, {3, 4, 2}, {1, 0, 2}, {1, 5, 0}, {5, 0, 3}, {0, 3, 2}}));
   EXPECT_EQ(make_windows(corpus, vocabulary, 5, WindowMode::kSentence, TokenMeta{}).meta.sample_count, 1u);
 }
 
@@ -162,8 +165,8 @@ void write_brown(const fs::path& folder, const std::string& special_file = "", c
   fs::create_directories(folder);
   int n = 0;
   for (const std::string& name : brown_file_names()) {
-    write_text(folder / name, name == special_file ? special
-                                                   : "\n\n\tThe/at w" + std::to_string(n++) + "/nn 1/2/cd ./.\n\n");
+    write_text(folder / name,
+               name == special_file ? special : "\n\n\tThe/at w" + std::to_string(n++) + "/nn 1/2/cd ./.\n\n");
   }
 }
 

@@ -92,8 +92,8 @@ struct GemmCase {
 };
 
 TEST_F(GpuBackendTest, GemmAllTransposesAndOddSizes) {
-  const std::vector<GemmCase> cases{{1, 1, 1},    {3, 5, 7},      {17, 33, 65},   {64, 10, 784},
-                                    {128, 129, 127}, {300, 257, 31}, {1, 200, 3}, {97, 1, 500}};
+  const std::vector<GemmCase> cases{{1, 1, 1},       {3, 5, 7},      {17, 33, 65}, {64, 10, 784},
+                                    {128, 129, 127}, {300, 257, 31}, {1, 200, 3},  {97, 1, 500}};
   std::uint64_t seed = 10;
   for (const GemmCase& size : cases) {
     for (int transposes = 0; transposes < 4; ++transposes) {
@@ -107,8 +107,8 @@ TEST_F(GpuBackendTest, GemmAllTransposesAndOddSizes) {
           auto a_buffer = to_backend(backend, a);
           auto b_buffer = to_backend(backend, b);
           auto c_buffer = to_backend(backend, beta == 0.0f ? std::vector<float>(c.size(), kNan) : c);
-          backend.gemm(transpose_a, transpose_b, size.m, size.n, size.k, 1.25f, a_buffer.data(), b_buffer.data(),
-                       beta, c_buffer.data());
+          backend.gemm(transpose_a, transpose_b, size.m, size.n, size.k, 1.25f, a_buffer.data(), b_buffer.data(), beta,
+                       c_buffer.data());
           return to_host(backend, c_buffer);
         };
         EXPECT_TRUE(all_close(run(*gpu_), run(*cpu_)))
@@ -146,8 +146,8 @@ TEST_F(GpuBackendTest, AddRowBias) {
 
 TEST_F(GpuBackendTest, SumRowsWithBetaZeroOneAndOther) {
   // Few rows (one pass), many rows (chunk partials), more rows than 1024 chunks of 256 (larger chunks).
-  const std::vector<std::pair<int, int>> sizes{{1, 1},       {3, 2},        {37, 19},     {256, 10},
-                                               {7, 1000},    {100000, 32},  {300001, 5}, {0, 7}};
+  const std::vector<std::pair<int, int>> sizes{{1, 1},    {3, 2},       {37, 19},    {256, 10},
+                                               {7, 1000}, {100000, 32}, {300001, 5}, {0, 7}};
   for (auto [rows, cols] : sizes) {
     const auto x = random_floats(static_cast<std::size_t>(rows) * cols, 40);
     const auto out = random_floats(cols, 41);

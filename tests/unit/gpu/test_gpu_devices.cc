@@ -35,7 +35,9 @@ TEST(GpuDevicesTest, OrdinalPastTheLastGpuIsAUsageError) {
   expect_usage_error(gpu_count());
 }
 
-TEST(GpuDevicesTest, NegativeOrdinalIsAUsageError) { expect_usage_error(-1); }
+TEST(GpuDevicesTest, NegativeOrdinalIsAUsageError) {
+  expect_usage_error(-1);
+}
 
 }  // namespace
 }  // namespace pstrain::compute

@@ -39,13 +39,14 @@ class GpuLayerOpsTest : public ::testing::Test {
 
 TEST_F(GpuLayerOpsTest, CopyAxpyMultiplyAndColumnBlocks) {
   const auto a = random_floats(100003, 1), b = random_floats(100003, 2);
-  const auto [gpu, cpu] = both({a, b}, {a.size(), a.size(), a.size(), 2 * a.size()}, [](Backend& be, auto& in, auto& out) {
-    be.copy(out[0].data(), in[0].data(), in[0].size() * sizeof(float));
-    be.copy(out[1].data(), in[1].data(), in[1].size() * sizeof(float));
-    be.axpy(-0.5f, in[0].data(), out[1].data(), in[0].size());
-    be.multiply(in[0].data(), in[1].data(), out[2].data(), in[0].size());
-    be.copy_columns(in[0].data(), 7, out[3].data() + 3, 14, 100003 / 7, 5);
-  });
+  const auto [gpu, cpu] =
+      both({a, b}, {a.size(), a.size(), a.size(), 2 * a.size()}, [](Backend& be, auto& in, auto& out) {
+        be.copy(out[0].data(), in[0].data(), in[0].size() * sizeof(float));
+        be.copy(out[1].data(), in[1].data(), in[1].size() * sizeof(float));
+        be.axpy(-0.5f, in[0].data(), out[1].data(), in[0].size());
+        be.multiply(in[0].data(), in[1].data(), out[2].data(), in[0].size());
+        be.copy_columns(in[0].data(), 7, out[3].data() + 3, 14, 100003 / 7, 5);
+      });
   EXPECT_EQ(gpu[0], cpu[0]);
   EXPECT_TRUE(all_close(gpu[1], cpu[1]));
   EXPECT_EQ(gpu[2], cpu[2]);
@@ -87,14 +88,15 @@ TEST_F(GpuLayerOpsTest, BatchNormTrainingInferenceAndBackward) {
     const auto running_mean = random_floats(c, 11), running_var = random_floats(c, 12, 0.5f, 2.0f);
     const auto [gpu, cpu] = both({x, dy, gamma, beta}, {x.size(), x.size(), x.size(), c, c, c, c, c, c},
                                  [&](Backend& be, auto& in, auto& out) {
-      be.copy_from_host(out[3].data(), running_mean.data(), c * sizeof(float));
-      be.copy_from_host(out[4].data(), running_var.data(), c * sizeof(float));
-      const Backend::BatchNormTensors t{in[2].data(), in[3].data(), out[3].data(), out[4].data(), out[5].data(),
-                                        out[6].data()};
-      be.batch_norm_training(in[0].data(), out[0].data(), t, 0.1f, 1e-5f, rows, channels);
-      be.batch_norm_backward(in[0].data(), in[1].data(), t, out[1].data(), out[7].data(), out[8].data(), rows, channels);
-      be.batch_norm_inference(in[0].data(), out[2].data(), t, 1e-5f, rows, channels);
-    });
+                                   be.copy_from_host(out[3].data(), running_mean.data(), c * sizeof(float));
+                                   be.copy_from_host(out[4].data(), running_var.data(), c * sizeof(float));
+                                   const Backend::BatchNormTensors t{in[2].data(),  in[3].data(),  out[3].data(),
+                                                                     out[4].data(), out[5].data(), out[6].data()};
+                                   be.batch_norm_training(in[0].data(), out[0].data(), t, 0.1f, 1e-5f, rows, channels);
+                                   be.batch_norm_backward(in[0].data(), in[1].data(), t, out[1].data(), out[7].data(),
+                                                          out[8].data(), rows, channels);
+                                   be.batch_norm_inference(in[0].data(), out[2].data(), t, 1e-5f, rows, channels);
+                                 });
     for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_TRUE(all_close(gpu[i], cpu[i])) << "output " << i;
   }
 }
@@ -134,8 +136,8 @@ TEST_F(GpuLayerOpsTest, SoftmaxCrossEntropyWithLabelSmoothing) {
     auto logits_buffer = to_backend(backend, logits);
     auto labels_buffer = to_backend(backend, labels);
     Buffer<float> dlogits_buffer(backend, logits.size());
-    const auto result = backend.softmax_cross_entropy(logits_buffer.data(), labels_buffer.data(),
-                                                      dlogits_buffer.data(), rows, classes, 0.1f);
+    const auto result = backend.softmax_cross_entropy(logits_buffer.data(), labels_buffer.data(), dlogits_buffer.data(),
+                                                      rows, classes, 0.1f);
     dlogits = to_host(backend, dlogits_buffer);
     return result;
   };

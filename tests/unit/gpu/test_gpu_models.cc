@@ -1,7 +1,8 @@
-// Every layer type (the cases of tests/unit/nn/layer_cases.h), the MLP and the CNN on the GPU backend against the same model on the CPU backend: same spec, seed and batch,
-// so the same parameters; train_batch's loss, correct count and every gradient tensor, then evaluate_batch, must
-// agree to a relative error below 1e-4 (correct counts exactly). A second step from updated parameters checks
-// set_parameters and that nothing stale survives between batches. Skips where there is no GPU.
+// Every layer type (the cases of tests/unit/nn/layer_cases.h), the MLP and the CNN on the GPU backend against the same
+// model on the CPU backend: same spec, seed and batch, so the same parameters; train_batch's loss, correct count and
+// every gradient tensor, then evaluate_batch, must agree to a relative error below 1e-4 (correct counts exactly). A
+// second step from updated parameters checks set_parameters and that nothing stale survives between batches. Skips
+// where there is no GPU.
 //
 // Features and parameters are rounded to a coarse binary grid (multiples of 1/8 and 1/64). Every product and
 // partial sum of the first two layers is then an exact fp32 number, whatever order cuBLAS and OpenBLAS add in,
@@ -128,7 +129,10 @@ void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uin
 TEST_F(GpuModelTest, MlpMatchesCpuForEveryActivation) {
   for (Activation activation : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
     SCOPED_TRACE(compute::to_string(activation));
-    const MlpSpec spec{.input_size = 40, .hidden = {64, 33}, .num_classes = 10, .activation = activation,
+    const MlpSpec spec{.input_size = 40,
+                       .hidden = {64, 33},
+                       .num_classes = 10,
+                       .activation = activation,
                        .max_batch = 48};
     auto gpu = make_mlp(*gpu_, spec);
     auto cpu = make_mlp(*cpu_, spec);
@@ -137,7 +141,10 @@ TEST_F(GpuModelTest, MlpMatchesCpuForEveryActivation) {
 }
 
 TEST_F(GpuModelTest, FashionSizedMlpMatchesCpu) {
-  const MlpSpec spec{.input_size = 784, .hidden = {256, 128}, .num_classes = 10, .activation = Activation::kRelu,
+  const MlpSpec spec{.input_size = 784,
+                     .hidden = {256, 128},
+                     .num_classes = 10,
+                     .activation = Activation::kRelu,
                      .max_batch = 64};
   auto gpu = make_mlp(*gpu_, spec);
   auto cpu = make_mlp(*cpu_, spec);
@@ -154,8 +161,15 @@ TEST_F(GpuModelTest, LogisticRegressionMatchesCpu) {
 TEST_F(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
   for (Activation activation : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
     SCOPED_TRACE(compute::to_string(activation));
-    const CnnSpec spec{.height = 12, .width = 10, .channels = 3, .conv_filters = {4, 6}, .kernel_size = 3,
-                       .hidden = {16}, .num_classes = 5, .activation = activation, .max_batch = 16};
+    const CnnSpec spec{.height = 12,
+                       .width = 10,
+                       .channels = 3,
+                       .conv_filters = {4, 6},
+                       .kernel_size = 3,
+                       .hidden = {16},
+                       .num_classes = 5,
+                       .activation = activation,
+                       .max_batch = 16};
     auto gpu = make_cnn(*gpu_, spec);
     auto cpu = make_cnn(*cpu_, spec);
     expect_models_agree(*gpu, *cpu, spec.max_batch, 10);
@@ -163,8 +177,15 @@ TEST_F(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
 }
 
 TEST_F(GpuModelTest, OddSizedCnnWithLargeKernelMatchesCpu) {
-  const CnnSpec spec{.height = 9, .width = 7, .channels = 2, .conv_filters = {3}, .kernel_size = 5, .hidden = {},
-                     .num_classes = 4, .activation = Activation::kRelu, .max_batch = 10};
+  const CnnSpec spec{.height = 9,
+                     .width = 7,
+                     .channels = 2,
+                     .conv_filters = {3},
+                     .kernel_size = 5,
+                     .hidden = {},
+                     .num_classes = 4,
+                     .activation = Activation::kRelu,
+                     .max_batch = 10};
   auto gpu = make_cnn(*gpu_, spec);
   auto cpu = make_cnn(*cpu_, spec);
   expect_models_agree(*gpu, *cpu, spec.max_batch, 11);
@@ -198,8 +219,8 @@ TEST_F(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
     expect_same_batch_results(gpu->train_batch(features, labels, batch), cpu->train_batch(features, labels, batch),
                               "train_batch");
     expect_same_gradients(*gpu, *cpu, "train_batch");
-    std::vector<float> gpu_state(cpu->state_layout().empty() ? 0 : cpu->state_layout().back().offset +
-                                                                       cpu->state_layout().back().size);
+    std::vector<float> gpu_state(
+        cpu->state_layout().empty() ? 0 : cpu->state_layout().back().offset + cpu->state_layout().back().size);
     std::vector<float> cpu_state(gpu_state.size());
     gpu->get_state(gpu_state);
     cpu->get_state(cpu_state);
@@ -214,7 +235,9 @@ TEST_F(GpuModelTest, SmallResnetPresetMatchesCpu) {
   options.name = "resnet";
   options.width = 0.0625;  // 4, 8, 16, 32 channels
   options.classes = 10;
-  const auto plan = [&] { return plan_model(parse_model_text(preset_text(options), "preset resnet"), {16, 16, 1}, 10); };
+  const auto plan = [&] {
+    return plan_model(parse_model_text(preset_text(options), "preset resnet"), {16, 16, 1}, 10);
+  };
   auto gpu = make_graph_model(*gpu_, plan(), 8);
   auto cpu = make_graph_model(*cpu_, plan(), 8);
   expect_models_agree(*gpu, *cpu, 8, 14);

@@ -18,8 +18,8 @@ using cuda::PoolShape;
 constexpr int kBatch = 3;
 
 ConvShape shape_of(const ConvGeometry& g) {
-  return {g.height,     g.width,       g.channels,     g.kernel, g.stride, g.padding, g.out_height(),
-          g.out_width(), g.column_width()};
+  return {g.height,  g.width,        g.channels,    g.kernel,        g.stride,
+          g.padding, g.out_height(), g.out_width(), g.column_width()};
 }
 
 PoolShape shape_of(const PoolGeometry& g) {

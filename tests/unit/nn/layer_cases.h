@@ -14,23 +14,31 @@ struct LayerCase {
   std::string name;
   std::string text;  // the model description
   Shape input;
-  bool ids = false;   // integer ids in [0, 6) instead of real features
+  bool ids = false;  // integer ids in [0, 6) instead of real features
   bool training_loss = false;
 };
 
 inline std::vector<LayerCase> layer_cases() {
   return {
       {"dense_without_bias", "a dense units=5 bias=false\nb tanh\nc dense units=3\n", {4}},
-      {"conv2d_strided_unpadded", "a conv2d filters=3 kernel=3 stride=2 padding=0\nb flatten\nc dense units=3\n",
+      {"conv2d_strided_unpadded",
+       "a conv2d filters=3 kernel=3 stride=2 padding=0\nb flatten\nc dense units=3\n",
        {7, 7, 2}},
       {"conv2d_without_bias", "a conv2d filters=2 kernel=3 bias=false\nb flatten\nc dense units=3\n", {4, 4, 2}},
-      {"maxpool_overlapping", "a conv2d filters=2\nb maxpool window=3 stride=1\nc flatten\nd dense units=3\n",
+      {"maxpool_overlapping",
+       "a conv2d filters=2\nb maxpool window=3 stride=1\nc flatten\nd dense units=3\n",
        {5, 5, 1}},
       {"avgpool", "a conv2d filters=3\nb avgpool window=2\nc flatten\nd dense units=3\n", {5, 4, 2}},
       {"global_avgpool", "a conv2d filters=4\nb global_avgpool\nc dense units=3\n", {4, 5, 2}},
-      {"batchnorm_on_images", "a conv2d filters=3 bias=false\nb batchnorm\nc relu\nd flatten\ne dense units=3\n", {4, 4, 2},
-       false, true},
-      {"batchnorm_on_vectors", "a dense units=6 bias=false\nb batchnorm momentum=0.5\nc tanh\nd dense units=3\n", {5}, false,
+      {"batchnorm_on_images",
+       "a conv2d filters=3 bias=false\nb batchnorm\nc relu\nd flatten\ne dense units=3\n",
+       {4, 4, 2},
+       false,
+       true},
+      {"batchnorm_on_vectors",
+       "a dense units=6 bias=false\nb batchnorm momentum=0.5\nc tanh\nd dense units=3\n",
+       {5},
+       false,
        true},
       {"dropout", "a dense units=8\nb dropout rate=0.3\nc dense units=3\n", {5}, false, true},
       {"sigmoid_and_scale", "a dense units=4\nb sigmoid\nc scale factor=-0.5\nd dense units=3\n", {3}},
@@ -41,7 +49,8 @@ inline std::vector<LayerCase> layer_cases() {
       {"concat_of_branches",
        "a conv2d filters=2\nb conv2d filters=3 inputs=input\nc concat inputs=a,b\nd relu\ne flatten\nf dense units=3\n",
        {3, 4, 2}},
-      {"concat_of_vectors", "a dense units=3\nb dense units=2 inputs=input\nc concat inputs=b,a\nd dense units=3\n",
+      {"concat_of_vectors",
+       "a dense units=3\nb dense units=2 inputs=input\nc concat inputs=b,a\nd dense units=3\n",
        {4}},
       {"embedding", "a embedding vocab=6 dim=3\nb flatten\nc dense units=3\n", {4}, true},
   };

@@ -9,7 +9,10 @@
 namespace pstrain::nn::testing {
 
 inline std::unique_ptr<Model> pinned_mlp(compute::Backend& backend, compute::Activation activation) {
-  return make_mlp(backend, {.input_size = 784, .hidden = {256, 128}, .num_classes = 10, .activation = activation,
+  return make_mlp(backend, {.input_size = 784,
+                            .hidden = {256, 128},
+                            .num_classes = 10,
+                            .activation = activation,
                             .max_batch = 16});
 }
 

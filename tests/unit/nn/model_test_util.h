@@ -144,9 +144,11 @@ class GradientCheck {
   // Gives the biases random values first, so that the bias path is exercised beyond its zero initialisation.
   // `training_loss`: differentiate the training-mode loss (batch statistics, dropout masks of the model's step
   // key) instead of evaluation's.
-  GradientCheck(Model& model, std::vector<float> features, std::vector<std::int32_t> labels,
-                bool training_loss = false)
-      : model_(model), features_(std::move(features)), labels_(std::move(labels)), parameters_(parameters_of(model)),
+  GradientCheck(Model& model, std::vector<float> features, std::vector<std::int32_t> labels, bool training_loss = false)
+      : model_(model),
+        features_(std::move(features)),
+        labels_(std::move(labels)),
+        parameters_(parameters_of(model)),
         training_loss_(training_loss) {
     for (const ParameterInfo& info : model_.parameters()) {
       if (info.shape.size() == 1) {

@@ -18,8 +18,15 @@ class CnnGradientTest : public compute::testing::BackendTest, public ::testing::
 TEST_P(CnnGradientTest, ParameterGradientsMatchFiniteDifferences) {
   // 6x6x2 -> conv1 (3 filters) -> pool 3x3x3 -> conv2 (4 filters) -> pool 1x1x4 -> fc1 (5) -> fc2 (3 classes).
   // Odd sizes on the way make the second pool drop a row and a column, whose gradient must be exactly 0.
-  const CnnSpec spec{.height = 6, .width = 6, .channels = 2, .conv_filters = {3, 4}, .kernel_size = 3,
-                     .hidden = {5}, .num_classes = 3, .activation = GetParam(), .max_batch = 4};
+  const CnnSpec spec{.height = 6,
+                     .width = 6,
+                     .channels = 2,
+                     .conv_filters = {3, 4},
+                     .kernel_size = 3,
+                     .hidden = {5},
+                     .num_classes = 3,
+                     .activation = GetParam(),
+                     .max_batch = 4};
   auto model = make_cnn(*backend_, spec);
   model->initialize(3);
   const std::size_t batch = 3;

@@ -24,8 +24,8 @@ TEST_F(CnnModelTest, DefaultSpecLayoutIsConvThenFcWeightThenBias) {
   auto model = make_cnn(*backend_, spec);
   // 28x28 -> pool 14x14 -> pool 7x7, so fc1 sees 7 * 7 * 64 = 3136 inputs.
   testing::expect_packed_layout(*model,
-                                {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
-                                 "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"},
+                                {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight", "fc1.bias",
+                                 "fc2.weight", "fc2.bias"},
                                 {{32, 3, 3, 1}, {32}, {64, 3, 3, 32}, {64}, {128, 3136}, {128}, {10, 128}, {10}});
   EXPECT_EQ(model->parameter_count(), 421642u);
   EXPECT_EQ(model->input_size(), 784u);
@@ -34,8 +34,14 @@ TEST_F(CnnModelTest, DefaultSpecLayoutIsConvThenFcWeightThenBias) {
 
 TEST_F(CnnModelTest, OddSizesFloorAtEachPoolAndNoHiddenLayerIsAllowed) {
   // 7x5 -> pool 3x2 -> pool 1x1; fc1 goes straight to the logits.
-  auto model = make_cnn(*backend_, {.height = 7, .width = 5, .channels = 3, .conv_filters = {2, 4},
-                                    .kernel_size = 5, .hidden = {}, .num_classes = 2, .max_batch = 2});
+  auto model = make_cnn(*backend_, {.height = 7,
+                                    .width = 5,
+                                    .channels = 3,
+                                    .conv_filters = {2, 4},
+                                    .kernel_size = 5,
+                                    .hidden = {},
+                                    .num_classes = 2,
+                                    .max_batch = 2});
   const auto& parameters = model->parameters();
   ASSERT_EQ(parameters.size(), 6u);
   EXPECT_EQ(parameters[0].shape, (std::vector<std::size_t>{2, 5, 5, 3}));
@@ -136,8 +142,15 @@ double reference_mean_loss(const CnnSpec& spec, const std::vector<ParameterInfo>
 
 TEST_F(CnnModelTest, ForwardMatchesANaiveReferenceOfTheDocumentedNetwork) {
   for (Activation activation : {Activation::kRelu, Activation::kTanh}) {
-    const CnnSpec spec{.height = 9, .width = 6, .channels = 2, .conv_filters = {3, 5}, .kernel_size = 3,
-                       .hidden = {7}, .num_classes = 4, .activation = activation, .max_batch = 5};
+    const CnnSpec spec{.height = 9,
+                       .width = 6,
+                       .channels = 2,
+                       .conv_filters = {3, 5},
+                       .kernel_size = 3,
+                       .hidden = {7},
+                       .num_classes = 4,
+                       .activation = activation,
+                       .max_batch = 5};
     auto model = make_cnn(*backend_, spec);
     const auto parameters = random_floats(model->parameter_count(), 81, -0.5f, 0.5f);  // biases too
     model->set_parameters(parameters);
@@ -151,8 +164,13 @@ TEST_F(CnnModelTest, ForwardMatchesANaiveReferenceOfTheDocumentedNetwork) {
 
 TEST_F(CnnModelTest, SamplesInABatchAreIndependent) {
   // The loss of a batch is the sum of its samples' losses: no sample's pixels leak into another's windows.
-  const CnnSpec spec{.height = 6, .width = 5, .channels = 2, .conv_filters = {3, 2}, .hidden = {4},
-                     .num_classes = 3, .max_batch = 4};
+  const CnnSpec spec{.height = 6,
+                     .width = 5,
+                     .channels = 2,
+                     .conv_filters = {3, 2},
+                     .hidden = {4},
+                     .num_classes = 3,
+                     .max_batch = 4};
   auto model = make_cnn(*backend_, spec);
   model->initialize(21);
   const auto features = random_floats(4 * model->input_size(), 22);
@@ -178,8 +196,14 @@ TEST_F(CnnModelTest, InitializationIsDeterministicFromTheSeed) {
 
 TEST_F(CnnModelTest, InitializationMatchesTheDocumentedRecipe) {
   // A convolution's fan-in is k*k*C and its fan-out k*k*filters.
-  const CnnSpec spec{.height = 4, .width = 4, .channels = 2, .conv_filters = {3}, .kernel_size = 3, .hidden = {},
-                     .num_classes = 2, .activation = Activation::kTanh};
+  const CnnSpec spec{.height = 4,
+                     .width = 4,
+                     .channels = 2,
+                     .conv_filters = {3},
+                     .kernel_size = 3,
+                     .hidden = {},
+                     .num_classes = 2,
+                     .activation = Activation::kTanh};
   auto model = make_cnn(*backend_, spec);
   model->initialize(7);
   testing::RecipeParameters expected(7);
@@ -200,8 +224,13 @@ TEST_F(CnnModelTest, ReluWeightsSpanTheKaimingLimitAndBiasesStartAtZero) {
 }
 
 TEST_F(CnnModelTest, HostSpansAreTheFlatBuffers) {
-  auto model = make_cnn(*backend_, {.height = 4, .width = 4, .channels = 1, .conv_filters = {2}, .hidden = {},
-                                    .num_classes = 2, .max_batch = 2});
+  auto model = make_cnn(*backend_, {.height = 4,
+                                    .width = 4,
+                                    .channels = 1,
+                                    .conv_filters = {2},
+                                    .hidden = {},
+                                    .num_classes = 2,
+                                    .max_batch = 2});
   ASSERT_EQ(model->host_parameters().size(), model->parameter_count());  // the CPU backend is host accessible
   ASSERT_EQ(model->host_gradients().size(), model->parameter_count());
   EXPECT_EQ(model->host_parameters().data(), model->backend_parameters());
@@ -213,15 +242,26 @@ TEST_F(CnnModelTest, HostSpansAreTheFlatBuffers) {
 }
 
 TEST_F(CnnModelTest, BatchLargerThanMaxBatchIsAUsageError) {
-  auto model = make_cnn(*backend_, {.height = 4, .width = 4, .channels = 1, .conv_filters = {2}, .hidden = {3},
-                                    .num_classes = 2, .max_batch = 4});
+  auto model = make_cnn(*backend_, {.height = 4,
+                                    .width = 4,
+                                    .channels = 1,
+                                    .conv_filters = {2},
+                                    .hidden = {3},
+                                    .num_classes = 2,
+                                    .max_batch = 4});
   model->initialize(1);
   testing::expect_oversized_batch_is_a_usage_error(*model, 4);
 }
 
 TEST_F(CnnModelTest, InvalidSpecsAreUsageErrorsThatNameTheProblem) {
-  const CnnSpec good{.height = 8, .width = 8, .channels = 1, .conv_filters = {2, 3}, .kernel_size = 3,
-                     .hidden = {4}, .num_classes = 3, .max_batch = 4};
+  const CnnSpec good{.height = 8,
+                     .width = 8,
+                     .channels = 1,
+                     .conv_filters = {2, 3},
+                     .kernel_size = 3,
+                     .hidden = {4},
+                     .num_classes = 3,
+                     .max_batch = 4};
   EXPECT_NO_THROW(make_cnn(*backend_, good));
   struct Case {
     CnnSpec spec;
@@ -262,8 +302,13 @@ TEST_F(CnnModelTest, InvalidSpecsAreUsageErrorsThatNameTheProblem) {
 }
 
 TEST_F(CnnModelTest, EvaluateMatchesTrainAndLeavesGradientsAlone) {
-  auto model = make_cnn(*backend_, {.height = 6, .width = 6, .channels = 2, .conv_filters = {3}, .hidden = {5},
-                                    .num_classes = 3, .max_batch = 8});
+  auto model = make_cnn(*backend_, {.height = 6,
+                                    .width = 6,
+                                    .channels = 2,
+                                    .conv_filters = {3},
+                                    .hidden = {5},
+                                    .num_classes = 3,
+                                    .max_batch = 8});
   model->initialize(9);
   testing::expect_evaluate_matches_train_and_leaves_gradients_alone(*model);
 }
@@ -288,8 +333,8 @@ Images bar_images(std::size_t count, std::uint64_t seed) {
     const int y = below(kSide - 3), x = below(kSide - 3);
     for (int step = 0; step < 4; ++step) {
       switch (label) {
-        case 0: image[y * kSide + x + step] += 1.0f; break;        // horizontal, 4 long
-        case 1: image[(y + step) * kSide + x] += 1.0f; break;      // vertical, 4 long
+        case 0: image[y * kSide + x + step] += 1.0f; break;             // horizontal, 4 long
+        case 1: image[(y + step) * kSide + x] += 1.0f; break;           // vertical, 4 long
         default: image[(y + step / 2) * kSide + x + step % 2] += 1.0f;  // 2x2 blob
       }
     }
@@ -300,8 +345,13 @@ Images bar_images(std::size_t count, std::uint64_t seed) {
 
 TEST_F(CnnModelTest, SgdLearnsAnImageTask) {
   constexpr std::size_t kTrain = 96, kBatch = 32;
-  auto model = make_cnn(*backend_, {.height = 8, .width = 8, .channels = 1, .conv_filters = {6, 8}, .hidden = {16},
-                                    .num_classes = 3, .max_batch = kBatch});
+  auto model = make_cnn(*backend_, {.height = 8,
+                                    .width = 8,
+                                    .channels = 1,
+                                    .conv_filters = {6, 8},
+                                    .hidden = {16},
+                                    .num_classes = 3,
+                                    .max_batch = kBatch});
   model->initialize(13);
   const Images train = bar_images(kTrain, 14);
   const Images held_out = bar_images(kTrain, 15);

@@ -15,9 +15,9 @@ namespace pstrain::nn {
 namespace {
 
 using compute::testing::random_floats;
-using testing::LayerCase;
-using testing::layer_cases;
 using testing::layer_case_features;
+using testing::layer_cases;
+using testing::LayerCase;
 
 class LayerGradientTest : public compute::testing::BackendTest, public ::testing::WithParamInterface<LayerCase> {};
 
@@ -25,8 +25,8 @@ TEST_P(LayerGradientTest, ParameterGradientsMatchFiniteDifferences) {
   const LayerCase& layer = GetParam();
   const std::size_t classes = 3;
   const std::size_t batch = 4;
-  auto model = make_graph_model(*backend_, plan_model(parse_model_text(layer.text, layer.name), layer.input, classes),
-                                batch);
+  auto model =
+      make_graph_model(*backend_, plan_model(parse_model_text(layer.text, layer.name), layer.input, classes), batch);
   model->initialize(5);
   model->set_step_key(77);
   testing::GradientCheck check(*model, layer_case_features(layer, batch), {0, 2, 1, 2}, layer.training_loss);

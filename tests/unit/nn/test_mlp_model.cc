@@ -15,8 +15,11 @@ using compute::Activation;
 using compute::testing::random_floats;
 using testing::parameters_of;
 
-const MlpSpec kFashionSpec{.input_size = 784, .hidden = {256, 128}, .num_classes = 10,
-                           .activation = Activation::kRelu, .max_batch = 64};
+const MlpSpec kFashionSpec{.input_size = 784,
+                           .hidden = {256, 128},
+                           .num_classes = 10,
+                           .activation = Activation::kRelu,
+                           .max_batch = 64};
 
 class MlpModelTest : public compute::testing::BackendTest {};
 

@@ -18,7 +18,8 @@ ModelPlan plan_text(const std::string& text, const Shape& input = {4, 4, 2}, std
 }
 
 // The description fails with kUsage and a message holding every one of `parts`.
-void expect_usage_error(const std::string& text, const std::vector<std::string>& parts, const Shape& input = {4, 4, 2}) {
+void expect_usage_error(const std::string& text, const std::vector<std::string>& parts,
+                        const Shape& input = {4, 4, 2}) {
   try {
     plan_text(text, input);
     FAIL() << "expected an error for:\n" << text;
@@ -67,8 +68,9 @@ TEST(ModelFileTest, LayoutIsNamedPackedAndComputedWithoutABackend) {
 
 TEST(ModelFileTest, SkipConnectionsMayComeInAnyLineOrder) {
   // `s` reads `b`, defined below it: evaluation order puts b first.
-  const ModelPlan plan = plan_text("a conv2d filters=2\ns add inputs=a,b\nb conv2d filters=2 inputs=input\n"
-                                   "f flatten inputs=s\nout dense units=3\n");
+  const ModelPlan plan = plan_text(
+      "a conv2d filters=2\ns add inputs=a,b\nb conv2d filters=2 inputs=input\n"
+      "f flatten inputs=s\nout dense units=3\n");
   EXPECT_EQ(plan.nodes[0].spec.name, "a");
   EXPECT_EQ(plan.nodes[1].spec.name, "b");
   EXPECT_EQ(plan.nodes[2].spec.name, "s");
@@ -105,13 +107,17 @@ TEST(ModelFileTest, MissingInputsAndCyclesAreNamed) {
 }
 
 TEST(ModelFileTest, ShapesThatDoNotFitTheirInputAreNamed) {
-  expect_usage_error("d dense units=3\n", {"m.model:1:", "layer d (dense)", "needs a flat input, got 4x4x2", "flatten"});
+  expect_usage_error("d dense units=3\n",
+                     {"m.model:1:", "layer d (dense)", "needs a flat input, got 4x4x2", "flatten"});
   expect_usage_error("f flatten\nc conv2d filters=2\nd dense units=3\n", {"m.model:2:", "needs an image input", "32"});
-  expect_usage_error("c conv2d filters=2 kernel=7 padding=1\nf flatten\nd dense units=3\n", {"m.model:1:", "does not fit"});
+  expect_usage_error("c conv2d filters=2 kernel=7 padding=1\nf flatten\nd dense units=3\n",
+                     {"m.model:1:", "does not fit"});
   expect_usage_error("p maxpool window=5\nf flatten\nd dense units=3\n", {"m.model:1:", "window does not fit"});
-  expect_usage_error("a conv2d filters=2\nb conv2d filters=3 inputs=input\ns add inputs=a,b\nf flatten\nd dense units=3\n",
-                     {"m.model:3:", "different shapes: 4x4x2 and 4x4x3"});
-  expect_usage_error("a maxpool\nc concat inputs=a,input\nf flatten\nd dense units=3\n", {"m.model:2:", "differ before the last axis"});
+  expect_usage_error(
+      "a conv2d filters=2\nb conv2d filters=3 inputs=input\ns add inputs=a,b\nf flatten\nd dense units=3\n",
+      {"m.model:3:", "different shapes: 4x4x2 and 4x4x3"});
+  expect_usage_error("a maxpool\nc concat inputs=a,input\nf flatten\nd dense units=3\n",
+                     {"m.model:2:", "differ before the last axis"});
   expect_usage_error("e embedding vocab=5 dim=2\nf flatten\nd dense units=3\n", {"m.model:1:", "flat input of ids"});
 }
 
@@ -180,13 +186,15 @@ TEST(ShippedModelFilesTest, PresetFilesAreThePresetsWithTheirDefaultFlags) {
   for (const std::string name : {"mlp", "cnn", "resnet"}) {
     PresetOptions options;  // the defaults of --hidden, --conv-filters, --kernel-size, --activation, --width
     options.name = name;
-    EXPECT_EQ(read_text(std::string(PSTRAIN_EXAMPLES_DIR) + "/models/" + name + ".model"), preset_text(options)) << name;
+    EXPECT_EQ(read_text(std::string(PSTRAIN_EXAMPLES_DIR) + "/models/" + name + ".model"), preset_text(options))
+        << name;
   }
 }
 
 TEST(ShippedModelFilesTest, TheFashionMnistRecipePlansForFashionMnist) {
-  const ModelPlan plan = plan_model(read_model_file(std::string(PSTRAIN_EXAMPLES_DIR) + "/models/fashion-mnist-best.model"),
-                                    {28, 28, 1}, 10);
+  const ModelPlan plan =
+      plan_model(read_model_file(std::string(PSTRAIN_EXAMPLES_DIR) + "/models/fashion-mnist-best.model"), {28, 28, 1},
+                 10);
   EXPECT_EQ(plan.state.size(), 10u);  // five batch norms, two statistics each
   EXPECT_GT(plan.parameter_count, 500000u);
 }
@@ -213,29 +221,32 @@ ModelPlan plan_nplm(std::vector<std::size_t> hidden, bool direct) {
 
 std::vector<std::string> layer_summary(const ModelPlan& plan) {
   std::vector<std::string> summary;
-  for (const PlannedNode& node : plan.nodes) summary.push_back(node.spec.name + " " + node.spec.type + " " + to_string(node.plan.output));
+  for (const PlannedNode& node : plan.nodes)
+    summary.push_back(node.spec.name + " " + node.spec.type + " " + to_string(node.plan.output));
   return summary;
 }
 
 TEST(NplmPresetTest, HiddenLayerWithoutDirectConnections) {
   const ModelPlan plan = plan_nplm({16}, false);
-  EXPECT_EQ(layer_summary(plan), (std::vector<std::string>{"embed embedding 4x8", "context flatten 32",
-                                                           "hidden dense 16", "hidden_act tanh 16", "logits dense 50"}));
+  EXPECT_EQ(layer_summary(plan),
+            (std::vector<std::string>{"embed embedding 4x8", "context flatten 32", "hidden dense 16",
+                                      "hidden_act tanh 16", "logits dense 50"}));
   EXPECT_EQ(plan.parameter_count, 50u * 8 + 32 * 16 + 16 + 16 * 50 + 50);
 }
 
 TEST(NplmPresetTest, DirectConnectionsAddALinearMapFromTheEmbeddings) {
   const ModelPlan plan = plan_nplm({16}, true);
   EXPECT_EQ(layer_summary(plan),
-            (std::vector<std::string>{"embed embedding 4x8", "context flatten 32", "hidden dense 16", "hidden_act tanh 16",
-                                      "output dense 50", "direct dense 50", "logits add 50"}));
+            (std::vector<std::string>{"embed embedding 4x8", "context flatten 32", "hidden dense 16",
+                                      "hidden_act tanh 16", "output dense 50", "direct dense 50", "logits add 50"}));
   EXPECT_EQ(plan.nodes[5].spec.inputs, (std::vector<std::string>{"context"}));
   EXPECT_EQ(plan.parameter_count, 50u * 8 + 32 * 16 + 16 + 16 * 50 + 50 + 32 * 50);
 }
 
 TEST(NplmPresetTest, WithoutHiddenLayerTheOutputReadsTheEmbeddings) {
   const ModelPlan plan = plan_nplm({}, false);
-  EXPECT_EQ(layer_summary(plan), (std::vector<std::string>{"embed embedding 4x8", "context flatten 32", "logits dense 50"}));
+  EXPECT_EQ(layer_summary(plan),
+            (std::vector<std::string>{"embed embedding 4x8", "context flatten 32", "logits dense 50"}));
 }
 
 TEST(NplmPresetTest, RefusesDataWithoutTokensAndSeveralHiddenLayers) {

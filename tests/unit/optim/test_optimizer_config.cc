@@ -16,7 +16,9 @@ struct BadConfig {
 };
 
 // Keeps test listings readable (gtest would otherwise print the struct's bytes).
-void PrintTo(const BadConfig& bad, std::ostream* out) { *out << bad.config.kind << ": " << bad.expected_text; }
+void PrintTo(const BadConfig& bad, std::ostream* out) {
+  *out << bad.config.kind << ": " << bad.expected_text;
+}
 
 class BadConfigTest : public ::testing::TestWithParam<BadConfig> {};
 
@@ -41,13 +43,23 @@ std::vector<BadConfig> bad_configs() {
     breaks(config);
     cases.push_back({config, expected_text});
   };
-  add("rmsprop", [](OptimizerConfig&) {}, "unknown optimizer 'rmsprop'");
-  for (float lr : {0.0f, -0.1f, kNan, kInfinity}) add("sgd", [=](auto& c) { c.learning_rate = lr; }, "--lr");
-  for (float mu : {1.0f, -0.1f, kNan}) add("momentum", [=](auto& c) { c.momentum = mu; }, "--momentum");
-  for (float wd : {-1e-4f, kInfinity, kNan}) add("sgd", [=](auto& c) { c.weight_decay = wd; }, "--weight-decay");
-  add("adam", [](auto& c) { c.beta1 = 1.0f; }, "beta1");
-  add("adam", [](auto& c) { c.beta2 = -0.5f; }, "beta2");
-  add("adam", [](auto& c) { c.epsilon = 0.0f; }, "epsilon");
+  add(
+      "rmsprop", [](OptimizerConfig&) {}, "unknown optimizer 'rmsprop'");
+  for (float lr : {0.0f, -0.1f, kNan, kInfinity})
+    add(
+        "sgd", [=](auto& c) { c.learning_rate = lr; }, "--lr");
+  for (float mu : {1.0f, -0.1f, kNan})
+    add(
+        "momentum", [=](auto& c) { c.momentum = mu; }, "--momentum");
+  for (float wd : {-1e-4f, kInfinity, kNan})
+    add(
+        "sgd", [=](auto& c) { c.weight_decay = wd; }, "--weight-decay");
+  add(
+      "adam", [](auto& c) { c.beta1 = 1.0f; }, "beta1");
+  add(
+      "adam", [](auto& c) { c.beta2 = -0.5f; }, "beta2");
+  add(
+      "adam", [](auto& c) { c.epsilon = 0.0f; }, "epsilon");
   return cases;
 }
 

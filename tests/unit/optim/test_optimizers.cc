@@ -58,8 +58,12 @@ TEST(Momentum, AccumulatesVelocity) {
 }
 
 TEST(Adam, AppliesBiasCorrection) {
-  const OptimizerConfig config{.kind = "adam", .learning_rate = 0.01f, .weight_decay = 0.0f, .beta1 = 0.9f,
-                               .beta2 = 0.999f, .epsilon = 1e-8f};
+  const OptimizerConfig config{.kind = "adam",
+                               .learning_rate = 0.01f,
+                               .weight_decay = 0.0f,
+                               .beta1 = 0.9f,
+                               .beta2 = 0.999f,
+                               .epsilon = 1e-8f};
   const auto optimizer = make_optimizer(config, 2);
   std::vector<float> w{0.5f, -0.5f};
 
@@ -187,7 +191,7 @@ TEST(DecayMask, OnlyMarkedElementsDecayInEveryOptimizer) {
       decayed->step(w_decayed, std::vector<float>{0.25f});
       undecayed->step(w_undecayed, std::vector<float>{0.25f});
     }
-    EXPECT_EQ(w[0], w_decayed[0]) << kind;    // bit for bit: the mask's 1 is the plain weight decay
+    EXPECT_EQ(w[0], w_decayed[0]) << kind;  // bit for bit: the mask's 1 is the plain weight decay
     EXPECT_EQ(w[1], w_undecayed[0]) << kind;
     EXPECT_NE(w_decayed[0], w_undecayed[0]) << kind;  // the test can tell the two apart
   }

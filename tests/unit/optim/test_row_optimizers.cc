@@ -19,8 +19,8 @@ constexpr int kSteps = 6;
 
 struct SparseStep {
   std::vector<std::uint32_t> rows;
-  std::vector<float> gradients;      // one row per entry of rows
-  std::vector<float> dense;          // the same gradient as a whole table, zero elsewhere
+  std::vector<float> gradients;  // one row per entry of rows
+  std::vector<float> dense;      // the same gradient as a whole table, zero elsewhere
 };
 
 std::vector<SparseStep> random_steps(std::uint64_t seed) {
@@ -75,8 +75,12 @@ void expect_same_bits_as_dense(const std::string& kind) {
   }
 }
 
-TEST(RowOptimizers, SgdGivesTheBitsOfDenseSgd) { expect_same_bits_as_dense("sgd"); }
-TEST(RowOptimizers, AdagradGivesTheBitsOfDenseAdagrad) { expect_same_bits_as_dense("adagrad"); }
+TEST(RowOptimizers, SgdGivesTheBitsOfDenseSgd) {
+  expect_same_bits_as_dense("sgd");
+}
+TEST(RowOptimizers, AdagradGivesTheBitsOfDenseAdagrad) {
+  expect_same_bits_as_dense("adagrad");
+}
 
 TEST(RowOptimizers, LazyMomentumMovesOnlyTouchedRowsWithTheirOwnVelocity) {
   const auto steps = random_steps(3);

@@ -70,14 +70,14 @@ TEST(Schedule, PiecewiseInterpolatesBetweenPointsInPasses) {
   config.lr_factors = {0, 1, 0};
   config.updates_per_pass = 10;
   config.total_updates = 240;
-  EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 1), 0.0f);            // pass 0
-  EXPECT_NEAR(scheduled_learning_rate(config, 2), 0.4 * 0.1 / 5, 1e-7);  // pass 0.1: 0.4 * 0.1/5
-  EXPECT_NEAR(scheduled_learning_rate(config, 26), 0.2, 1e-7);           // pass 2.5: half way up
-  EXPECT_NEAR(scheduled_learning_rate(config, 51), 0.4, 1e-7);           // pass 5: the peak
-  EXPECT_NEAR(scheduled_learning_rate(config, 146), 0.2, 1e-7);          // pass 14.5: (24 - 14.5) / 19 = 0.5
+  EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 1), 0.0f);                // pass 0
+  EXPECT_NEAR(scheduled_learning_rate(config, 2), 0.4 * 0.1 / 5, 1e-7);     // pass 0.1: 0.4 * 0.1/5
+  EXPECT_NEAR(scheduled_learning_rate(config, 26), 0.2, 1e-7);              // pass 2.5: half way up
+  EXPECT_NEAR(scheduled_learning_rate(config, 51), 0.4, 1e-7);              // pass 5: the peak
+  EXPECT_NEAR(scheduled_learning_rate(config, 146), 0.2, 1e-7);             // pass 14.5: (24 - 14.5) / 19 = 0.5
   EXPECT_NEAR(scheduled_learning_rate(config, 240), 0.4 * 0.1 / 19, 1e-7);  // pass 23.9
-  EXPECT_NEAR(scheduled_learning_rate(config, 241), 0.0, 1e-7);          // pass 24
-  EXPECT_NEAR(scheduled_learning_rate(config, 999), 0.0, 1e-7);          // past the last point: its factor
+  EXPECT_NEAR(scheduled_learning_rate(config, 241), 0.0, 1e-7);             // pass 24
+  EXPECT_NEAR(scheduled_learning_rate(config, 999), 0.0, 1e-7);             // past the last point: its factor
 }
 
 TEST(Schedule, PiecewiseHoldsTheEndFactorsOutsideThePoints) {
@@ -101,8 +101,8 @@ TEST(Schedule, StepDecaysEveryStepPasses) {
   config.step_gamma = 0.5;
   config.updates_per_pass = 10;
   EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 1), 1.0f);
-  EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 20), 1.0f);   // pass 1.9
-  EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 21), 0.5f);   // pass 2: first decay
+  EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 20), 1.0f);  // pass 1.9
+  EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 21), 0.5f);  // pass 2: first decay
   EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 40), 0.5f);
   EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 41), 0.25f);  // pass 4
   EXPECT_FLOAT_EQ(scheduled_learning_rate(config, 61), 0.125f);
@@ -115,12 +115,12 @@ TEST(Schedule, OneCycleRisesToThePeakAt30PercentThenFalls) {
   config.learning_rate = 1.0f;
   config.schedule = "onecycle";
   config.total_updates = 100;
-  EXPECT_NEAR(scheduled_learning_rate(config, 1), 0.04, 1e-7);                 // q = 0: lr / 25
-  EXPECT_NEAR(scheduled_learning_rate(config, 16), 1.0 + (0.04 - 1.0) * 0.5, 1e-6);  // q = 0.15: half way
-  EXPECT_NEAR(scheduled_learning_rate(config, 31), 1.0, 1e-7);                 // q = 0.3: the peak
+  EXPECT_NEAR(scheduled_learning_rate(config, 1), 0.04, 1e-7);                        // q = 0: lr / 25
+  EXPECT_NEAR(scheduled_learning_rate(config, 16), 1.0 + (0.04 - 1.0) * 0.5, 1e-6);   // q = 0.15: half way
+  EXPECT_NEAR(scheduled_learning_rate(config, 31), 1.0, 1e-7);                        // q = 0.3: the peak
   EXPECT_NEAR(scheduled_learning_rate(config, 66), 4e-6 + (1.0 - 4e-6) * 0.5, 1e-6);  // q = 0.65: half way down
-  EXPECT_NEAR(scheduled_learning_rate(config, 101), 4e-6, 1e-9);               // q = 1: lr / 25 / 1e4
-  EXPECT_NEAR(scheduled_learning_rate(config, 300), 4e-6, 1e-9);               // and there it stays
+  EXPECT_NEAR(scheduled_learning_rate(config, 101), 4e-6, 1e-9);                      // q = 1: lr / 25 / 1e4
+  EXPECT_NEAR(scheduled_learning_rate(config, 300), 4e-6, 1e-9);                      // and there it stays
 }
 
 TEST(Schedule, WarmupRampsLinearlyThenLeavesTheScheduleAlone) {

@@ -40,7 +40,9 @@ TEST(RowPlan, EveryRowHasExactlyOneOwnerAndShardsDifferByAtMostOneRow) {
   }
 }
 
-TEST(RowPlan, ZeroShardsIsAUsageError) { EXPECT_THROW(RowPlan(10, 0), Error); }
+TEST(RowPlan, ZeroShardsIsAUsageError) {
+  EXPECT_THROW(RowPlan(10, 0), Error);
+}
 
 TEST(RowRequest, DistinctIdsGroupedByShardInIncreasingLocalOrderAndEveryLookupFindsItsRow) {
   const RowPlan plan(1000, 3);

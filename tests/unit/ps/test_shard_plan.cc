@@ -56,14 +56,14 @@ TEST_P(ShardPlanTest, GatherThenScatterRestoresTheVector) {
   EXPECT_EQ(rebuilt, full);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AwkwardSizes, ShardPlanTest,
-    ::testing::Values(PlanCase{{784 * 256, 256, 256 * 128, 128, 1280, 10}, 1, 8192},
-                      PlanCase{{784 * 256, 256, 256 * 128, 128, 1280, 10}, 2, 8192},
-                      PlanCase{{784 * 256, 256, 256 * 128, 128, 1280, 10}, 3, 8192},
-                      PlanCase{{784 * 256, 256, 256 * 128, 128, 1280, 10}, 7, 1000},
-                      PlanCase{{1}, 1, 1}, PlanCase{{1, 1, 1}, 5, 4},  // more shards than elements
-                      PlanCase{{17, 3, 101, 9}, 4, 7}, PlanCase{{1000}, 3, 1}, PlanCase{{5, 5, 5}, 2, 1000}));
+INSTANTIATE_TEST_SUITE_P(AwkwardSizes, ShardPlanTest,
+                         ::testing::Values(PlanCase{{784 * 256, 256, 256 * 128, 128, 1280, 10}, 1, 8192},
+                                           PlanCase{{784 * 256, 256, 256 * 128, 128, 1280, 10}, 2, 8192},
+                                           PlanCase{{784 * 256, 256, 256 * 128, 128, 1280, 10}, 3, 8192},
+                                           PlanCase{{784 * 256, 256, 256 * 128, 128, 1280, 10}, 7, 1000},
+                                           PlanCase{{1}, 1, 1}, PlanCase{{1, 1, 1}, 5, 4},  // more shards than elements
+                                           PlanCase{{17, 3, 101, 9}, 4, 7}, PlanCase{{1000}, 3, 1},
+                                           PlanCase{{5, 5, 5}, 2, 1000}));
 
 TEST(ShardPlan, MoreShardsThanBlocksLeavesSomeEmpty) {
   const ShardPlan plan({3}, 4, 8);

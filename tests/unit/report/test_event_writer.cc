@@ -52,7 +52,8 @@ TEST_F(EventFiles, RecordFramingIsTfRecords) {
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x03\0\0\0\0\0\0\0", 8));  // length, little-endian
   const auto u32 = [&](std::size_t at) {
     std::uint32_t value = 0;
-    for (int i = 0; i < 4; ++i) value |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      value |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
     return value;
   };
   EXPECT_EQ(u32(8), mask_crc(crc32c(bytes.data(), 8)));

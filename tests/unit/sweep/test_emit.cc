@@ -10,7 +10,8 @@ namespace pstrain::sweep {
 namespace {
 
 std::vector<HyperparameterSet> sets() {
-  return {{1, {{"lr", "0.1"}, {"hidden", "64,32"}}}, {2, {{"lr", "0.2"}, {"hidden", "32"}}},
+  return {{1, {{"lr", "0.1"}, {"hidden", "64,32"}}},
+          {2, {{"lr", "0.2"}, {"hidden", "32"}}},
           {3, {{"lr", "0.3"}, {"hidden", "16"}}}};
 }
 

@@ -66,8 +66,12 @@ TEST(ExpandRandom, IsDeterministicFromTheSeed) {
   EXPECT_TRUE(differs);
   // The mapping is ours, not the standard library's: pin the first draw so a change is noticed.
   // mt19937_64 itself is fully specified by the standard, so these hold on every platform.
-  EXPECT_EQ(a[0].flags, (Flags{{"passes", "3"}, {"optimizer", "adam"}, {"lr", "0.0189698"}, {"momentum", "0.942908"},
-                               {"seed", "1"}, {"batch-size", "128"}}));
+  EXPECT_EQ(a[0].flags, (Flags{{"passes", "3"},
+                               {"optimizer", "adam"},
+                               {"lr", "0.0189698"},
+                               {"momentum", "0.942908"},
+                               {"seed", "1"},
+                               {"batch-size", "128"}}));
 }
 
 TEST(ExpandRandom, DrawsStayInRangeAndCoverTheChoices) {

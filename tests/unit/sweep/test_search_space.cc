@@ -32,7 +32,8 @@ weight-decay = loguniform(0.0001, 0.1)
 batch-size = choice(32 | 64 | 128)
 momentum = uniform(0.8, 0.99)
 seed = int(1, 1000)
-)", "space.ini");
+)",
+                                               "space.ini");
   ASSERT_EQ(space.fixed.size(), 2u);
   EXPECT_EQ(space.fixed[0].flag, "passes");
   EXPECT_EQ(space.fixed[0].value, "2");
@@ -107,8 +108,9 @@ TEST(SearchSpace, FlagsThatNeedEachOtherAreCheckedTogether) {
 
 TEST(SearchSpace, AValueIsBlamedOnlyWhenItBreaksFlagsThatPassWithoutIt) {
   // Decreasing points: the lr-points line is at fault, not the lr-schedule line before it.
-  std::string message = usage_error("[fixed]\nlr-schedule = piecewise\nlr-points = 0,3,1\nlr-factors = 0,1,0\n"
-                                    "[grid]\nlr = 0.1 | 0.2\n");
+  std::string message = usage_error(
+      "[fixed]\nlr-schedule = piecewise\nlr-points = 0,3,1\nlr-factors = 0,1,0\n"
+      "[grid]\nlr = 0.1 | 0.2\n");
   EXPECT_NE(message.find("space.ini:3"), std::string::npos) << message;
   EXPECT_NE(message.find("increasing"), std::string::npos) << message;
   // A [grid] value that clashes with the [fixed] flags names its own line.
@@ -122,8 +124,9 @@ TEST(SearchSpace, AValueIsBlamedOnlyWhenItBreaksFlagsThatPassWithoutIt) {
 
 TEST(SearchSpace, FixedFlagsCompletedByAGridValueAreNotAnError) {
   // piecewise without points is invalid alone; every [grid] value of --lr-points completes it.
-  const SearchSpace space = parse_search_space(
-      "[fixed]\nlr-schedule = piecewise\nlr-factors = 0,1,0\n[grid]\nlr-points = 0,1,3 | 0,2,3\n", "space.ini");
+  const SearchSpace space =
+      parse_search_space("[fixed]\nlr-schedule = piecewise\nlr-factors = 0,1,0\n[grid]\nlr-points = 0,1,3 | 0,2,3\n",
+                         "space.ini");
   EXPECT_EQ(space.grid.size(), 1u);
 }
 

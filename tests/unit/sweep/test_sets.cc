@@ -39,9 +39,13 @@ TEST(SelectSet, CompletionIndexAndSlurmTaskAreZeroBased) {
 }
 
 TEST(SelectSet, OutOfRangeMissingOrGarbageIsAUsageError) {
-  for (const auto& values : std::vector<std::map<std::string, std::string>>{
-           {}, {{"JOB_ID", "0"}}, {{"JOB_ID", "4"}}, {{"JOB_COMPLETION_INDEX", "3"}},
-           {{"SLURM_ARRAY_TASK_ID", "-1"}}, {{"JOB_ID", "2x"}}, {{"JOB_ID", ""}}}) {
+  for (const auto& values : std::vector<std::map<std::string, std::string>>{{},
+                                                                            {{"JOB_ID", "0"}},
+                                                                            {{"JOB_ID", "4"}},
+                                                                            {{"JOB_COMPLETION_INDEX", "3"}},
+                                                                            {{"SLURM_ARRAY_TASK_ID", "-1"}},
+                                                                            {{"JOB_ID", "2x"}},
+                                                                            {{"JOB_ID", ""}}}) {
     try {
       select_set(env(values), 3);
       ADD_FAILURE() << "no error";

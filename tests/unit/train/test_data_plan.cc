@@ -31,7 +31,7 @@ TEST(PassOrder, WithoutShuffleIsTheFileOrder) {
 TEST(StepsPerPass, SyncTakesTheLargestTrainerSoNobodyWaitsForever) {
   DataPlan plan;
   plan.trainer_samples = {100, 130, 64};
-  EXPECT_EQ(plan.steps_per_pass(0, 32, true), 5);   // ceil(130/32) for everyone
+  EXPECT_EQ(plan.steps_per_pass(0, 32, true), 5);  // ceil(130/32) for everyone
   EXPECT_EQ(plan.steps_per_pass(2, 32, true), 5);
   EXPECT_EQ(plan.steps_per_pass(0, 32, false), 4);  // own ceil(100/32)
   EXPECT_EQ(plan.steps_per_pass(2, 32, false), 2);

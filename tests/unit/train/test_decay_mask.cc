@@ -13,11 +13,16 @@ namespace {
 
 // fc1.weight [0, 6), fc1.bias [6, 9), bn1.gamma [9, 11), bn1.beta [11, 13), fc2.weight [13, 17).
 std::vector<nn::ParameterInfo> layout() {
-  return {{"fc1.weight", {3, 2}, 0, 6}, {"fc1.bias", {3}, 6, 3}, {"bn1.gamma", {2}, 9, 2},
-          {"bn1.beta", {2}, 11, 2},     {"fc2.weight", {2, 2}, 13, 4}};
+  return {{"fc1.weight", {3, 2}, 0, 6},
+          {"fc1.bias", {3}, 6, 3},
+          {"bn1.gamma", {2}, 9, 2},
+          {"bn1.beta", {2}, 11, 2},
+          {"fc2.weight", {2, 2}, 13, 4}};
 }
 
-std::vector<std::size_t> sizes() { return {6, 3, 2, 2, 4}; }
+std::vector<std::size_t> sizes() {
+  return {6, 3, 2, 2, 4};
+}
 
 optim::OptimizerConfig excluding() {
   optim::OptimizerConfig config;

@@ -58,9 +58,9 @@ TEST(TrainConfig, BadValuesNameTheirFlag) {
 }
 
 TEST(TrainConfig, CnnAllreduceAndDeviceFlags) {
-  const TrainConfig config = resolve({"--model", "cnn", "--conv-filters", "16,32,64", "--kernel-size", "5", "--hidden",
-                                      "128", "--mode", "allreduce", "--device", "auto", "--check-replicas-every-steps",
-                                      "10"});
+  const TrainConfig config =
+      resolve({"--model", "cnn", "--conv-filters", "16,32,64", "--kernel-size", "5", "--hidden", "128", "--mode",
+               "allreduce", "--device", "auto", "--check-replicas-every-steps", "10"});
   EXPECT_EQ(config.model, "cnn");
   EXPECT_EQ(config.conv_filters, (std::vector<std::size_t>{16, 32, 64}));
   EXPECT_EQ(config.kernel_size, 5u);
@@ -151,8 +151,8 @@ TEST(TrainConfig, ScheduleOptimiserAndAugmentFlags) {
   EXPECT_TRUE(config.augment.flip);
   EXPECT_EQ(config.augment.cutout, 8u);
 
-  const TrainConfig step = resolve({"--lr-schedule", "step", "--lr-step-passes", "3", "--lr-step-gamma", "0.5",
-                                    "--nesterov=false"});
+  const TrainConfig step =
+      resolve({"--lr-schedule", "step", "--lr-step-passes", "3", "--lr-step-gamma", "0.5", "--nesterov=false"});
   EXPECT_DOUBLE_EQ(step.optimizer.step_passes, 3);
   EXPECT_DOUBLE_EQ(step.optimizer.step_gamma, 0.5);
   EXPECT_FALSE(step.optimizer.nesterov);

@@ -1,0 +1,80 @@
+#pragma once
+// Row tables on the parameter servers: an embedding table whose step touches a few of its rows is held by the
+// server shards row by row (row r on shard r mod P, row_plan.h), not cut into the dense blocks of shard_plan.h.
+// A trainer fetches the rows its batch looks up before the forward pass and sends back only their gradients;
+// memory per server is the table over P, traffic per step grows with the distinct ids of a batch.
+//
+// The plan is computed identically on every rank from the model's layout and the batch size. What a shard holds
+// of the whole model (its dense blocks, then its rows of each table) is a ModelPartition: checkpoints gather and
+// cut the model state with it, so a checkpoint holds full tensors whatever the number of servers.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ps/row_plan.h"
+#include "ps/shard_plan.h"
+
+namespace pstrain::ps {
+
+struct TableSpec {
+  std::string name;                // the parameter's name ("embed.weight")
+  std::size_t offset = 0;          // into the flat parameter vector
+  std::uint64_t rows = 0;          // the vocabulary
+  std::size_t width = 0;           // floats per row
+  std::size_t ids_per_sample = 0;  // lookups per sample: the sample's features are the ids
+};
+
+class TablePlan {
+ public:
+  TablePlan() = default;  // no row tables
+  // `batch_size`: samples in one trainer step, which bounds the rows a step can touch.
+  TablePlan(std::vector<TableSpec> tables, int shards, std::size_t batch_size);
+
+  bool empty() const { return tables_.empty(); }
+  std::size_t size() const { return tables_.size(); }
+  const TableSpec& table(std::size_t index) const { return tables_.at(index); }
+  const RowPlan& rows(std::size_t index) const { return row_plans_.at(index); }
+  // Distinct rows one trainer's step can touch on `shard`: its slot size on that shard.
+  std::size_t capacity(std::size_t index, int shard) const;
+  // Floats of every table this shard holds.
+  std::size_t shard_size(int shard) const;
+
+  // Copies shard `shard`'s rows of every table (table after table, each in local row order) between the full
+  // flat vector and a slice; gather() of table `only` copies that table's rows alone.
+  static constexpr std::size_t kEveryTable = static_cast<std::size_t>(-1);
+  void gather(int shard, std::span<const float> full, std::span<float> slice, std::size_t only = kEveryTable) const;
+  void scatter(int shard, std::span<const float> slice, std::span<float> full) const;
+
+ private:
+  // copy(offset in the slice, offset in the flat vector, width) for each of the shard's rows (of table `only`,
+  // or of every table), in slice order.
+  template <typename Copy>
+  void for_each_row(int shard, std::size_t only, Copy&& copy) const;
+
+  std::vector<TableSpec> tables_;
+  std::vector<RowPlan> row_plans_;
+  std::size_t batch_size_ = 0;
+};
+
+// What each server shard holds of the flat vector: its dense blocks, then its rows of every row table. A shard's
+// slice of the model state (parameters and every optimizer vector) is laid out this way.
+class ModelPartition {
+ public:
+  ModelPartition(const ShardPlan& blocks, const TablePlan& tables) : blocks_(blocks), tables_(tables) {}
+
+  int shards() const { return blocks_.shards(); }
+  std::size_t total_size() const { return blocks_.total_size(); }
+  std::size_t slice_size(int shard) const { return blocks_.shard_size(shard) + tables_.shard_size(shard); }
+  const ShardPlan& blocks() const { return blocks_; }
+  const TablePlan& tables() const { return tables_; }
+  void gather(int shard, std::span<const float> full, std::span<float> slice) const;
+  void scatter(int shard, std::span<const float> slice, std::span<float> full) const;
+
+ private:
+  const ShardPlan& blocks_;
+  const TablePlan& tables_;
+};
+
+}  // namespace pstrain::ps

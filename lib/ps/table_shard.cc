@@ -1,0 +1,102 @@
+#include "ps/table_shard.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace pstrain::ps {
+
+using comm::WindowLock;
+
+TableShard::TableShard(TableWindows& windows, const TablePlan& plan, std::size_t table, const comm::WorldLayout& layout,
+                       std::unique_ptr<optim::RowOptimizer> optimizer, std::span<const float> initial)
+    : windows_(windows),
+      plan_(plan),
+      table_(table),
+      layout_(layout),
+      width_(plan.table(table).width),
+      capacity_(plan.capacity(table, layout.shard_index)),
+      optimizer_(std::move(optimizer)),
+      position_(plan.rows(table).rows_on(layout.shard_index), -1) {
+  const int self = layout_.world_rank;
+  {
+    WindowLock lock(windows_.rows.handle(), self, WindowLock::Mode::kExclusive);
+    plan.gather(layout_.shard_index, initial, windows_.rows.local(), table);
+  }
+  WindowLock lock(windows_.row_ids.handle(), self, WindowLock::Mode::kExclusive);
+  std::ranges::fill(windows_.row_ids.local(), 0);
+}
+
+void TableShard::update(std::span<const float> weights) {
+  const int self = layout_.world_rank;
+  touched_.clear();
+  summed_.clear();
+  {
+    WindowLock ids_lock(windows_.row_ids.handle(), self, WindowLock::Mode::kShared);
+    WindowLock grads_lock(windows_.row_grads.handle(), self, WindowLock::Mode::kShared);
+    const std::int64_t* all_ids = windows_.row_ids.local().data();
+    const float* all_grads = windows_.row_grads.local().data();
+    for (std::size_t trainer = 0; trainer < weights.size(); ++trainer) {
+      const float weight = weights[trainer];
+      if (weight == 0) continue;
+      const std::int64_t* ids = all_ids + trainer * (1 + capacity_);
+      const float* gradients = all_grads + trainer * capacity_ * width_;
+      PSTRAIN_ASSERT(ids[0] >= 0 && static_cast<std::size_t>(ids[0]) <= capacity_, "trainer ", trainer, " sent ",
+                     ids[0], " rows for a slot of ", capacity_);
+      for (std::int64_t k = 0; k < ids[0]; ++k) {
+        const auto local = static_cast<std::size_t>(ids[1 + k]);
+        PSTRAIN_ASSERT(local < position_.size(), "row ", local, " outside this shard's ", position_.size());
+        const float* row = gradients + static_cast<std::size_t>(k) * width_;
+        if (position_[local] < 0) {  // the first trainer to touch it: as the dense sum's first term
+          position_[local] = static_cast<std::int32_t>(touched_.size());
+          touched_.push_back(static_cast<std::uint32_t>(local));
+          for (std::size_t j = 0; j < width_; ++j) summed_.push_back(weight * row[j]);
+        } else {
+          float* sum = summed_.data() + static_cast<std::size_t>(position_[local]) * width_;
+          for (std::size_t j = 0; j < width_; ++j) sum[j] += weight * row[j];
+        }
+      }
+    }
+  }
+  {
+    WindowLock lock(windows_.rows.handle(), self, WindowLock::Mode::kExclusive);
+    optimizer_->step(windows_.rows.local(), touched_, summed_);  // every step, touched or not: the schedule's count
+  }
+  for (const std::uint32_t local : touched_) position_[local] = -1;
+  rows_updated_ += touched_.size();
+}
+
+void TableShard::export_rows(std::vector<float>& parameters,
+                             std::vector<std::pair<std::string, std::vector<float>>>& state) {
+  {
+    WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kShared);
+    const auto rows = windows_.rows.local();
+    parameters.insert(parameters.end(), rows.begin(), rows.end());
+  }
+  for (const auto& [name, values] : optimizer_->state()) {
+    // Captured through an init-capture: clang before 16 cannot capture a structured binding itself.
+    const auto found =
+        std::find_if(state.begin(), state.end(), [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    PSTRAIN_ASSERT(found != state.end(), "the dense optimizer has no state ", name, " for the table's rows");
+    found->second.insert(found->second.end(), values->begin(), values->end());
+  }
+}
+
+void TableShard::import_rows(std::span<const float> parameters,
+                             const std::vector<std::pair<std::string, std::vector<float>>>& state,
+                             std::uint64_t steps) {
+  {
+    WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
+    plan_.gather(layout_.shard_index, parameters, windows_.rows.local(), table_);
+  }
+  for (const auto& [name, target] : optimizer_->state()) {
+    const auto found =
+        std::find_if(state.begin(), state.end(), [&wanted = name](const auto& entry) { return entry.first == wanted; });
+    PSTRAIN_ASSERT(found != state.end(), "checkpoint lacks optimizer state ", name);
+    plan_.gather(layout_.shard_index, found->second, *target, table_);
+  }
+  optimizer_->set_steps_taken(steps);
+}
+
+}  // namespace pstrain::ps

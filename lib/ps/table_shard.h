@@ -1,0 +1,54 @@
+#pragma once
+// Server side of one row table (table_plan.h): this shard's rows in their window, and the row optimizer that
+// updates the rows a step touched (optim/row_optimizer.h). The memory is in windows.h, the protocol in
+// exchange/step_protocol.h.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/layout.h"
+#include "optim/row_optimizer.h"
+#include "ps/table_plan.h"
+#include "ps/windows.h"
+
+namespace pstrain::ps {
+
+class TableShard {
+ public:
+  // `initial` is the full flat vector; the shard keeps its rows of the table. Call before the job's start barrier.
+  TableShard(TableWindows& windows, const TablePlan& plan, std::size_t table, const comm::WorldLayout& layout,
+             std::unique_ptr<optim::RowOptimizer> optimizer, std::span<const float> initial);
+
+  // One row update from the trainers' slots: the rows of every trainer with a nonzero weight, summed in trainer
+  // order with those weights (sync: each trainer's share of the step's samples, after the step's first meeting;
+  // async: 1 for the trainer whose push is applied, 0 for the others). The same expressions in the same order
+  // as the dense sum (server.cc), so with SGD a table updated by rows and one updated densely get the same bits.
+  void update(std::span<const float> weights);
+
+  // Appends this shard's rows, then each optimizer state vector's rows (named as the dense optimizer's), to a
+  // checkpoint slice (ModelPartition's layout).
+  void export_rows(std::vector<float>& parameters, std::vector<std::pair<std::string, std::vector<float>>>& state);
+  // Takes this shard's rows out of a full model state.
+  void import_rows(std::span<const float> parameters,
+                   const std::vector<std::pair<std::string, std::vector<float>>>& state, std::uint64_t steps);
+
+  std::uint64_t rows_updated() const { return rows_updated_; }
+
+ private:
+  TableWindows& windows_;
+  const TablePlan& plan_;
+  std::size_t table_;
+  comm::WorldLayout layout_;
+  std::size_t width_;
+  std::size_t capacity_;
+  std::unique_ptr<optim::RowOptimizer> optimizer_;
+  std::vector<std::int32_t> position_;  // local row -> its place in touched_ this step, -1 if untouched
+  std::vector<std::uint32_t> touched_;  // local rows touched this step, in the order first seen
+  std::vector<float> summed_;           // their summed gradients
+  std::uint64_t rows_updated_ = 0;
+};
+
+}  // namespace pstrain::ps
