@@ -29,8 +29,8 @@ class SspExchange final : public AsyncExchange {
 
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
     AsyncExchange::step(gradient, count, parameters, flags);
-    client_.publish_clock(++clock_);
     const comm::Watchdog::Wait wait("the staleness gate (waiting for the slowest trainer)");
+    client_.publish_clock(++clock_);
     const auto start = Clock::now();
     for (;;) {
       const auto clocks = client_.read_clocks();

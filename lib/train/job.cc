@@ -178,7 +178,10 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
                                                  tables.empty() ? nullptr : &table_client});
     DataDispatch dispatch;
     if (job.config.dynamic_dispatch) {
-      dispatch.take_chunk = [&client] { return client.take_chunk(); };
+      dispatch.take_chunk = [&client] {
+        const comm::Watchdog::Wait wait("taking a chunk of samples from the dispatcher on server 0");
+        return client.take_chunk();
+      };
       dispatch.reset = [&client] { client.reset_chunks(); };
     }
     completed =

@@ -2,9 +2,17 @@
 
 #include <optional>
 
+#include "comm/watchdog.h"
 #include "exchange/step_protocol.h"
 
 namespace pstrain::train {
+
+namespace {
+
+// Async: the request flag lives on server 0; reading it waits for that rank (over TCP, osc/pt2pt needs its CPU).
+constexpr const char* kReadingRequest = "reading the checkpoint request on server 0";
+
+}  // namespace
 
 TrainerCheckpoints::TrainerCheckpoints(const JobContext& job, const CheckpointSupport& support,
                                        exchange::GradientExchange& exchange, ModelStateAverage& model_state,
@@ -44,8 +52,11 @@ int TrainerCheckpoints::join_async(const StepPosition& position) {
 bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t step, std::int64_t steps, int flags) {
   if (support_.writer == nullptr) return false;
   if (support_.asynchronous) {
-    const int request =
-        exchange_.checkpoint_request(support_.writer->async_wish(position.global_step, job_.layout.is_lead_trainer()));
+    const int request = [&] {
+      const comm::Watchdog::Wait wait(kReadingRequest);
+      return exchange_.checkpoint_request(
+          support_.writer->async_wish(position.global_step, job_.layout.is_lead_trainer()));
+    }();
     return request != 0 && exchange::stops_after_checkpoint(join_async(position));
   }
   if (support_.writer->due_mid_pass(step, steps, position.global_step, flags)) {
@@ -57,6 +68,7 @@ bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t s
 
 void TrainerCheckpoints::request_end_of_pass(std::int64_t global_step) {
   if (!asynchronous() || !job_.layout.is_lead_trainer()) return;
+  const comm::Watchdog::Wait wait(kReadingRequest);
   exchange_.checkpoint_request(exchange::kCheckpointNow | support_.writer->async_wish(global_step, false));
 }
 

@@ -111,7 +111,10 @@ TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::M
 }
 
 bool TrainerLoop::run() {
-  exchange_.start(buffers_.parameters());
+  {
+    const comm::Watchdog::Wait wait("the first pull of the parameters");
+    exchange_.start(buffers_.parameters());
+  }
   buffers_.publish_parameters();
   for (int pass = progress_.first_pass(); pass < config_.passes; ++pass) {
     if (const Outcome outcome = run_pass(pass)) return *outcome;
@@ -224,18 +227,25 @@ void TrainerLoop::report_progress(const PassState& state) {
 // The end of a pass: every trainer holds the same parameters and state, the trainers agree on the figures, the
 // lead evaluates and reports, then the end-of-pass checkpoint.
 TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
-  exchange_.finish_pass(buffers_.parameters());
+  {
+    const comm::Watchdog::Wait wait("the end-of-pass pull of the parameters");  // async: the meeting inside
+    exchange_.finish_pass(buffers_.parameters());
+  }
   // A stop joined in the async meeting ends the run here, before any collective of the trainers: the trainer
   // that asked for it ended at its step boundary and takes no part in them (the checkpoint averaged the state).
   if (state.stop_request) return false;
   buffers_.publish_parameters();
   model_state_.average();
   if (state.batches.dynamic()) {  // every trainer is past its last ticket (finish_pass ends with a barrier)
+    const comm::Watchdog::Wait wait("the end-of-pass reset of the sample dispatcher");
     if (lead()) dispatch_.reset();
     MPI_CHECK(MPI_Barrier(trainers_));
   }
   const double pass_seconds = seconds_since(state.start);
-  const Coverage coverage = ledger_.gather_coverage(state.pass, state.batches.chunks_taken(), trainers_);
+  const Coverage coverage = [&] {
+    const comm::Watchdog::Wait wait("gathering which samples the trainers trained");
+    return ledger_.gather_coverage(state.pass, state.batches.chunks_taken(), trainers_);
+  }();
   const PassFigures figures = agree_on_pass(state.totals, pass_seconds, state.step, exchange_, trainers_);
   if (lead()) evaluate_and_report(state, figures, coverage);
   checkpoints_.request_end_of_pass(global_step_);  // async: before the meeting, so everyone sees it

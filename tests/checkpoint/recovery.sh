@@ -273,7 +273,7 @@ PY
       --timeout-seconds "$timeout_s" --test-step-delay-ms 2 > "$out.log" 2>&1 &
     launcher=$!
     wait_for_training "$out.log"
-    victim_rank=$((RANDOM % np))
+    victim_rank=${STALL_VICTIM:-$((RANDOM % np))}  # STALL_VICTIM=R picks the rank (to reproduce one case)
     victim=$(rank_pid "$out" "$victim_rank")
     [ -n "$victim" ] || fail "rank $victim_rank not found (did the run end early?)"
     echo "stopping rank $victim_rank (pid $victim)"
