@@ -29,6 +29,17 @@ class OptimizerBase : public Optimizer {
   float weight_decay(std::size_t i) const {
     return decay_mask_.empty() || decay_mask_[i] != 0 ? config_.weight_decay : 0.0f;
   }
+  // Calls loop(decay) with decay(i) == weight_decay(i), as a function without a test of the mask inside: a loop
+  // over the elements that calls it vectorises (the mask test in weight_decay(i) keeps Adam's loop scalar).
+  template <typename Loop>
+  void with_weight_decay(Loop&& loop) const {
+    const float decay = config_.weight_decay;
+    if (decay_mask_.empty()) {
+      loop([decay](std::size_t) { return decay; });
+    } else {
+      loop([decay, mask = decay_mask_.data()](std::size_t i) { return mask[i] != 0 ? decay : 0.0f; });
+    }
+  }
 
  private:
   OptimizerConfig config_;

@@ -7,8 +7,9 @@
 #                 OUTPUT/best-valid pointing at the pass with the lowest validation perplexity.
 #   async_learns  async and SSP (staleness 1) with the table by rows learn: the test perplexity ends well below
 #                 the vocabulary size (what a model that learned nothing scores), staleness is reported.
-#   resume        resumed from a mid-pass checkpoint, on NP ranks and on NP+1 ranks (one more server: the rows
-#                 re-dealt), the run ends with the bits of the uninterrupted run.
+#   resume        resumed from a mid-pass checkpoint, on NP ranks and on NP+1 ranks with one more server than NP
+#                 ranks have (NP/2, the default), the rows re-dealt: the run ends with the bits of the
+#                 uninterrupted run (NP 3: 1 -> 2 servers; NP 4: 2 -> 3 servers).
 source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
 work=$(new_work_dir "sparse_tables_${case_name}_np${np}_${path}")
@@ -81,11 +82,13 @@ PY
     for ranks in "$np" $((np + 1)); do
       out="$work/resumed-np$ranks"
       mkdir -p "$out"
-      nplm "$ranks" "$out" "${flags[@]}" --resume "$middle"
+      servers=$((np / 2))
+      [ "$ranks" -eq "$np" ] || servers=$((servers + 1))
+      nplm "$ranks" "$out" "${flags[@]}" --resume "$middle" --num-pservers "$servers"
       grep -q "resuming from" "$out.log" || fail "$out did not resume"
       exact "$out" "$work/reference" "resumed on $ranks ranks differs from the uninterrupted run"
     done
-    echo "PASS: resumed mid-pass with row tables on $np and $((np + 1)) ranks ($path): bit-identical"
+    echo "PASS: resumed mid-pass with row tables on $np and $((np + 1)) ranks, $((np / 2)) -> $((np / 2 + 1)) servers ($path): bit-identical"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

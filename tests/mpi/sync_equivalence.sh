@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sync SGD (or all-reduce, with mode "allreduce") with T trainers and batch b must give the parameters of a
 # local run with batch T*b over the same samples in the same order (relative difference <= 1e-5).
+#   sync_equivalence.sh NP PATH [sync|allreduce] [mlp|cnn|residual|nplm]
 source "$(dirname "$0")/common.sh"
 np=$1 path=$2 mode=${3:-sync} model=${4:-mlp}
 batch=32
@@ -39,11 +40,24 @@ out dense units=10 init=glorot
 MODEL
   common=(--passes 1 --shuffle false --optimizer sgd --lr 0.02 --seed 11 --model-file "$work/residual.model")
 fi
+# The N-gram language model on token shards: with servers its embedding table is held by rows (each trainer sends
+# the rows its batch looked up), the local run updates the whole table; same samples, same parameters.
+data_dir=$DATA_DIR
+if [ "$model" = nplm ]; then
+  text_fixture="$(dirname "$0")/../unit/data/text"
+  data_dir="$work/text"
+  "$BIN_DIR/pstrain-data" text --train "$text_fixture/train.txt" --valid "$text_fixture/valid.txt" \
+    --test "$text_fixture/test.txt" --output "$data_dir" --split-count "$trainers" --ngram 4 --limit 2048 \
+    > "$work/convert.log" 2>&1 || { cat "$work/convert.log"; fail "convert"; }
+  common=(--passes 1 --shuffle false --optimizer sgd --lr 0.2 --seed 11 --model nplm --embedding-dim 8 --hidden 16
+          --direct true)
+  batch=16
+fi
 
-run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" --data-dir "$DATA_DIR" --output-dir "$work/distributed" \
+run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" --data-dir "$data_dir" --output-dir "$work/distributed" \
   --mode "$mode" --batch-size "$batch" "${common[@]}" > "$work/distributed.log" 2>&1 || { cat "$work/distributed.log"; fail "distributed run"; }
 
-"$TOOLS_DIR/interleave_shards" "$DATA_DIR" "$trainers" "$batch" "$work/interleaved"
+"$TOOLS_DIR/interleave_shards" "$data_dir" "$trainers" "$batch" "$work/interleaved"
 timeout 120 "$BIN_DIR/pstrain" --data-dir "$work/interleaved" --output-dir "$work/local" \
   --batch-size $((trainers * batch)) "${common[@]}" > "$work/local.log" 2>&1 || { cat "$work/local.log"; fail "local run"; }
 

@@ -53,6 +53,10 @@ int main(int argc, char** argv) {
     fs::create_directories(output);
     data::write_shard(output / "train-00000.h5", combined);
     fs::copy_file(data::test_shard_path(input), output / "test.h5", fs::copy_options::overwrite_existing);
+    for (const char* beside : {"valid.h5", "vocab.txt"}) {  // token data: the validation split and vocabulary
+      if (fs::exists(input / beside))
+        fs::copy_file(input / beside, output / beside, fs::copy_options::overwrite_existing);
+    }
     std::cout << "wrote " << combined.labels.size() << " samples in batches of " << trainers * batch << "\n";
   } catch (const std::exception& error) {
     std::cerr << "interleave_shards: " << error.what() << "\n";
