@@ -33,12 +33,8 @@ void AsyncExchange::start(std::span<float> parameters) {
 }
 
 bool AsyncExchange::fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) {
-  if (tables_ == nullptr) return false;
-  const comm::Watchdog::Wait wait("fetching table rows from the servers");
-  const auto start = Clock::now();
-  tables_->fetch(features, count, parameters);  // the rows as they are now, like the dense pull
-  timers_.pull_seconds += seconds_since(start);
-  return true;
+  // The rows as they are now, like the dense pull.
+  return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
 }
 
 void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) {

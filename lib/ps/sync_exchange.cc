@@ -23,12 +23,7 @@ class SyncExchange final : public exchange::GradientExchange {
     if (tables_ != nullptr) tables_->fetch_all(parameters);
   }
   bool fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) override {
-    if (tables_ == nullptr) return false;
-    const comm::Watchdog::Wait wait("fetching table rows from the servers");
-    const auto start = Clock::now();
-    tables_->fetch(features, count, parameters);
-    timers_.pull_seconds += seconds_since(start);
-    return true;
+    return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
   }
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
     const comm::Watchdog::Wait wait("a sync step (push, barrier, update, pull)");

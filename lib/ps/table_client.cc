@@ -1,10 +1,12 @@
 #include "ps/table_client.h"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 
 #include "comm/datatype.h"
 #include "comm/mpi_check.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 
 namespace pstrain::ps {
@@ -137,6 +139,16 @@ void TableClient::fetch_all(std::span<float> parameters) {
     }
     MPI_CHECK(MPI_Win_unlock_all(window));
   }
+}
+
+bool fetch_rows_for_batch(TableClient* tables, std::span<const float> features, std::size_t count,
+                          std::span<float> parameters, double& seconds) {
+  if (tables == nullptr) return false;
+  const comm::Watchdog::Wait wait("fetching table rows from the servers");
+  const auto start = std::chrono::steady_clock::now();
+  tables->fetch(features, count, parameters);
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
 }
 
 }  // namespace pstrain::ps

@@ -48,4 +48,9 @@ class TableClient {
   TableTraffic traffic_;
 };
 
+// What the parameter-server exchanges do before a batch (GradientExchange::fetch_for_batch): without tables
+// nothing (false); else the batch's rows fetched under the watchdog, the time added to `seconds`.
+bool fetch_rows_for_batch(TableClient* tables, std::span<const float> features, std::size_t count,
+                          std::span<float> parameters, double& seconds);
+
 }  // namespace pstrain::ps
