@@ -395,6 +395,8 @@ int run_job(int argc, char** argv) {
     comm::MpiEnvironment::abort_job(static_cast<int>(ExitCode::kInternal));
   }
   comm::Watchdog::stop();
+  log_info("peak resident memory of this rank: ", static_cast<long long>(peak_resident_bytes() / (1024.0 * 1024.0)),
+           " MiB");
   if (job.layout.is_lead_trainer()) {
     if (completed) {
       // One closing line: best and final test metric, total time, where the outputs are.

@@ -1,5 +1,7 @@
 #include "train/memory_check.h"
 
+#include <sys/resource.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -83,6 +85,12 @@ std::optional<comm::Failure> check_node_memory(const JobContext& job, const ps::
               cat("the model does not fit this node: its ", job.layout.local_size, " ranks need ", gib(total), ", ",
                   gib(*available), " is available (this rank: ", mine.arithmetic,
                   "); spread the row tables over more servers (--num-pservers) or nodes, or shrink the model")};
+}
+
+double peak_resident_bytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux: KiB
 }
 
 }  // namespace pstrain::train

@@ -25,4 +25,8 @@ MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables);
 // node's available memory (MemAvailable in /proc/meminfo). Every rank of the node gets the same answer.
 std::optional<comm::Failure> check_node_memory(const JobContext& job, const ps::TablePlan& tables, MPI_Comm node);
 
+// The most memory this process has held resident so far (getrusage's ru_maxrss), in bytes: what the end of a
+// run reports per rank, the figure to compare with memory_need().
+double peak_resident_bytes();
+
 }  // namespace pstrain::train
