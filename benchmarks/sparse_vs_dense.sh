@@ -40,11 +40,11 @@ for ((round = 1; round <= RUNS; round++)); do
 done
 
 /usr/bin/python3 - "$work" "$RUNS" "$parameters" <<'PY'
-import json, re, statistics, sys
+import glob, json, re, statistics, sys
 work, runs, parameters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rows = {}
 for exchange in ("sparse", "dense"):
-    step_ms, pull_ms, push_ms, bytes_ = [], [], [], []
+    step_ms, pull_ms, push_ms, bytes_, server_mib, trainer_mib = [], [], [], [], [], []
     for r in range(1, runs + 1):
         m = json.loads(open(f"{work}/{exchange}-{r}/metrics.jsonl").read().strip().splitlines()[-1])
         step_ms.append(1e3 * m["pass_seconds"] / m["steps_per_trainer"])
@@ -54,11 +54,19 @@ for exchange in ("sparse", "dense"):
         found = re.search(r"row tables per step: ([\d.e+]+) rows fetched, ([\d.e+]+) pushed, ([\d.e+]+) bytes; "
                           r"the dense part: (\d+) bytes", log)
         bytes_.append(float(found.group(3)) + float(found.group(4)) if found else 2 * 4 * (parameters + 1))
-    rows[exchange] = [statistics.median(v) for v in (step_ms, pull_ms, push_ms, bytes_)]
+        peaks = {}  # world rank -> peak resident MiB, from each rank's log
+        for path in glob.glob(f"{work}/{exchange}-{r}/node_*/*.log"):
+            for rank, mib in re.findall(r"\[rank (\d+) [^]]*\] peak resident memory of this rank: (\d+) MiB",
+                                        open(path).read()):
+                peaks[int(rank)] = float(mib)
+        server_mib.append(peaks.get(0, float("nan")))
+        trainer_mib.append(max((v for k, v in peaks.items() if k > 0), default=float("nan")))
+    rows[exchange] = [statistics.median(v) for v in (step_ms, pull_ms, push_ms, bytes_, server_mib, trainer_mib)]
 print(f"NPLM on Brown, 1 server + 2 trainers, sync; medians of {runs} alternating runs; model {parameters} floats")
-print("| table exchange | ms per step | pull+fetch ms | push ms | bytes per step and trainer |")
-print("|---|---|---|---|---|")
-for exchange, (step, pull, push, b) in rows.items():
-    print(f"| {exchange} | {step:.2f} | {pull:.3f} | {push:.3f} | {b:,.0f} |")
+print("| table exchange | ms per step | pull+fetch ms | push ms | bytes per step and trainer | server peak MiB "
+      "| trainer peak MiB |")
+print("|---|---|---|---|---|---|---|")
+for exchange, (step, pull, push, b, server, trainer) in rows.items():
+    print(f"| {exchange} | {step:.2f} | {pull:.3f} | {push:.3f} | {b:,.0f} | {server:.0f} | {trainer:.0f} |")
 print(f"sparse/dense: time {rows['sparse'][0] / rows['dense'][0]:.3f}x, bytes {rows['sparse'][3] / rows['dense'][3]:.4f}x")
 PY
