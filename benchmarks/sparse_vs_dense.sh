@@ -26,9 +26,11 @@ mkdir -p "$work/data"
 cp "$BROWN_DIR/vocab.txt" "$BROWN_DIR/test.h5" "$work/data/"
 for ((i = 0; i < SHARDS; i++)); do cp "$BROWN_DIR/$(printf 'train-%05d.h5' "$i")" "$work/data/"; done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
-common=(--data-dir "$work/data" --model nplm --embedding-dim 30 --hidden 100 --direct true --batch-size "$BATCH"
-        --passes 1 --optimizer sgd --lr 0.05 --mode sync --num-pservers 1 --tensorboard false --progress-every-s 0)
-parameters=$("$PSTRAIN" "${common[@]}" --describe-model | awk '/^total/ {print $2; exit}' | tr -d ',')
+model=(--data-dir "$work/data" --model nplm --embedding-dim 30 --hidden 100 --direct true)
+common=("${model[@]}" --batch-size "$BATCH" --passes 1 --optimizer sgd --lr 0.05 --mode sync --num-pservers 1
+        --tensorboard false --progress-every-s 0)
+parameters=$("$PSTRAIN" "${model[@]}" --describe-model | awk '/^total/ {print $2; exit}' | tr -d ',')
+[[ "$parameters" =~ ^[0-9]+$ ]] || die "could not read the model's size from --describe-model"
 
 for ((round = 1; round <= RUNS; round++)); do
   for exchange in sparse dense; do
@@ -42,9 +44,9 @@ done
 /usr/bin/python3 - "$work" "$RUNS" "$parameters" <<'PY'
 import glob, json, re, statistics, sys
 work, runs, parameters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rows = {}
+rows, dense_part = {}, None
 for exchange in ("sparse", "dense"):
-    step_ms, pull_ms, push_ms, bytes_, server_mib, trainer_mib = [], [], [], [], [], []
+    step_ms, pull_ms, push_ms, table_b, total_b, server_mib, trainer_mib = [], [], [], [], [], [], []
     for r in range(1, runs + 1):
         m = json.loads(open(f"{work}/{exchange}-{r}/metrics.jsonl").read().strip().splitlines()[-1])
         step_ms.append(1e3 * m["pass_seconds"] / m["steps_per_trainer"])
@@ -53,7 +55,13 @@ for exchange in ("sparse", "dense"):
         log = open(f"{work}/{exchange}-{r}.log").read()
         found = re.search(r"row tables per step: ([\d.e+]+) rows fetched, ([\d.e+]+) pushed, ([\d.e+]+) bytes; "
                           r"the dense part: (\d+) bytes", log)
-        bytes_.append(float(found.group(3)) + float(found.group(4)) if found else 2 * 4 * (parameters + 1))
+        if found:  # sparse: the table's rows (and ids) as counted by the run, the rest as the dense exchange
+            dense_part = float(found.group(4))
+            table_b.append(float(found.group(3)))
+            total_b.append(float(found.group(3)) + dense_part)
+        else:  # dense: the whole model pushed and pulled (plus the sample count); the table is what is not dense
+            total_b.append(2 * 4 * (parameters + 1))
+            table_b.append(total_b[-1] - dense_part)
         peaks = {}  # world rank -> peak resident MiB, from each rank's log
         for path in glob.glob(f"{work}/{exchange}-{r}/node_*/*.log"):
             for rank, mib in re.findall(r"\[rank (\d+) [^]]*\] peak resident memory of this rank: (\d+) MiB",
@@ -61,12 +69,16 @@ for exchange in ("sparse", "dense"):
                 peaks[int(rank)] = float(mib)
         server_mib.append(peaks.get(0, float("nan")))
         trainer_mib.append(max((v for k, v in peaks.items() if k > 0), default=float("nan")))
-    rows[exchange] = [statistics.median(v) for v in (step_ms, pull_ms, push_ms, bytes_, server_mib, trainer_mib)]
+    rows[exchange] = [statistics.median(v)
+                      for v in (step_ms, pull_ms, push_ms, table_b, total_b, server_mib, trainer_mib)]
 print(f"NPLM on Brown, 1 server + 2 trainers, sync; medians of {runs} alternating runs; model {parameters} floats")
-print("| table exchange | ms per step | pull+fetch ms | push ms | bytes per step and trainer | server peak MiB "
-      "| trainer peak MiB |")
-print("|---|---|---|---|---|---|---|")
-for exchange, (step, pull, push, b, server, trainer) in rows.items():
-    print(f"| {exchange} | {step:.2f} | {pull:.3f} | {push:.3f} | {b:,.0f} | {server:.0f} | {trainer:.0f} |")
-print(f"sparse/dense: time {rows['sparse'][0] / rows['dense'][0]:.3f}x, bytes {rows['sparse'][3] / rows['dense'][3]:.4f}x")
+print("| table exchange | ms per step | pull+fetch ms | push ms | table bytes per step | all bytes per step "
+      "| server peak MiB | trainer peak MiB |")
+print("|---|---|---|---|---|---|---|---|")
+for exchange, (step, pull, push, table, total, server, trainer) in rows.items():
+    print(f"| {exchange} | {step:.2f} | {pull:.3f} | {push:.3f} | {table:,.0f} | {total:,.0f} | {server:.0f} "
+          f"| {trainer:.0f} |")
+print("bytes: per trainer, both directions. sparse/dense: time "
+      f"{rows['sparse'][0] / rows['dense'][0]:.3f}x, table bytes {rows['sparse'][3] / rows['dense'][3]:.4f}x, "
+      f"all bytes {rows['sparse'][4] / rows['dense'][4]:.4f}x")
 PY
