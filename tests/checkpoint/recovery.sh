@@ -80,6 +80,22 @@ expect_watchdog_end() {
   echo "ended after ${elapsed}s (timeout ${timeout_s}s)"
 }
 
+# stop_rank_expect_watchdog_end OUT RANK TIMEOUT: SIGSTOP world rank RANK of the job running in the background
+# ($launcher), then expect_watchdog_end.
+stop_rank_expect_watchdog_end() {
+  local out=$1 rank=$2 timeout_s=$3 victim start code
+  victim=$(rank_pid "$out" "$rank")
+  [ -n "$victim" ] || fail "rank $rank not found (did the run end early?)"
+  echo "stopping rank $rank (pid $victim)"
+  start=$(date +%s.%N)
+  kill -STOP "$victim"
+  set +e
+  wait "$launcher"
+  code=$?
+  set -e
+  expect_watchdog_end "$out" "$code" "$start" "$timeout_s" "$rank"
+}
+
 # Async, 1 server + 2 trainers, the lead trainer (world rank 1) 50 ms a step, trainer 1 (world rank 2) at full
 # speed: trainer 1 reaches the end-of-pass meeting seconds before the lead and waits there.
 start_slow_lead() {  # start_slow_lead OUT [flags]: in the background; the job's pid goes to $launcher
@@ -274,16 +290,7 @@ PY
     launcher=$!
     wait_for_training "$out.log"
     victim_rank=${STALL_VICTIM:-$((RANDOM % np))}  # STALL_VICTIM=R picks the rank (to reproduce one case)
-    victim=$(rank_pid "$out" "$victim_rank")
-    [ -n "$victim" ] || fail "rank $victim_rank not found (did the run end early?)"
-    echo "stopping rank $victim_rank (pid $victim)"
-    start=$(date +%s.%N)
-    kill -STOP "$victim"
-    set +e
-    wait "$launcher"
-    code=$?
-    set -e
-    expect_watchdog_end "$out" "$code" "$start" "$timeout_s" "$victim_rank"
+    stop_rank_expect_watchdog_end "$out" "$victim_rank" "$timeout_s"
     ;;
   stall_in_meeting_after_checkpoint)
     out="$work/run"
@@ -307,15 +314,7 @@ PY
     done
     echo "rank 2 after the checkpoint: ${state:-(no heartbeat)}"
     [[ "$state" == *" waiting $meeting" ]] || fail "after a checkpoint inside the meeting, rank 2's wait is unguarded"
-    victim=$(rank_pid "$out" 2)
-    [ -n "$victim" ] || fail "rank 2 not found"
-    start=$(date +%s.%N)
-    kill -STOP "$victim"
-    set +e
-    wait "$launcher"
-    code=$?
-    set -e
-    expect_watchdog_end "$out" "$code" "$start" "$timeout_s" 2
+    stop_rank_expect_watchdog_end "$out" 2 "$timeout_s"
     no_process_left "$out" 10
     ;;
   stop_in_meeting)
