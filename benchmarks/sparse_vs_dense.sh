@@ -7,14 +7,17 @@
 # alternate on a shared machine; the table reports medians. Bytes per step and trainer come from the run's own
 # accounting ("row tables per step" in its log) and from the model's size for the dense table.
 #
-# Settings (environment): RUNS=3 SHARDS=2 BATCH=64 BUILD_DIR=<repo>/build BROWN_DIR=<repo>/data/brown
+# Settings (environment): RUNS=3 SHARDS=2 BATCH=64 PATH_KIND=shm|tcp (tcp: --mca btl tcp,self --mca osc pt2pt,
+#   the cross-node path) BUILD_DIR=<repo>/build BROWN_DIR=<repo>/data/brown
 #   (made with: build/bin/pstrain-data brown --input "$(bash mpi_launch/fetch-brown.sh)" --output data/brown
 #    --split-count 8)
 set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/lib/common.sh"
-set_defaults RUNS=3 SHARDS=2 BATCH=64 BUILD_DIR="$REPO/build" BROWN_DIR="$REPO/data/brown" RUN_TIMEOUT=1800
+set_defaults RUNS=3 SHARDS=2 BATCH=64 PATH_KIND=shm BUILD_DIR="$REPO/build" BROWN_DIR="$REPO/data/brown" RUN_TIMEOUT=1800
 check_positive RUNS SHARDS BATCH
+case "$PATH_KIND" in shm) mpi_path=() ;; tcp) mpi_path=(--mca btl tcp,self --mca osc pt2pt) ;;
+  *) die "PATH_KIND must be shm or tcp (got '$PATH_KIND')" ;; esac
 require_tools mpirun timeout
 PSTRAIN="$BUILD_DIR/bin/pstrain"
 [[ -x "$PSTRAIN" ]] || die "$PSTRAIN is missing: bash mpi_launch/setup.sh"
@@ -36,12 +39,12 @@ for ((round = 1; round <= RUNS; round++)); do
   for exchange in sparse dense; do
     out="$work/$exchange-$round"
     note "round $round: --table-exchange $exchange"
-    timeout "$RUN_TIMEOUT" mpirun --oversubscribe --bind-to none -np 3 "$PSTRAIN" "${common[@]}" \
+    timeout "$RUN_TIMEOUT" mpirun --oversubscribe --bind-to none "${mpi_path[@]}" -np 3 "$PSTRAIN" "${common[@]}" \
       --table-exchange "$exchange" --output-dir "$out" > "$out.log" 2>&1 || { cat "$out.log"; die "run $out failed"; }
   done
 done
 
-/usr/bin/python3 - "$work" "$RUNS" "$parameters" <<'PY'
+/usr/bin/python3 - "$work" "$RUNS" "$parameters" "$PATH_KIND" <<'PY'
 import glob, json, re, statistics, sys
 work, runs, parameters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rows, dense_part = {}, None
@@ -71,7 +74,7 @@ for exchange in ("sparse", "dense"):
         trainer_mib.append(max((v for k, v in peaks.items() if k > 0), default=float("nan")))
     rows[exchange] = [statistics.median(v)
                       for v in (step_ms, pull_ms, push_ms, table_b, total_b, server_mib, trainer_mib)]
-print(f"NPLM on Brown, 1 server + 2 trainers, sync; medians of {runs} alternating runs; model {parameters} floats")
+print(f"NPLM on Brown, 1 server + 2 trainers, sync, {sys.argv[4]}; medians of {runs} alternating runs; model {parameters} floats")
 print("| table exchange | ms per step | pull+fetch ms | push ms | table bytes per step | all bytes per step "
       "| server peak MiB | trainer peak MiB |")
 print("|---|---|---|---|---|---|---|---|")
