@@ -10,7 +10,9 @@
 #include <regex>
 #include <thread>
 
+#include "checkpoint/h5_attributes.h"
 #include "checkpoint/manifest.h"
+#include "checkpoint/table_rows.h"
 #include "checkpoint/tensor_io.h"
 #include "core/error.h"
 #include "core/files.h"
@@ -34,51 +36,6 @@ std::string shard_dataset(std::size_t shard) {
   char name[32];
   std::snprintf(name, sizeof name, "train-%05zu", shard);
   return name;
-}
-
-template <typename T>
-void write_attribute(H5::H5Object& target, const char* name, const H5::PredType& type, T value) {
-  target.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, &value);
-}
-
-void write_string_attribute(H5::H5Object& target, const char* name, const std::string& value) {
-  const H5::StrType type(H5::PredType::C_S1, std::max<std::size_t>(value.size(), 1));
-  target.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, value);
-}
-
-// One value of the expected class, checked before reading: HDF5 writes as many elements as the attribute holds,
-// so an array attribute read into a single variable would overflow it.
-H5::Attribute open_single_attribute(const H5::H5Object& source, const fs::path& path, const char* name,
-                                    H5T_class_t type_class, const char* expected) {
-  if (!source.attrExists(name)) {
-    throw Error(ExitCode::kInputData,
-                cat(path.string(), ": missing attribute '", name, "' (not a pstrain checkpoint?)"));
-  }
-  H5::Attribute attribute = source.openAttribute(name);
-  if (attribute.getTypeClass() != type_class || attribute.getSpace().getSimpleExtentNpoints() != 1) {
-    throw Error(ExitCode::kInputData, cat(path.string(), ": attribute '", name, "' must be a single ", expected));
-  }
-  return attribute;
-}
-
-template <typename T>
-T read_attribute(const H5::H5Object& source, const fs::path& path, const char* name, const H5::PredType& type) {
-  T value{};
-  open_single_attribute(source, path, name, H5T_INTEGER, "integer").read(type, &value);
-  return value;
-}
-
-std::string read_string_attribute(const H5::H5Object& source, const fs::path& path, const char* name) {
-  const H5::Attribute attribute = open_single_attribute(source, path, name, H5T_STRING, "string");
-  // pstrain writes fixed-length strings; a variable-length one would send HDF5 into its global heap, whose
-  // parser in HDF5 1.10 can loop for ever on a damaged file (found by fuzzing).
-  if (attribute.getStrType().isVariableStr()) {
-    throw Error(ExitCode::kInputData, cat(path.string(), ": attribute '", name,
-                                          "' is a variable-length string; pstrain writes fixed-length ones"));
-  }
-  std::string value;
-  attribute.read(attribute.getStrType(), value);
-  return value;
 }
 
 void write_model_file(const fs::path& path, const ModelState& model, const std::vector<nn::ParameterInfo>& parameters) {
@@ -133,16 +90,25 @@ fs::path checkpoints_folder(const fs::path& output_dir) {
   return output_dir / "checkpoints";
 }
 
-fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoint,
-                          const std::vector<nn::ParameterInfo>& parameters, const std::string& config_ini,
-                          const WriteOptions& options) {
-  const fs::path root = checkpoints_folder(output_dir);
-  const fs::path final_dir = root / checkpoint_name(checkpoint.training.global_step);
+fs::path create_checkpoint_folder(const fs::path& output_dir, std::int64_t global_step) {
   const fs::path temporary =
-      root / cat(kTemporaryPrefix, checkpoint_name(checkpoint.training.global_step), "-", ::getpid());
+      checkpoints_folder(output_dir) / cat(kTemporaryPrefix, checkpoint_name(global_step), "-", ::getpid());
   std::error_code error;
   fs::create_directories(temporary, error);
   if (error) throw Error(ExitCode::kOutput, cat("cannot create ", temporary.string(), ": ", error.message()));
+  return temporary;
+}
+
+void discard_checkpoint_folder(const fs::path& temporary) {
+  std::error_code ignored;
+  fs::remove_all(temporary, ignored);
+}
+
+fs::path publish_checkpoint(const fs::path& temporary, const fs::path& output_dir, const Checkpoint& checkpoint,
+                            const std::vector<nn::ParameterInfo>& parameters, const std::string& config_ini,
+                            const WriteOptions& options) {
+  const fs::path root = checkpoints_folder(output_dir);
+  const fs::path final_dir = root / checkpoint_name(checkpoint.training.global_step);
   try {
     H5::Exception::dontPrint();
     try {
@@ -155,20 +121,29 @@ fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoi
     }
     write_file_atomically(temporary / "config.ini", config_ini);
     pause_for_test(options);
-    write_manifest(temporary, {"model.h5", "training.h5", "config.ini"});
+    std::vector<std::string> files = {"model.h5", "training.h5", "config.ini"};
+    for (std::string& rows : list_table_row_files(temporary)) files.push_back(std::move(rows));
+    write_manifest(temporary, files);
     fsync_path(temporary);
     if (fs::exists(final_dir)) fs::remove_all(final_dir);  // an older, complete copy of the same step
     fs::rename(temporary, final_dir);
     fsync_path(root);
   } catch (const fs::filesystem_error& failure) {
-    fs::remove_all(temporary, error);
+    discard_checkpoint_folder(temporary);
     throw Error(ExitCode::kOutput, cat("cannot publish checkpoint ", final_dir.string(), ": ", failure.what()));
   } catch (...) {
-    fs::remove_all(temporary, error);
+    discard_checkpoint_folder(temporary);
     throw;
   }
   prune(output_dir, options.keep);
   return final_dir;
+}
+
+fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoint,
+                          const std::vector<nn::ParameterInfo>& parameters, const std::string& config_ini,
+                          const WriteOptions& options) {
+  const fs::path temporary = create_checkpoint_folder(output_dir, checkpoint.training.global_step);
+  return publish_checkpoint(temporary, output_dir, checkpoint, parameters, config_ini, options);
 }
 
 Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::ParameterInfo>& parameters,
@@ -193,14 +168,32 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
     }
     checkpoint.model.optimizer_steps =
         read_attribute<std::uint64_t>(file, model_path, "optimizer_steps", H5::PredType::NATIVE_UINT64);
+    // Tables written by rows (table_rows.h) are not in model.h5: they are assembled from their row files.
+    std::vector<nn::ParameterInfo> in_model_file;
+    std::vector<nn::ParameterInfo> by_rows;
+    for (const nn::ParameterInfo& parameter : parameters) {
+      const bool rows = parameter.shape.size() == 2 && !file.nameExists("parameters/" + parameter.name) &&
+                        holds_table_rows(folder, parameter.name);
+      (rows ? by_rows : in_model_file).push_back(parameter);
+    }
     checkpoint.model.parameters =
-        read_tensors(file.openGroup("parameters"), model_path.string(), parameters, flat_size);
+        read_tensors(file.openGroup("parameters"), model_path.string(), in_model_file, flat_size);
     const H5::Group optimizer_group = file.openGroup("optimizer");
+    std::vector<std::string> state_names;
     for (hsize_t i = 0; i < optimizer_group.getNumObjs(); ++i) {
       const std::string name = optimizer_group.getObjnameByIdx(i);
+      state_names.push_back(name);
       checkpoint.model.optimizer_state.emplace_back(name, read_tensors(optimizer_group.openGroup(name),
                                                                        model_path.string() + " optimizer " + name,
-                                                                       parameters, flat_size));
+                                                                       in_model_file, flat_size));
+    }
+    for (const nn::ParameterInfo& table : by_rows) {
+      TableRows whole = read_table_rows(folder, {table.name, table.shape[0], table.shape[1]}, 0, 1, state_names);
+      std::copy(whole.rows.begin(), whole.rows.end(), checkpoint.model.parameters.begin() + table.offset);
+      for (std::size_t i = 0; i < state_names.size(); ++i) {
+        std::copy(whole.state[i].begin(), whole.state[i].end(),
+                  checkpoint.model.optimizer_state[i].second.begin() + table.offset);
+      }
     }
     if (!state_layout.empty()) {
       if (!file.nameExists("state")) {

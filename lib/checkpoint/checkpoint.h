@@ -6,9 +6,11 @@
 //   training.h5  root attributes pass, step_in_pass, global_step, seed; /consumed/train-NNNNN (uint8, one flag per
 //                sample of that shard: already trained on in the pass in progress)
 //   config.ini   the configuration of the run that wrote it
+//   rows-*.h5    the tables the servers hold by rows, a file per table and shard (table_rows.h); model.h5 then
+//                lacks them
 //   MANIFEST     written last (see manifest.h)
 // Nothing in it depends on the number of servers or trainers: full tensors and per-sample flags can be cut up
-// for any layout. All randomness derives from (seed, pass, trainer), so the seed is the whole RNG state.
+// for any layout, and row files are re-dealt to any number of shards as they are read. All randomness derives from (seed, pass, trainer), so the seed is the whole RNG state.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -56,6 +58,16 @@ std::filesystem::path checkpoints_folder(const std::filesystem::path& output_dir
 std::filesystem::path write_checkpoint(const std::filesystem::path& output_dir, const Checkpoint& checkpoint,
                                        const std::vector<nn::ParameterInfo>& parameters, const std::string& config_ini,
                                        const WriteOptions& options);
+
+// The same in three steps, for checkpoints that several ranks write into (the server shards' table rows,
+// table_rows.h): rank 0 creates the temporary folder, the others write their files into it, rank 0 publishes it
+// (its own files, the MANIFEST listing every file, the rename) or discards it when anyone failed.
+std::filesystem::path create_checkpoint_folder(const std::filesystem::path& output_dir, std::int64_t global_step);
+std::filesystem::path publish_checkpoint(const std::filesystem::path& temporary,
+                                         const std::filesystem::path& output_dir, const Checkpoint& checkpoint,
+                                         const std::vector<nn::ParameterInfo>& parameters,
+                                         const std::string& config_ini, const WriteOptions& options);
+void discard_checkpoint_folder(const std::filesystem::path& temporary);
 
 // Verifies the manifest, then reads; `parameters` and `flat_size` describe the model to load into, `optimizer`
 // the kind this run uses, `shard_sizes` the sample counts of this run's training shards, `state_layout` the

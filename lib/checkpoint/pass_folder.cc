@@ -24,12 +24,33 @@ std::string pass_folder_name(int pass) {
 
 namespace {
 
+// Rows of `tensor` a block at a time (16 MB), into a dataset of its full shape.
+void write_streamed(H5::H5File& file, const StreamedTensor& tensor) {
+  const std::uint64_t rows = tensor.info.shape.at(0);
+  const std::size_t width = tensor.info.shape.at(1);
+  const hsize_t dims[2] = {rows, width};
+  H5::DataSet dataset = file.createDataSet(tensor.info.name, H5::PredType::NATIVE_FLOAT, H5::DataSpace(2, dims));
+  const std::uint64_t block = std::max<std::uint64_t>(1, (std::uint64_t{1} << 22) / std::max<std::size_t>(width, 1));
+  std::vector<float> buffer;
+  for (std::uint64_t first = 0; first < rows; first += block) {
+    const std::uint64_t count = std::min(block, rows - first);
+    buffer.resize(count * width);
+    tensor.read(first, count, buffer);
+    const hsize_t start[2] = {first, 0};
+    const hsize_t extent[2] = {count, width};
+    H5::DataSpace selection = dataset.getSpace();
+    selection.selectHyperslab(H5S_SELECT_SET, extent, start);
+    dataset.write(buffer.data(), H5::PredType::NATIVE_FLOAT, H5::DataSpace(2, extent), selection);
+  }
+}
+
 void write_parameters_file(const fs::path& path, const std::vector<nn::ParameterInfo>& parameters,
-                           std::span<const float> flat) {
+                           std::span<const float> flat, const std::vector<StreamedTensor>& streamed) {
   try {
     H5::Exception::dontPrint();
     H5::H5File file(path.string(), H5F_ACC_TRUNC);
     write_tensors(file, parameters, flat);
+    for (const StreamedTensor& tensor : streamed) write_streamed(file, tensor);
   } catch (const H5::Exception& error) {
     throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", error.getDetailMsg()));
   }
@@ -39,7 +60,8 @@ void write_parameters_file(const fs::path& path, const std::vector<nn::Parameter
 }  // namespace
 
 void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<nn::ParameterInfo>& parameters,
-                       std::span<const float> flat, bool replace_existing) {
+                       std::span<const float> flat, bool replace_existing,
+                       const std::vector<StreamedTensor>& streamed) {
   const fs::path final_dir = output_dir / pass_folder_name(pass);
   if (fs::exists(final_dir) && !replace_existing) {
     throw Error(ExitCode::kOutput, cat(final_dir.string(), " already exists; pstrain never replaces a pass folder"));
@@ -50,7 +72,7 @@ void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<n
   fs::create_directories(temporary, error);
   if (error) throw Error(ExitCode::kOutput, cat("cannot create ", temporary.string(), ": ", error.message()));
   try {
-    write_parameters_file(temporary / "parameters.h5", parameters, flat);
+    write_parameters_file(temporary / "parameters.h5", parameters, flat, streamed);
     write_file_atomically(temporary / "done", cat("pass ", pass, "\n"));
     if (fs::exists(final_dir)) {  // replace_existing: move the old one aside only now that the new one is whole
       const fs::path superseded = output_dir / cat(".", pass_folder_name(pass), ".superseded-", ::getpid());

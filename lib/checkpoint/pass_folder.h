@@ -3,7 +3,9 @@
 // dataset per parameter, named after its layer ("fc1.weight", shape as the model declares it), and a `done`
 // file. The folder is assembled under a temporary name and renamed into place, so a pass-NNNNN folder that
 // exists is always complete; `done` is written last inside it for readers that only look for the marker.
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,11 +16,19 @@ namespace pstrain::checkpoint {
 
 std::string pass_folder_name(int pass);  // "pass-00003"
 
+// A tensor {rows, width} written a block of rows at a time from elsewhere: a row table the servers hold
+// (ps/table_plan.h), which no trainer has whole. read(first, count, out) fills rows [first, first + count).
+struct StreamedTensor {
+  nn::ParameterInfo info;
+  std::function<void(std::uint64_t first, std::uint64_t count, std::span<float> out)> read;
+};
+
 // Throws Error(kOutput) when it cannot be written. An existing folder of that name is replaced only with
 // `replace_existing` (a resumed run training that pass again), and then only once the new one is complete.
+// `streamed` tensors are written beside `parameters`, named as they are.
 void write_pass_folder(const std::filesystem::path& output_dir, int pass,
                        const std::vector<nn::ParameterInfo>& parameters, std::span<const float> flat,
-                       bool replace_existing = false);
+                       bool replace_existing = false, const std::vector<StreamedTensor>& streamed = {});
 
 // Reads parameters.h5 of a complete pass folder into the flat layout; every parameter must be present with
 // the declared shape. Throws Error(kInputData) naming the folder and the mismatch.

@@ -4,6 +4,7 @@
 // async and ssp (lib/ps) and all-reduce (lib/allreduce) are small objects behind it; the trainer loop never asks
 // which one it has. Who waits for whom in each mode: lib/exchange/step_protocol.h.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 
@@ -18,12 +19,29 @@ class GradientExchange {
   // Fills `parameters` with the starting parameters (after the job's start barrier).
   virtual void start(std::span<float> parameters) = 0;
   // Before a training batch of `count` samples (`features`, as the model reads them): modes whose servers hold
-  // row tables by rows (ps/table_plan.h) fetch the rows the batch looks up into `parameters`. Returns whether
-  // `parameters` changed (the caller then hands them to the model).
-  virtual bool fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) {
+  // row tables by rows (ps/table_plan.h) fetch the rows the batch looks up into the tables' caches in `parameters`
+  // and rewrite the batch's ids as places in those caches. Returns whether `parameters` changed (the caller then
+  // hands them to the model).
+  virtual bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) {
     static_cast<void>(features);
     static_cast<void>(count);
     static_cast<void>(parameters);
+    return false;
+  }
+  // The same before an evaluation batch (the lead trainer, at the end of a pass).
+  virtual bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) {
+    static_cast<void>(features);
+    static_cast<void>(count);
+    static_cast<void>(parameters);
+    return false;
+  }
+  // Those modes: rows [first, first + count) of row table `table` (ps::TablePlan order) into `out`, as the
+  // servers hold them (the pass folders write whole tables a block at a time). Returns false elsewhere.
+  virtual bool read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
+    static_cast<void>(table);
+    static_cast<void>(first);
+    static_cast<void>(count);
+    static_cast<void>(out);
     return false;
   }
   // `gradient` is d(mean loss)/d(parameters) over `count` samples; on return `parameters` holds what to compute

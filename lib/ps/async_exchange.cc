@@ -29,12 +29,19 @@ AsyncExchange::AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::m
 
 void AsyncExchange::start(std::span<float> parameters) {
   client_.pull(parameters);
-  if (tables_ != nullptr) tables_->fetch_all(parameters);
 }
 
-bool AsyncExchange::fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) {
+bool AsyncExchange::fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) {
   // The rows as they are now, like the dense pull.
   return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
+}
+
+bool AsyncExchange::fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) {
+  return fetch_rows_for_evaluation(tables_, features, count, parameters);
+}
+
+bool AsyncExchange::read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
+  return ps::read_table_rows(tables_, table, first, count, out);
 }
 
 void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) {
@@ -73,7 +80,6 @@ void AsyncExchange::finish_pass(std::span<float> parameters) {
     }
   }
   client_.pull(parameters);
-  if (tables_ != nullptr) tables_->fetch_all(parameters);
   MPI_CHECK(MPI_Barrier(trainers_));  // nobody pushes again before everyone pulled the same state
   timers_.sync_seconds += seconds_since(start);
 }

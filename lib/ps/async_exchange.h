@@ -19,7 +19,9 @@ class AsyncExchange : public exchange::GradientExchange {
   AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, TableClient* tables);
 
   void start(std::span<float> parameters) override;
-  bool fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) override;
+  bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) override;
+  bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) override;
+  bool read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override;
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override;
   void finish_pass(std::span<float> parameters) override;
   int checkpoint_request(int wish) override;

@@ -25,7 +25,8 @@ PsClient::PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldL
 }
 
 void PsClient::push(std::span<const float> gradient, float count) {
-  PSTRAIN_ASSERT(gradient.size() == plan_.total_size(), gradient.size(), " vs ", plan_.total_size());
+  // A trainer's vector may carry row caches after the blocks (ps/table_client.h): they go by rows.
+  PSTRAIN_ASSERT(gradient.size() >= plan_.total_size(), gradient.size(), " vs ", plan_.total_size());
   const MPI_Win window = windows_.grads.handle();
   // One epoch over all shards so the puts to different shards overlap; unlock_all completes them everywhere.
   MPI_CHECK(MPI_Win_lock_all(0, window));
@@ -40,7 +41,7 @@ void PsClient::push(std::span<const float> gradient, float count) {
 }
 
 void PsClient::pull(std::span<float> parameters) {
-  PSTRAIN_ASSERT(parameters.size() == plan_.total_size(), parameters.size(), " vs ", plan_.total_size());
+  PSTRAIN_ASSERT(parameters.size() >= plan_.total_size(), parameters.size(), " vs ", plan_.total_size());
   const MPI_Win window = windows_.params.handle();
   std::vector<float> headers(kParamsHeader * plan_.shards());
   // A shared lock on every shard in one epoch (MPI_Win_lock_all): a server updating its slice holds an exclusive

@@ -90,7 +90,7 @@ SliceState ShardServer::export_state() {
   }
   for (const auto& [name, values] : optimizer_->state()) state.optimizer.emplace_back(name, *values);
   state.optimizer_steps = optimizer_->steps_taken();
-  for (const auto& table : tables_) table->export_rows(state.parameters, state.optimizer);
+  for (const auto& table : tables_) state.tables.push_back(table->export_rows());
   return state;
 }
 
@@ -99,18 +99,17 @@ void ShardServer::import_state(const ModelPartition& partition, std::span<const 
                                std::uint64_t steps) {
   {
     WindowLock lock(windows_.params.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
-    partition.blocks().gather(layout_.shard_index, parameters,
-                              windows_.params.local().subspan(kParamsHeader, slice_size_));
+    partition.gather_dense(layout_.shard_index, parameters,
+                           windows_.params.local().subspan(kParamsHeader, slice_size_));
   }
   for (const auto& [name, target] : optimizer_->state()) {
     // Captured through an init-capture: clang before 16 cannot capture a structured binding itself.
     const auto found = std::find_if(optimizer.begin(), optimizer.end(),
                                     [&wanted = name](const auto& entry) { return entry.first == wanted; });
     PSTRAIN_ASSERT(found != optimizer.end(), "checkpoint lacks optimizer state ", name);
-    partition.blocks().gather(layout_.shard_index, found->second, *target);
+    partition.gather_dense(layout_.shard_index, found->second, *target);
   }
   optimizer_->set_steps_taken(steps);
-  for (const auto& table : tables_) table->import_rows(parameters, optimizer, steps);
 }
 
 void ShardServer::clear_checkpoint_request() {

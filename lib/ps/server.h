@@ -18,12 +18,13 @@
 
 namespace pstrain::ps {
 
-// A shard's share of the model state, for checkpoints: its slice of the parameters and of every optimizer state
-// vector, in the shard's local order (ModelPartition: its dense blocks, then its rows of every row table).
+// A shard's share of the model state, for checkpoints: its dense blocks of the parameters and of every optimizer
+// state vector, in the shard's local order, and its rows of every row table (written to row files of their own).
 struct SliceState {
   std::vector<float> parameters;
   std::vector<std::pair<std::string, std::vector<float>>> optimizer;
   std::uint64_t optimizer_steps = 0;
+  std::vector<TableSlice> tables;  // in TablePlan order
 };
 
 struct ServerStats {
@@ -55,9 +56,11 @@ class ShardServer {
   void clear_checkpoint_request();
 
   SliceState export_state();
-  // Takes this shard's slices of a full model state (flat parameters and optimizer vectors, model layout).
+  // Takes this shard's dense blocks of a model state in the dense layout (ModelPartition::gather_dense), as a
+  // checkpoint's model.h5 holds it; the rows of the tables come through tables().
   void import_state(const ModelPartition& partition, std::span<const float> parameters,
                     const std::vector<std::pair<std::string, std::vector<float>>>& optimizer, std::uint64_t steps);
+  const std::vector<std::unique_ptr<TableShard>>& tables() const { return tables_; }
 
   const ServerStats& stats() const { return stats_; }
   std::int64_t version() const { return version_; }

@@ -18,12 +18,15 @@ double seconds_since(Clock::time_point start) {
 class SyncExchange final : public exchange::GradientExchange {
  public:
   SyncExchange(PsClient& client, TableClient* tables) : client_(client), tables_(tables) {}
-  void start(std::span<float> parameters) override {
-    client_.pull(parameters);
-    if (tables_ != nullptr) tables_->fetch_all(parameters);
-  }
-  bool fetch_for_batch(std::span<const float> features, std::size_t count, std::span<float> parameters) override {
+  void start(std::span<float> parameters) override { client_.pull(parameters); }
+  bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) override {
     return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
+  }
+  bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) override {
+    return fetch_rows_for_evaluation(tables_, features, count, parameters);
+  }
+  bool read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override {
+    return ps::read_table_rows(tables_, table, first, count, out);
   }
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
     const comm::Watchdog::Wait wait("a sync step (push, barrier, update, pull)");
@@ -40,11 +43,8 @@ class SyncExchange final : public exchange::GradientExchange {
     timers_.pull_seconds += seconds_since(start);
     staleness_.record(0);
   }
-  // Every trainer already holds the same dense parameters; the tables' rows are current only where a batch
-  // looked them up, so evaluation and the pass folder get every row.
-  void finish_pass(std::span<float> parameters) override {
-    if (tables_ != nullptr) tables_->fetch_all(parameters);
-  }
+  // Every trainer already holds the same dense parameters; evaluation fetches the rows it looks up, batch by batch.
+  void finish_pass(std::span<float>) override {}
   void finish() override {}
 
  private:

@@ -21,49 +21,75 @@ int as_displacement(std::uint64_t value, const std::string& table) {
 
 }  // namespace
 
-TableClient::TableClient(std::vector<TableWindows>& windows, const TablePlan& plan, const comm::WorldLayout& layout)
-    : windows_(windows), plan_(plan), layout_(layout), requests_(plan.size()) {
+TableClient::TableClient(std::vector<TableWindows>& windows, const TablePlan& plan, std::vector<RowCache> caches,
+                         const comm::WorldLayout& layout)
+    : windows_(windows), plan_(plan), caches_(std::move(caches)), layout_(layout), requests_(plan.size()) {
   PSTRAIN_ASSERT(windows.size() == plan.size(), windows.size(), " table windows for ", plan.size(), " tables");
+  PSTRAIN_ASSERT(caches_.size() == plan.size(), caches_.size(), " row caches for ", plan.size(), " tables");
 }
 
-void TableClient::fetch(std::span<const float> features, std::size_t count, std::span<float> parameters) {
-  for (std::size_t t = 0; t < plan_.size(); ++t) {
-    const TableSpec& table = plan_.table(t);
-    const std::size_t lookups = count * table.ids_per_sample;
-    PSTRAIN_ASSERT(features.size() >= lookups, features.size(), " features for ", lookups, " lookups");
-    ids_.resize(lookups);
-    for (std::size_t k = 0; k < lookups; ++k) {
-      const float value = features[k];
-      ids_[k] = static_cast<std::int64_t>(value);
-      if (!(static_cast<float>(ids_[k]) == value)) {
-        throw Error(ExitCode::kInputData, cat("table ", table.name, ": lookup ", k, " of the batch reads ", value,
-                                              ", which is not an integer id"));
-      }
+RowRequest TableClient::request_for(std::size_t t, std::span<float> features, std::size_t count) {
+  const TableSpec& table = plan_.table(t);
+  const std::size_t lookups = count * table.ids_per_sample;
+  PSTRAIN_ASSERT(features.size() >= lookups, features.size(), " features for ", lookups, " lookups");
+  ids_.resize(lookups);
+  for (std::size_t k = 0; k < lookups; ++k) {
+    const float value = features[k];
+    ids_[k] = static_cast<std::int64_t>(value);
+    if (!(static_cast<float>(ids_[k]) == value)) {
+      throw Error(ExitCode::kInputData, cat("table ", table.name, ": lookup ", k, " of the batch reads ", value,
+                                            ", which is not an integer id"));
     }
-    requests_[t] = make_row_request(ids_, plan_.rows(t));
-    const RowPlan& rows = plan_.rows(t);
-    const int width = static_cast<int>(table.width);
-    std::vector<comm::Datatype> types;  // alive until the epoch completes
-    const MPI_Win window = windows_[t].rows.handle();
-    MPI_CHECK(MPI_Win_lock_all(0, window));
-    for (int shard = 0; shard < plan_.rows(t).shards(); ++shard) {
-      const auto wanted = requests_[t].rows_of(shard);
-      if (wanted.empty()) continue;
-      std::vector<int> at_origin;
-      std::vector<int> at_target;
-      for (const std::uint64_t row : wanted) {
-        at_origin.push_back(as_displacement(table.offset + row * table.width, table.name));
-        at_target.push_back(as_displacement(rows.local_index(row) * table.width, table.name));
-      }
-      types.push_back(comm::Datatype::indexed_block_floats(width, at_origin));
-      types.push_back(comm::Datatype::indexed_block_floats(width, at_target));
-      MPI_CHECK(
-          MPI_Get(parameters.data(), 1, types[types.size() - 2].handle(), shard, 0, 1, types.back().handle(), window));
-    }
-    MPI_CHECK(MPI_Win_unlock_all(window));
-    traffic_.rows_fetched += requests_[t].rows.size();
-    traffic_.bytes += requests_[t].rows.size() * table.width * sizeof(float);
   }
+  RowRequest request = make_row_request(ids_, plan_.rows(t));
+  PSTRAIN_ASSERT(request.rows.size() <= caches_[t].rows, request.rows.size(), " rows for a cache of ", caches_[t].rows);
+  return request;
+}
+
+void TableClient::get_rows(std::size_t t, const RowRequest& request, std::span<float> parameters) {
+  const TableSpec& table = plan_.table(t);
+  const RowPlan& rows = plan_.rows(t);
+  const int width = static_cast<int>(table.width);
+  std::vector<comm::Datatype> types;  // alive until the epoch completes
+  const MPI_Win window = windows_[t].rows.handle();
+  MPI_CHECK(MPI_Win_lock_all(0, window));
+  for (int shard = 0; shard < rows.shards(); ++shard) {
+    const auto wanted = request.rows_of(shard);
+    if (wanted.empty()) continue;
+    std::vector<int> at_target;
+    for (const std::uint64_t row : wanted) {
+      at_target.push_back(as_displacement(rows.local_index(row) * table.width, table.name));
+    }
+    types.push_back(comm::Datatype::indexed_block_floats(width, at_target));
+    // A shard's rows are one run of the request, so one run of the cache.
+    float* origin =
+        parameters.data() + caches_[t].offset + request.shard_begin[static_cast<std::size_t>(shard)] * table.width;
+    MPI_CHECK(MPI_Get(origin, static_cast<int>(wanted.size() * table.width), MPI_FLOAT, shard, 0, 1,
+                      types.back().handle(), window));
+  }
+  MPI_CHECK(MPI_Win_unlock_all(window));
+}
+
+void TableClient::fetch(std::span<float> features, std::size_t count, std::span<float> parameters) {
+  for (std::size_t t = 0; t < plan_.size(); ++t) {
+    requests_[t] = request_for(t, features, count);
+    get_rows(t, requests_[t], parameters);
+    traffic_.rows_fetched += requests_[t].rows.size();
+    traffic_.bytes += requests_[t].rows.size() * plan_.table(t).width * sizeof(float);
+  }
+  // Every table reads the sample's ids (train/table_layout.h), and a request depends only on the ids and the
+  // number of shards: the tables' caches hold the same ids in the same places.
+  const std::vector<std::uint32_t>& slot = requests_.front().slot;
+  for (std::size_t k = 0; k < slot.size(); ++k) features[k] = static_cast<float>(slot[k]);
+}
+
+void TableClient::fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) {
+  RowRequest request;
+  for (std::size_t t = 0; t < plan_.size(); ++t) {
+    request = request_for(t, features, count);
+    get_rows(t, request, parameters);
+  }
+  for (std::size_t k = 0; k < request.slot.size(); ++k) features[k] = static_cast<float>(request.slot[k]);
 }
 
 void TableClient::push(std::span<const float> gradient) {
@@ -74,35 +100,29 @@ void TableClient::push(std::span<const float> gradient) {
     const RowPlan& rows = plan_.rows(t);
     RowRequest& request = requests_[t];
     const auto shards = static_cast<std::size_t>(rows.shards());
-    // Per shard: [rows touched, their local indices] and the datatype picking their gradients out of the flat
-    // vector. Both stay alive until their epochs complete.
+    // Per shard: [rows touched, their local indices], alive until its epoch completes.
     std::vector<std::vector<std::int64_t>> headers(shards);
-    std::vector<comm::Datatype> picks(shards);
     for (std::size_t shard = 0; shard < shards; ++shard) {
       const auto touched =
           request.rows.empty() ? std::span<const std::uint64_t>() : request.rows_of(static_cast<int>(shard));
       PSTRAIN_ASSERT(touched.size() <= plan_.capacity(t, static_cast<int>(shard)), touched.size(),
                      " rows for a slot of ", plan_.capacity(t, static_cast<int>(shard)));
       headers[shard].push_back(static_cast<std::int64_t>(touched.size()));
-      std::vector<int> at_origin;
-      for (const std::uint64_t row : touched) {
+      for (const std::uint64_t row : touched)
         headers[shard].push_back(static_cast<std::int64_t>(rows.local_index(row)));
-        at_origin.push_back(as_displacement(table.offset + row * table.width, table.name));
-      }
-      if (!touched.empty())
-        picks[shard] = comm::Datatype::indexed_block_floats(static_cast<int>(table.width), at_origin);
     }
     // One epoch per window (two windows locked at once are not safe under osc/pt2pt): the servers read both only
-    // after the step's first meeting.
+    // after the step's first meeting. A shard's rows are one run of the cache, so their gradients are too.
     const MPI_Win grads_window = windows_[t].row_grads.handle();
     MPI_CHECK(MPI_Win_lock_all(0, grads_window));
     for (std::size_t shard = 0; shard < shards; ++shard) {
       const std::size_t touched = headers[shard].size() - 1;
       if (touched == 0) continue;
       const std::size_t capacity = plan_.capacity(t, static_cast<int>(shard));
-      MPI_CHECK(MPI_Put(gradient.data(), 1, picks[shard].handle(), static_cast<int>(shard),
-                        static_cast<MPI_Aint>(trainer * capacity * table.width),
-                        static_cast<int>(touched * table.width), MPI_FLOAT, grads_window));
+      const float* origin = gradient.data() + caches_[t].offset + request.shard_begin[shard] * table.width;
+      const auto length = static_cast<int>(touched * table.width);
+      MPI_CHECK(MPI_Put(origin, length, MPI_FLOAT, static_cast<int>(shard),
+                        static_cast<MPI_Aint>(trainer * capacity * table.width), length, MPI_FLOAT, grads_window));
     }
     MPI_CHECK(MPI_Win_unlock_all(grads_window));
     const MPI_Win ids_window = windows_[t].row_ids.handle();
@@ -120,34 +140,51 @@ void TableClient::push(std::span<const float> gradient) {
   }
 }
 
-void TableClient::fetch_all(std::span<float> parameters) {
-  for (std::size_t t = 0; t < plan_.size(); ++t) {
-    const TableSpec& table = plan_.table(t);
-    const RowPlan& rows = plan_.rows(t);
-    std::vector<comm::Datatype> types;
-    const MPI_Win window = windows_[t].rows.handle();
-    MPI_CHECK(MPI_Win_lock_all(0, window));
-    for (int shard = 0; shard < rows.shards(); ++shard) {
-      const std::uint64_t count = rows.rows_on(shard);
-      if (count == 0) continue;
-      const int width = static_cast<int>(table.width);
-      types.push_back(comm::Datatype::strided_floats(as_displacement(count, table.name), width,
-                                                     as_displacement(table.width * rows.shards(), table.name)));
-      const std::size_t first = table.offset + static_cast<std::size_t>(shard) * table.width;
-      MPI_CHECK(MPI_Get(parameters.data() + first, 1, types.back().handle(), shard, 0,
-                        as_displacement(count * table.width, table.name), MPI_FLOAT, window));
-    }
-    MPI_CHECK(MPI_Win_unlock_all(window));
+void TableClient::read_rows(std::size_t t, std::uint64_t first, std::uint64_t count, std::span<float> out) {
+  const TableSpec& table = plan_.table(t);
+  const RowPlan& rows = plan_.rows(t);
+  PSTRAIN_ASSERT(first + count <= rows.rows() && out.size() >= count * table.width, "rows ", first, "+", count);
+  const auto shards = static_cast<std::uint64_t>(rows.shards());
+  std::vector<comm::Datatype> types;
+  const MPI_Win window = windows_[t].rows.handle();
+  MPI_CHECK(MPI_Win_lock_all(0, window));
+  for (int shard = 0; shard < rows.shards(); ++shard) {
+    // The shard's rows in [first, first + count): r0, r0 + P, ..., consecutive local rows on the shard.
+    const std::uint64_t r0 = first + (static_cast<std::uint64_t>(shard) + shards - first % shards) % shards;
+    if (r0 >= first + count) continue;
+    const std::uint64_t n = (first + count - r0 + shards - 1) / shards;
+    types.push_back(comm::Datatype::strided_floats(as_displacement(n, table.name), static_cast<int>(table.width),
+                                                   as_displacement(table.width * shards, table.name)));
+    MPI_CHECK(MPI_Get(out.data() + (r0 - first) * table.width, 1, types.back().handle(), shard,
+                      static_cast<MPI_Aint>(rows.local_index(r0) * table.width),
+                      as_displacement(n * table.width, table.name), MPI_FLOAT, window));
   }
+  MPI_CHECK(MPI_Win_unlock_all(window));
 }
 
-bool fetch_rows_for_batch(TableClient* tables, std::span<const float> features, std::size_t count,
+bool fetch_rows_for_batch(TableClient* tables, std::span<float> features, std::size_t count,
                           std::span<float> parameters, double& seconds) {
   if (tables == nullptr) return false;
   const comm::Watchdog::Wait wait("fetching table rows from the servers");
   const auto start = std::chrono::steady_clock::now();
   tables->fetch(features, count, parameters);
   seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
+}
+
+bool fetch_rows_for_evaluation(TableClient* tables, std::span<float> features, std::size_t count,
+                               std::span<float> parameters) {
+  if (tables == nullptr) return false;
+  const comm::Watchdog::Wait wait("fetching table rows from the servers for evaluation");
+  tables->fetch_for_evaluation(features, count, parameters);
+  return true;
+}
+
+bool read_table_rows(TableClient* tables, std::size_t table, std::uint64_t first, std::uint64_t count,
+                     std::span<float> out) {
+  if (tables == nullptr) return false;
+  const comm::Watchdog::Wait wait("reading a table's rows from the servers for the pass folder");
+  tables->read_rows(table, first, count, out);
   return true;
 }
 

@@ -61,4 +61,28 @@ void ModelPartition::scatter(int shard, std::span<const float> slice, std::span<
   tables_.scatter(shard, slice.subspan(dense), full);
 }
 
+std::size_t TablePlan::floats_before(std::size_t offset) const {
+  std::size_t floats = 0;
+  for (const TableSpec& table : tables_) {
+    if (table.offset < offset) floats += static_cast<std::size_t>(table.rows) * table.width;
+  }
+  return floats;
+}
+
+void ModelPartition::gather_dense(int shard, std::span<const float> dense, std::span<float> slice) const {
+  for (const Segment& segment : blocks_.segments(shard)) {
+    const std::size_t at = segment.global_offset - tables_.floats_before(segment.global_offset);
+    std::copy_n(dense.begin() + static_cast<std::ptrdiff_t>(at), segment.length,
+                slice.begin() + static_cast<std::ptrdiff_t>(segment.local_offset));
+  }
+}
+
+void ModelPartition::scatter_dense(int shard, std::span<const float> slice, std::span<float> dense) const {
+  for (const Segment& segment : blocks_.segments(shard)) {
+    const std::size_t at = segment.global_offset - tables_.floats_before(segment.global_offset);
+    std::copy_n(slice.begin() + static_cast<std::ptrdiff_t>(segment.local_offset), segment.length,
+                dense.begin() + static_cast<std::ptrdiff_t>(at));
+  }
+}
+
 }  // namespace pstrain::ps

@@ -46,6 +46,9 @@ class TablePlan {
   static constexpr std::size_t kEveryTable = static_cast<std::size_t>(-1);
   void gather(int shard, std::span<const float> full, std::span<float> slice, std::size_t only = kEveryTable) const;
   void scatter(int shard, std::span<const float> slice, std::span<float> full) const;
+  // Floats of the tables that lie before `offset` in the flat vector: where the model's flat layout and its
+  // dense layout (the tables taken out, the rest packed in order) differ.
+  std::size_t floats_before(std::size_t offset) const;
 
  private:
   // copy(offset in the slice, offset in the flat vector, width) for each of the shard's rows (of table `only`,
@@ -71,6 +74,12 @@ class ModelPartition {
   const TablePlan& tables() const { return tables_; }
   void gather(int shard, std::span<const float> full, std::span<float> slice) const;
   void scatter(int shard, std::span<const float> slice, std::span<float> full) const;
+  // Shard `shard`'s dense blocks between their part of its slice (the first blocks().shard_size(shard) floats)
+  // and a vector in the dense layout (the model's parameters less the row tables, packed: what a checkpoint's
+  // model.h5 holds; the rows go to row files of their own).
+  void gather_dense(int shard, std::span<const float> dense, std::span<float> slice) const;
+  void scatter_dense(int shard, std::span<const float> slice, std::span<float> dense) const;
+  std::size_t dense_size() const { return blocks_.total_size() - tables_.floats_before(blocks_.total_size()); }
 
  private:
   const ShardPlan& blocks_;

@@ -67,35 +67,34 @@ void TableShard::update(std::span<const float> weights) {
   rows_updated_ += touched_.size();
 }
 
-void TableShard::export_rows(std::vector<float>& parameters,
-                             std::vector<std::pair<std::string, std::vector<float>>>& state) {
+TableSlice TableShard::export_rows() {
+  TableSlice slice;
   {
     WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kShared);
     const auto rows = windows_.rows.local();
-    parameters.insert(parameters.end(), rows.begin(), rows.end());
+    slice.rows.assign(rows.begin(), rows.end());
   }
-  for (const auto& [name, values] : optimizer_->state()) {
-    // Captured through an init-capture: clang before 16 cannot capture a structured binding itself.
-    const auto found =
-        std::find_if(state.begin(), state.end(), [&wanted = name](const auto& entry) { return entry.first == wanted; });
-    PSTRAIN_ASSERT(found != state.end(), "the dense optimizer has no state ", name, " for the table's rows");
-    found->second.insert(found->second.end(), values->begin(), values->end());
-  }
+  for (const auto& [name, values] : optimizer_->state()) slice.state.emplace_back(name, *values);
+  return slice;
 }
 
-void TableShard::import_rows(std::span<const float> parameters,
-                             const std::vector<std::pair<std::string, std::vector<float>>>& state,
+std::vector<std::string> TableShard::state_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : optimizer_->state()) names.push_back(entry.first);
+  return names;
+}
+
+void TableShard::import_rows(std::span<const float> rows, const std::vector<std::vector<float>>& state,
                              std::uint64_t steps) {
   {
     WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
-    plan_.gather(layout_.shard_index, parameters, windows_.rows.local(), table_);
+    PSTRAIN_ASSERT(rows.size() == windows_.rows.local().size(), rows.size(), " floats for a shard of ",
+                   windows_.rows.local().size());
+    std::ranges::copy(rows, windows_.rows.local().begin());
   }
-  for (const auto& [name, target] : optimizer_->state()) {
-    const auto found =
-        std::find_if(state.begin(), state.end(), [&wanted = name](const auto& entry) { return entry.first == wanted; });
-    PSTRAIN_ASSERT(found != state.end(), "checkpoint lacks optimizer state ", name);
-    plan_.gather(layout_.shard_index, found->second, *target, table_);
-  }
+  const auto targets = optimizer_->state();
+  PSTRAIN_ASSERT(targets.size() == state.size(), state.size(), " state vectors for ", targets.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) *targets[i].second = state[i];
   optimizer_->set_steps_taken(steps);
 }
 

@@ -16,6 +16,11 @@
 
 namespace pstrain::ps {
 
+struct TableSlice {
+  std::vector<float> rows;
+  std::vector<std::pair<std::string, std::vector<float>>> state;
+};
+
 class TableShard {
  public:
   // `initial` is the full flat vector; the shard keeps its rows of the table. Call before the job's start barrier.
@@ -28,12 +33,12 @@ class TableShard {
   // as the dense sum (server.cc), so with SGD a table updated by rows and one updated densely get the same bits.
   void update(std::span<const float> weights);
 
-  // Appends this shard's rows, then each optimizer state vector's rows (named as the dense optimizer's), to a
-  // checkpoint slice (ModelPartition's layout).
-  void export_rows(std::vector<float>& parameters, std::vector<std::pair<std::string, std::vector<float>>>& state);
-  // Takes this shard's rows out of a full model state.
-  void import_rows(std::span<const float> parameters,
-                   const std::vector<std::pair<std::string, std::vector<float>>>& state, std::uint64_t steps);
+  // This shard's rows and the row optimizer's state vectors for them (named as the dense optimizer's), in local
+  // row order: what it writes to a checkpoint's row file (checkpoint/table_rows.h).
+  TableSlice export_rows();
+  // Sets them back (`state` in the order of state_names()).
+  void import_rows(std::span<const float> rows, const std::vector<std::vector<float>>& state, std::uint64_t steps);
+  std::vector<std::string> state_names();
 
   std::uint64_t rows_updated() const { return rows_updated_; }
 

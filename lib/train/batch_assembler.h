@@ -19,7 +19,8 @@ class BatchAssembler {
   // Copies samples order[first, first + n) into one contiguous batch; `ids` maps a local sample to its id.
   void assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n,
                 const std::vector<std::uint64_t>& ids, int pass);
-  std::span<const float> features(std::size_t n) const { return {features_.data(), n * width_}; }
+  // Writable: the exchange may rewrite a batch's ids as places in the trainer's row caches (ps/table_client.h).
+  std::span<float> features(std::size_t n) { return {features_.data(), n * width_}; }
   std::span<const std::int32_t> labels(std::size_t n) const { return {labels_.data(), n}; }
 
  private:

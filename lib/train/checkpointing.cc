@@ -2,6 +2,7 @@
 
 #include <csignal>
 
+#include "checkpoint/table_rows.h"
 #include "comm/communicator.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
@@ -56,7 +57,7 @@ std::vector<std::uint8_t> SampleIndex::join(const std::vector<std::vector<std::u
 }
 
 checkpoint::Checkpoint load_checkpoint(const JobContext& job, const fs::path& folder) {
-  return checkpoint::read_checkpoint(folder, job.model.parameters, job.model.parameter_count, job.config.optimizer.kind,
+  return checkpoint::read_checkpoint(folder, job.dense_parameters, job.dense_count, job.config.optimizer.kind,
                                      job.data.shard_samples, job.model.state);
 }
 
@@ -112,33 +113,73 @@ namespace {
 constexpr int kModelStateTag = 7301;  // the lead trainer's model state to rank 0, inside a checkpoint
 }  // namespace
 
+namespace {
+
+// Every rank's failure (or none) agreed; the writer removes the unpublished folder when there is one.
+void agree_or_discard(const std::optional<comm::Failure>& failure, const fs::path& temporary) {
+  if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) {
+    if (!temporary.empty()) checkpoint::discard_checkpoint_folder(temporary);
+    throw AgreedFailure(static_cast<ExitCode>(code));
+  }
+}
+
+// Rank 0's message for a checkpoint it could not write: what failed, and what the user still has.
+comm::Failure not_written(const fs::path& output_dir, std::int64_t global_step, const Error& error) {
+  const auto kept = checkpoint::list_checkpoints(output_dir);
+  return {static_cast<int>(error.code()),
+          cat("checkpoint at step ", global_step, " not written: ", error.what(), "; ",
+              kept.empty() ? std::string("no earlier checkpoint exists")
+                           : cat("the last good checkpoint, ", kept.front().string(), ", is intact"))};
+}
+
+}  // namespace
+
+fs::path CheckpointWriter::open_folder(std::int64_t global_step) const {
+  std::optional<comm::Failure> failure;
+  std::string temporary;
+  if (job_.layout.world_rank == 0) {
+    try {
+      temporary = checkpoint::create_checkpoint_folder(job_.config.output_dir, global_step).string();
+    } catch (const Error& error) {
+      failure = not_written(job_.config.output_dir, global_step, error);
+    }
+  }
+  agree_or_discard(failure, {});
+  int length = static_cast<int>(temporary.size());
+  MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  temporary.resize(static_cast<std::size_t>(length));
+  MPI_CHECK(MPI_Bcast(temporary.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD));
+  return temporary;
+}
+
+void CheckpointWriter::write_table_rows(const ps::ModelPartition& plan, const ps::SliceState* slice,
+                                        const fs::path& temporary) const {
+  std::optional<comm::Failure> failure;
+  const int shard = job_.layout.world_rank;
+  for (std::size_t t = 0; slice != nullptr && t < slice->tables.size(); ++t) {
+    const ps::TableSpec& table = plan.tables().table(t);
+    const ps::TableSlice& rows = slice->tables[t];
+    std::vector<std::pair<std::string, std::span<const float>>> state;
+    for (const auto& [name, values] : rows.state) state.emplace_back(name, values);
+    try {
+      checkpoint::write_table_rows(temporary, {table.name, table.rows, table.width}, shard, plan.shards(), rows.rows,
+                                   state);
+    } catch (const Error& error) {
+      failure = comm::Failure{static_cast<int>(error.code()),
+                              cat("checkpoint not written: server shard ", shard, " could not save its rows of ",
+                                  table.name, ": ", error.what())};
+      break;
+    }
+  }
+  agree_or_discard(failure, job_.layout.world_rank == 0 ? temporary : fs::path());
+}
+
 void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState* slice,
                             const std::vector<std::uint8_t>& consumed, const checkpoint::TrainingState& progress,
                             std::span<const float> model_state) {
   const comm::Watchdog::Wait wait("a checkpoint (gathering the model state)");
   const auto start = Clock::now();
   const bool writer = job_.layout.world_rank == 0;
-  const int world_size = job_.layout.world_size;
-  std::vector<int> counts(world_size, 0);
-  std::vector<int> displacements(world_size, 0);
-  int total = 0;
-  for (int rank = 0; rank < world_size; ++rank) {
-    counts[rank] = rank < plan.shards() ? static_cast<int>(plan.slice_size(rank)) : 0;
-    displacements[rank] = total;
-    total += counts[rank];
-  }
-  // Gathers one vector of the model state (slices at the contributors) into the model layout on rank 0.
-  const auto gather = [&](const std::vector<float>* mine) {
-    std::vector<float> packed(writer ? total : 0);
-    MPI_CHECK(MPI_Gatherv(mine ? mine->data() : nullptr, mine ? static_cast<int>(mine->size()) : 0, MPI_FLOAT,
-                          packed.data(), counts.data(), displacements.data(), MPI_FLOAT, 0, MPI_COMM_WORLD));
-    std::vector<float> full(writer ? plan.total_size() : 0);
-    for (int rank = 0; writer && rank < plan.shards(); ++rank) {
-      plan.scatter(rank, std::span<const float>(packed).subspan(displacements[rank], counts[rank]), full);
-    }
-    return full;
-  };
-
   checkpoint::Checkpoint checkpoint;
   checkpoint.training = progress;
   std::int64_t counters[3] = {progress.pass, progress.step_in_pass, progress.global_step};
@@ -148,33 +189,10 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
   checkpoint.training.step_in_pass = counters[1];
   checkpoint.training.global_step = counters[2];
   checkpoint.training.seed = job_.config.seed;
-  checkpoint.model.optimizer = job_.config.optimizer.kind;
-  checkpoint.model.parameters = gather(slice ? &slice->parameters : nullptr);
-  int state_vectors = slice ? static_cast<int>(slice->optimizer.size()) : 0;
-  MPI_CHECK(MPI_Bcast(&state_vectors, 1, MPI_INT, 0, MPI_COMM_WORLD));
-  for (int i = 0; i < state_vectors; ++i) {
-    auto full = gather(slice ? &slice->optimizer[static_cast<std::size_t>(i)].second : nullptr);
-    if (writer)
-      checkpoint.model.optimizer_state.emplace_back(slice->optimizer[static_cast<std::size_t>(i)].first,
-                                                    std::move(full));
-  }
-  if (writer) checkpoint.model.optimizer_steps = slice->optimizer_steps;
-  // The non-trainable state (averaged over the trainers by now, see model_state.h) comes from the lead trainer.
-  if (job_.model.state_count > 0) {
-    const int count = static_cast<int>(job_.model.state_count);
-    if (writer) {
-      checkpoint.model.state_layout = job_.model.state;
-      checkpoint.model.state.resize(job_.model.state_count);
-    }
-    if (lead == 0) {
-      if (writer) std::copy(model_state.begin(), model_state.end(), checkpoint.model.state.begin());
-    } else if (job_.layout.world_rank == lead) {
-      MPI_CHECK(MPI_Send(model_state.data(), count, MPI_FLOAT, 0, kModelStateTag, MPI_COMM_WORLD));
-    } else if (writer) {
-      MPI_CHECK(MPI_Recv(checkpoint.model.state.data(), count, MPI_FLOAT, lead, kModelStateTag, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE));
-    }
-  }
+  // The tables' rows first, each shard its own file; then the rest of the model state, gathered to the writer.
+  const fs::path temporary = open_folder(counters[2]);
+  write_table_rows(plan, slice, temporary);
+  gather_model_state(plan, slice, model_state, lead, checkpoint.model);
 
   const SampleIndex index(job_.data.shard_samples);
   std::vector<std::uint8_t> mine = consumed.empty() ? std::vector<std::uint8_t>(index.total(), 0) : consumed;
@@ -187,15 +205,11 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
   if (writer) {
     checkpoint.training.consumed = index.split(all);
     try {
-      written = checkpoint::write_checkpoint(job_.config.output_dir, checkpoint, job_.model.parameters, config_ini_,
-                                             {job_.config.keep_checkpoints, job_.config.test_checkpoint_delay_ms});
+      written = checkpoint::publish_checkpoint(temporary, job_.config.output_dir, checkpoint, job_.dense_parameters,
+                                               config_ini_,
+                                               {job_.config.keep_checkpoints, job_.config.test_checkpoint_delay_ms});
     } catch (const Error& error) {
-      const auto kept = checkpoint::list_checkpoints(job_.config.output_dir);
-      failure =
-          comm::Failure{static_cast<int>(error.code()),
-                        cat("checkpoint at step ", progress.global_step, " not written: ", error.what(), "; ",
-                            kept.empty() ? std::string("no earlier checkpoint exists")
-                                         : cat("the last good checkpoint, ", kept.front().string(), ", is intact"))};
+      failure = not_written(job_.config.output_dir, progress.global_step, error);
     }
   }
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure))
@@ -204,6 +218,56 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
   if (writer) {
     log_info("checkpoint ", written.filename().string(), " (pass ", counters[0], ", step ", counters[1],
              ") written in ", std::chrono::duration<double>(Clock::now() - start).count(), " s");
+  }
+}
+
+void CheckpointWriter::gather_model_state(const ps::ModelPartition& plan, const ps::SliceState* slice,
+                                          std::span<const float> model_state, int lead,
+                                          checkpoint::ModelState& model) const {
+  const bool writer = job_.layout.world_rank == 0;
+  const int world_size = job_.layout.world_size;
+  std::vector<int> counts(world_size, 0);
+  std::vector<int> displacements(world_size, 0);
+  int total = 0;
+  for (int rank = 0; rank < world_size; ++rank) {
+    counts[rank] = rank < plan.shards() ? static_cast<int>(plan.blocks().shard_size(rank)) : 0;
+    displacements[rank] = total;
+    total += counts[rank];
+  }
+  // Gathers one vector of the model state (the contributors' dense blocks) into the dense layout on rank 0.
+  const auto gather = [&](const std::vector<float>* mine) {
+    std::vector<float> packed(writer ? total : 0);
+    MPI_CHECK(MPI_Gatherv(mine ? mine->data() : nullptr, mine ? static_cast<int>(mine->size()) : 0, MPI_FLOAT,
+                          packed.data(), counts.data(), displacements.data(), MPI_FLOAT, 0, MPI_COMM_WORLD));
+    std::vector<float> dense(writer ? plan.dense_size() : 0);
+    for (int rank = 0; writer && rank < plan.shards(); ++rank) {
+      plan.scatter_dense(rank, std::span<const float>(packed).subspan(displacements[rank], counts[rank]), dense);
+    }
+    return dense;
+  };
+  model.optimizer = job_.config.optimizer.kind;
+  model.parameters = gather(slice ? &slice->parameters : nullptr);
+  int state_vectors = slice ? static_cast<int>(slice->optimizer.size()) : 0;
+  MPI_CHECK(MPI_Bcast(&state_vectors, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  for (int i = 0; i < state_vectors; ++i) {
+    auto dense = gather(slice ? &slice->optimizer[static_cast<std::size_t>(i)].second : nullptr);
+    if (writer)
+      model.optimizer_state.emplace_back(slice->optimizer[static_cast<std::size_t>(i)].first, std::move(dense));
+  }
+  if (writer) model.optimizer_steps = slice->optimizer_steps;
+  // The non-trainable state (averaged over the trainers by now, see model_state.h) comes from the lead trainer.
+  if (job_.model.state_count == 0) return;
+  const int count = static_cast<int>(job_.model.state_count);
+  if (writer) {
+    model.state_layout = job_.model.state;
+    model.state.resize(job_.model.state_count);
+  }
+  if (lead == 0) {
+    if (writer) std::copy(model_state.begin(), model_state.end(), model.state.begin());
+  } else if (job_.layout.world_rank == lead) {
+    MPI_CHECK(MPI_Send(model_state.data(), count, MPI_FLOAT, 0, kModelStateTag, MPI_COMM_WORLD));
+  } else if (writer) {
+    MPI_CHECK(MPI_Recv(model.state.data(), count, MPI_FLOAT, lead, kModelStateTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   }
 }
 

@@ -2,9 +2,11 @@
 // When and how a job writes and reads its resumable checkpoints (lib/checkpoint/checkpoint.h holds the format).
 //
 // When every rank saves (at common step boundaries, or by request in async runs): exchange/step_protocol.h.
-// Model state is gathered to world rank 0 from whoever holds it (the server shards' slices, or the local
-// trainer's whole vector); every trainer contributes a flag per training sample it has consumed in the pass in
-// progress. Rank 0 writes; failure is agreed, so every rank ends with rank 0's message.
+// Rank 0 opens the checkpoint's temporary folder; each server shard writes its rows of the row tables there
+// (checkpoint/table_rows.h); the rest of the model state is gathered to rank 0 from whoever holds it (the server
+// shards' dense blocks, or the local trainer's whole vector); every trainer contributes a flag per training
+// sample it has consumed in the pass in progress. Rank 0 writes the rest and publishes; each failure is agreed,
+// so every rank ends with one message and nothing half-written is published.
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -69,6 +71,15 @@ class CheckpointWriter {
             const checkpoint::TrainingState& progress, std::span<const float> model_state = {});
 
  private:
+  // The temporary folder of the checkpoint at `global_step`, created by rank 0, its name known everywhere.
+  std::filesystem::path open_folder(std::int64_t global_step) const;
+  // Each server shard's rows of every row table, into a file of its own in `temporary`.
+  void write_table_rows(const ps::ModelPartition& plan, const ps::SliceState* slice,
+                        const std::filesystem::path& temporary) const;
+  // The dense blocks, optimizer vectors and non-trainable state, gathered into `model` on rank 0.
+  void gather_model_state(const ps::ModelPartition& plan, const ps::SliceState* slice,
+                          std::span<const float> model_state, int lead, checkpoint::ModelState& model) const;
+
   const JobContext& job_;
   std::string config_ini_;
   mutable std::chrono::steady_clock::time_point last_saved_;

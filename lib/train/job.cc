@@ -154,7 +154,7 @@ void log_table_traffic(const ps::TableTraffic& traffic, const ps::ShardPlan& den
 bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model* model, RunState& run) {
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, job.layout.is_trainer() ? 0 : MPI_UNDEFINED, job.layout.world_rank);
-  const ps::TablePlan tables = plan_row_tables(job);
+  const ps::TablePlan& tables = job.tables;
   const ps::ShardPlan plan(parameter_sizes(job.model), job.layout.pservers, job.config.block_size,
                            held_by_rows(job.model, tables));
   const ps::ModelPartition partition(plan, tables);
@@ -165,8 +165,17 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
   if (job.layout.is_server()) {
     completed = run_server(job, windows, table_windows, partition, run, job.model.parameters);
   } else {
-    ps::PsClient client(windows, plan, job.layout);
-    ps::TableClient table_client(table_windows, tables, job.layout);
+    // The trainer's flat vector is the dense layout, then its row caches (train/table_layout.h): the same blocks
+    // dealt the same way, at their offsets in that layout.
+    std::vector<std::size_t> dense_sizes;
+    for (const nn::ParameterInfo& parameter : job.dense_parameters) dense_sizes.push_back(parameter.size);
+    const ps::ShardPlan dense_blocks(dense_sizes, job.layout.pservers, job.config.block_size);
+    for (int shard = 0; shard < plan.shards(); ++shard) {
+      PSTRAIN_ASSERT(dense_blocks.shard_size(shard) == plan.shard_size(shard), "shard ", shard, " holds ",
+                     plan.shard_size(shard), " floats, the dense layout deals it ", dense_blocks.shard_size(shard));
+    }
+    ps::PsClient client(windows, dense_blocks, job.layout);
+    ps::TableClient table_client(table_windows, tables, row_caches(job, largest_batch(job)), job.layout);
     if (job.layout.is_lead_trainer()) {
       for (std::size_t t = 0; t < tables.size(); ++t) {
         log_info("table ", tables.table(t).name, " (", tables.rows(t).rows(), " x ", tables.table(t).width,
@@ -290,10 +299,14 @@ int run_job(int argc, char** argv) {
   // Phase 2b: the row tables are planned (a table that cannot go by rows is a usage error here, on every rank)
   // and the model fits every node (collective over each node's ranks).
   {
-    std::optional<ps::TablePlan> tables;
-    failure = attempt([&] { tables = plan_row_tables(job); });
+    failure = attempt([&] {
+      job.tables = plan_row_tables(job);
+      job.dense_parameters = dense_layout(job.model, job.tables);
+      job.dense_count = 0;
+      for (const nn::ParameterInfo& parameter : job.dense_parameters) job.dense_count += parameter.size;
+    });
     if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
-    failure = check_node_memory(job, *tables, node.handle());
+    failure = check_node_memory(job, job.tables, node.handle());
   }
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
 
@@ -348,6 +361,7 @@ int run_job(int argc, char** argv) {
   failure = attempt([&] {
     if (!resume_from.empty()) {
       run.resumed = load_checkpoint(job, resume_from);
+      run.resumed_from = resume_from;
       if (model && !run.resumed->model.state.empty()) model->set_state(run.resumed->model.state);
       if (rank == 0) forget_passes_from(job.config.output_dir, run.resumed->training.pass);
     }

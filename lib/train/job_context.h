@@ -5,6 +5,7 @@
 
 #include "comm/layout.h"
 #include "nn/model_plan.h"
+#include "ps/table_plan.h"
 #include "train/data_plan.h"
 #include "train/train_config.h"
 
@@ -17,6 +18,12 @@ struct JobContext {
   // The model description planned against the data (every rank: servers, shard plan and checkpoints read its
   // parameter layout; only trainers build the model itself).
   nn::ModelPlan model;
+  // The tables the servers hold by rows (train/table_layout.h; none outside the parameter-server modes), and the
+  // model's layout less them: what the servers' dense blocks cut and a checkpoint's model.h5 holds. Both are set
+  // once the model is planned.
+  ps::TablePlan tables;
+  std::vector<nn::ParameterInfo> dense_parameters;
+  std::size_t dense_count = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   // Every trainer takes the same steps together (sync parameter server, or all-reduce).

@@ -8,6 +8,8 @@
 #include "comm/mpi_check.h"
 #include "core/error.h"
 #include "optim/optimizer.h"
+#include "train/model_factory.h"
+#include "train/table_layout.h"
 
 namespace pstrain::train {
 
@@ -41,9 +43,11 @@ MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
   const double states = static_cast<double>(optim::make_optimizer(job.config.optimizer, 0)->state().size());
   std::ostringstream arithmetic;
   MemoryNeed need;
-  if (job.layout.is_trainer()) {  // parameters and gradients of the whole model (row tables at full size so far)
-    need.bytes = 2 * floats * sizeof(float);
-    arithmetic << "a trainer: 2 x " << job.model.parameter_count << " floats (parameters, gradients) x 4 B";
+  if (job.layout.is_trainer()) {  // parameters and gradients of its model: row tables cut to their caches
+    const std::size_t trainer_floats = trainer_model_plan(job, largest_batch(job)).parameter_count;
+    need.bytes = 2 * static_cast<double>(trainer_floats) * sizeof(float);
+    arithmetic << "a trainer: 2 x " << trainer_floats << " floats (parameters, gradients"
+               << (tables.empty() ? "" : "; the row tables as caches of one batch's rows") << ") x 4 B";
   } else {
     const double trainers = job.layout.trainers;
     double table_floats = 0;

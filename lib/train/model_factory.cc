@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "nn/graph_model.h"
 #include "nn/presets.h"
+#include "train/table_layout.h"
 
 namespace pstrain::train {
 
@@ -110,9 +111,13 @@ std::size_t evaluation_batch_size(const JobContext& job) {
   return std::min(job.config.eval_batch_size, std::max<std::size_t>(job.config.batch_size, 256));
 }
 
+std::size_t largest_batch(const JobContext& job) {
+  return std::max(job.config.batch_size, evaluation_batch_size(job));
+}
+
 std::unique_ptr<nn::Model> make_model(const JobContext& job, compute::Backend& backend) {
-  const std::size_t max_batch = std::max(job.config.batch_size, evaluation_batch_size(job));
-  return nn::make_graph_model(backend, job.model, max_batch, job.config.label_smoothing);
+  return nn::make_graph_model(backend, trainer_model_plan(job, largest_batch(job)), largest_batch(job),
+                              job.config.label_smoothing);
 }
 
 }  // namespace pstrain::train

@@ -28,7 +28,11 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
 // per Fashion-MNIST image for im2col columns and outputs) at most max(--batch-size, 256).
 std::size_t evaluation_batch_size(const JobContext& job);
 
-// A trainer's model over its backend, from job.model.
+// The most samples the model computes at once: a training or an evaluation batch.
+std::size_t largest_batch(const JobContext& job);
+
+// A trainer's model over its backend, from job.model (with row caches for the tables the servers hold by rows,
+// train/table_layout.h).
 std::unique_ptr<nn::Model> make_model(const JobContext& job, compute::Backend& backend);
 
 }  // namespace pstrain::train

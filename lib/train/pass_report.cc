@@ -138,15 +138,22 @@ void write_pass_scalars(const JobContext& job, const PassReport& report, report:
 
 }  // namespace
 
-Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size) {
+Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size,
+                    const BeforeBatch& before_batch) {
   const std::size_t width = test.meta.sample_size();
   const std::size_t count = test.labels.size();
   double loss_sum = 0;
   std::size_t correct = 0;
+  std::vector<float> features;  // a batch's copy, for before_batch to rewrite
   for (std::size_t start = 0; start < count; start += batch_size) {
     const std::size_t n = std::min(batch_size, count - start);
-    const nn::BatchResult result =
-        model.evaluate_batch({test.features.data() + start * width, n * width}, {test.labels.data() + start, n}, n);
+    std::span<const float> batch(test.features.data() + start * width, n * width);
+    if (before_batch) {
+      features.assign(batch.begin(), batch.end());
+      before_batch(features, n);
+      batch = features;
+    }
+    const nn::BatchResult result = model.evaluate_batch(batch, {test.labels.data() + start, n}, n);
     loss_sum += result.loss_sum;
     correct += result.correct;
   }
@@ -156,20 +163,31 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
   return evaluation;
 }
 
-void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters,
-                       std::span<const float> state) {
-  std::vector<nn::ParameterInfo> layout = job.model.parameters;
+void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
+                       const ReadTableRows& read_rows) {
+  // The trainer's flat vector starts with the dense layout (train/table_layout.h); the tables come row by row.
+  std::vector<nn::ParameterInfo> layout = job.dense_parameters;
+  parameters = parameters.first(job.dense_count);
+  std::vector<checkpoint::StreamedTensor> tables;
+  for (std::size_t t = 0; t < job.tables.size(); ++t) {
+    PSTRAIN_ASSERT(read_rows, "no way to read table ", job.tables.table(t).name, " from the servers");
+    const auto found = std::find_if(job.model.parameters.begin(), job.model.parameters.end(),
+                                    [&](const nn::ParameterInfo& p) { return p.name == job.tables.table(t).name; });
+    tables.push_back({*found, [t, &read_rows](std::uint64_t first, std::uint64_t count, std::span<float> out) {
+                        read_rows(t, first, count, out);
+                      }});
+  }
   std::vector<float> flat;
   if (!state.empty()) {
     for (nn::ParameterInfo info : job.model.state) {
-      info.offset += job.model.parameter_count;
+      info.offset += job.dense_count;
       layout.push_back(std::move(info));
     }
     flat.assign(parameters.begin(), parameters.end());
     flat.insert(flat.end(), state.begin(), state.end());
     parameters = flat;
   }
-  checkpoint::write_pass_folder(job.config.output_dir, pass, layout, parameters, !job.config.resume.empty());
+  checkpoint::write_pass_folder(job.config.output_dir, pass, layout, parameters, !job.config.resume.empty(), tables);
 }
 
 void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board) {

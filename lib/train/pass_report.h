@@ -3,6 +3,7 @@
 // metrics line and the TensorBoard scalars, and the running figures every --log-every-steps steps.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 
@@ -27,13 +28,22 @@ struct HeldOutData {
   const std::optional<data::Samples>& valid;
 };
 
+// Called with each batch's copy of the features before the model reads them: a trainer whose servers hold row
+// tables fetches the rows the batch looks up (GradientExchange::fetch_for_evaluation).
+using BeforeBatch = std::function<void(std::span<float> features, std::size_t count)>;
+
 // The model's mean loss and accuracy over `test`, in batches of `batch_size`.
-Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size);
+Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size,
+                    const BeforeBatch& before_batch = {});
 
 // OUTPUT/pass-NNNNN/parameters.h5: the parameters, and the non-trainable state after them under its own names
-// ("bn1.running_mean"), so that a pass folder is the whole model.
-void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters,
-                       std::span<const float> state);
+// ("bn1.running_mean"), so that a pass folder is the whole model. `parameters` is the trainer's flat vector; the
+// row tables the servers hold (job.tables) are read from them a block of rows at a time through `read_rows`
+// (GradientExchange::read_table_rows).
+using ReadTableRows =
+    std::function<void(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out)>;
+void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
+                       const ReadTableRows& read_rows = {});
 
 // The end of a pass, as the lead trainer reports it.
 struct PassReport {

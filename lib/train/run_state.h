@@ -1,5 +1,6 @@
 #pragma once
 // What a rank brings into training once configuration, data and any checkpoint are validated.
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -14,11 +15,12 @@ namespace pstrain::train {
 
 // What a rank brings into training once everything is validated.
 struct RunState {
-  data::Samples samples;               // trainers
-  std::optional<data::Samples> test;   // the lead trainer
-  std::optional<data::Samples> valid;  // the lead trainer, where the data has a validation shard
-  std::vector<float> initial;          // servers and local: the starting parameters (seed or --init-from)
-  std::optional<checkpoint::Checkpoint> resumed;
+  data::Samples samples;                          // trainers
+  std::optional<data::Samples> test;              // the lead trainer
+  std::optional<data::Samples> valid;             // the lead trainer, where the data has a validation shard
+  std::vector<float> initial;                     // servers and local: the starting parameters (seed or --init-from)
+  std::optional<checkpoint::Checkpoint> resumed;  // its model state in the dense layout (JobContext)
+  std::filesystem::path resumed_from;             // the checkpoint folder, whose row files the servers read
   std::unique_ptr<Progress> progress;
   std::unique_ptr<CheckpointWriter> writer;
 };

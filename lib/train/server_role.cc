@@ -1,5 +1,6 @@
 #include "train/server_role.h"
 
+#include "checkpoint/table_rows.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/log.h"
@@ -60,6 +61,20 @@ std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job,
   return shards;
 }
 
+// This shard's rows of every table from the checkpoint being resumed, re-dealt when it was written with another
+// number of servers (checkpoint/table_rows.h).
+void import_table_rows(const JobContext& job, const ps::TablePlan& tables, ps::ShardServer& server,
+                       const RunState& run) {
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    ps::TableShard& shard = *server.tables()[t];
+    const ps::TableSpec& table = tables.table(t);
+    checkpoint::TableRows rows =
+        checkpoint::read_table_rows(run.resumed_from, {table.name, table.rows, table.width}, job.layout.shard_index,
+                                    job.layout.pservers, shard.state_names());
+    shard.import_rows(rows.rows, rows.state, run.resumed->model.optimizer_steps);
+  }
+}
+
 }  // namespace
 
 bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
@@ -74,6 +89,7 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::T
   if (run.resumed) {
     const checkpoint::ModelState& model = run.resumed->model;
     server.import_state(partition, model.parameters, model.optimizer_state, model.optimizer_steps);
+    import_table_rows(job, partition.tables(), server, run);
   }
   log_info("serving ", plan.shard_size(job.layout.shard_index), " of ", plan.total_size(), " parameters in ",
            plan.segments(job.layout.shard_index).size(), " segments");

@@ -1,5 +1,7 @@
 #include "train/table_layout.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace pstrain::train {
@@ -32,6 +34,20 @@ ps::TablePlan plan_row_tables(const JobContext& job) {
                         nn::element_count(node.input_shapes[0])});
     }
   }
+  if (!tables.empty()) {
+    // A trainer rewrites the batch's ids as places in its row caches (ps/table_client.h): only the tables may
+    // read them.
+    for (const nn::PlannedNode& node : job.model.nodes) {
+      const bool reads_data =
+          std::find(node.inputs.begin(), node.inputs.end(), nn::ModelPlan::kDataInput) != node.inputs.end();
+      const bool is_table = node.parameters.size() == 1 && job.model.parameters[node.parameters[0]].row_table;
+      if (reads_data && !is_table) {
+        throw Error(ExitCode::kUsage,
+                    cat("the servers hold the row tables by rows, but layer ", node.spec.name,
+                        " also reads the data's ids; only row tables may (use --table-exchange dense)"));
+      }
+    }
+  }
   return ps::TablePlan(std::move(tables), job.layout.pservers, job.config.batch_size);
 }
 
@@ -43,6 +59,62 @@ std::vector<bool> held_by_rows(const nn::ModelPlan& model, const ps::TablePlan& 
     }
   }
   return marks;
+}
+
+std::vector<nn::ParameterInfo> dense_layout(const nn::ModelPlan& model, const ps::TablePlan& tables) {
+  const std::vector<bool> by_rows = held_by_rows(model, tables);
+  std::vector<nn::ParameterInfo> dense;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < model.parameters.size(); ++i) {
+    if (by_rows[i]) continue;
+    dense.push_back(model.parameters[i]);
+    dense.back().offset = offset;
+    offset += dense.back().size;
+  }
+  return dense;
+}
+
+std::vector<ps::RowCache> row_caches(const JobContext& job, std::size_t max_batch) {
+  std::vector<ps::RowCache> caches;
+  std::size_t offset = job.dense_count;
+  for (std::size_t t = 0; t < job.tables.size(); ++t) {
+    const ps::TableSpec& table = job.tables.table(t);
+    const std::size_t rows = static_cast<std::size_t>(
+        std::min<std::uint64_t>(table.rows, static_cast<std::uint64_t>(max_batch) * table.ids_per_sample));
+    caches.push_back({offset, rows});
+    offset += rows * table.width;
+  }
+  return caches;
+}
+
+nn::ModelPlan trainer_model_plan(const JobContext& job, std::size_t max_batch) {
+  if (job.tables.empty()) return job.model;
+  const std::vector<ps::RowCache> caches = row_caches(job, max_batch);
+  nn::ModelPlan plan = job.model;
+  std::size_t dense_offset = 0;
+  for (nn::ParameterInfo& parameter : plan.parameters) {
+    std::size_t t = 0;
+    while (t < job.tables.size() && job.tables.table(t).name != parameter.name) ++t;
+    if (t == job.tables.size()) {
+      parameter.offset = dense_offset;
+      dense_offset += parameter.size;
+      continue;
+    }
+    parameter.shape.at(0) = caches[t].rows;
+    parameter.size = caches[t].rows * parameter.shape.at(1);
+    parameter.offset = caches[t].offset;
+  }
+  PSTRAIN_ASSERT(dense_offset == job.dense_count, dense_offset, " dense floats, the dense layout has ",
+                 job.dense_count);
+  // The layers read their tables' shapes from their own plans.
+  for (nn::PlannedNode& node : plan.nodes) {
+    for (std::size_t i = 0; i < node.parameters.size(); ++i) {
+      node.plan.parameters.at(i).shape = plan.parameters[node.parameters[i]].shape;
+    }
+  }
+  const ps::RowCache& last = caches.back();
+  plan.parameter_count = last.offset + last.rows * job.tables.table(job.tables.size() - 1).width;
+  return plan;
 }
 
 }  // namespace pstrain::train

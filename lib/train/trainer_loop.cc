@@ -260,13 +260,24 @@ TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
 }
 
 void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage) {
-  Evaluation evaluation = evaluate(model_, *held_out_.test, evaluation_batch_size(job_));
-  if (held_out_.valid) evaluation.valid_loss = evaluate(model_, *held_out_.valid, evaluation_batch_size(job_)).loss;
+  // Row tables on the servers: each batch's rows fetched into the caches as it comes.
+  BeforeBatch fetch_rows;
+  if (!job_.tables.empty()) {
+    fetch_rows = [this](std::span<float> features, std::size_t count) {
+      if (exchange_.fetch_for_evaluation(features, count, buffers_.parameters())) buffers_.publish_parameters();
+    };
+  }
+  const std::size_t batch = evaluation_batch_size(job_);
+  Evaluation evaluation = evaluate(model_, *held_out_.test, batch, fetch_rows);
+  if (held_out_.valid) evaluation.valid_loss = evaluate(model_, *held_out_.valid, batch, fetch_rows).loss;
   if (!std::isfinite(evaluation.loss)) {
     throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
                                          state.pass, " (lower --lr)"));
   }
-  write_pass_folder(job_, state.pass, buffers_.parameters(), model_state_.state());
+  write_pass_folder(job_, state.pass, buffers_.parameters(), model_state_.state(),
+                    [this](std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
+                      exchange_.read_table_rows(table, first, count, out);
+                    });
   const auto& before = progress_.consumed_in_first_pass();
   const std::int64_t samples_before =
       state.pass == progress_.first_pass() ? std::count(before.begin(), before.end(), 1) : 0;

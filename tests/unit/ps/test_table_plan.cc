@@ -68,6 +68,32 @@ TEST(ModelPartition, SlicesOfEveryShardPutBackGiveEveryElementOnce) {
   }
 }
 
+TEST(ModelPartition, DenseBlocksGoToTheDenseLayoutWithTheTablesTakenOut) {
+  for (const int shards : {1, 2, 3, 5}) {
+    const ShardPlan blocks(kSizes, shards, 4, kByRows);
+    const TablePlan tables = two_tables(shards, 8);
+    const ModelPartition partition(blocks, tables);
+    std::vector<float> full(44);
+    std::iota(full.begin(), full.end(), 1.0f);
+    // The dense layout: the full vector without the tables' elements, in order.
+    std::vector<float> dense;
+    for (std::size_t i = 0, p = 0, offset = 0; p < kSizes.size(); offset += kSizes[p], ++p) {
+      for (i = 0; !kByRows[p] && i < kSizes[p]; ++i) dense.push_back(full[offset + i]);
+    }
+    ASSERT_EQ(partition.dense_size(), dense.size());
+    std::vector<float> rebuilt(dense.size(), 0.0f);
+    for (int shard = 0; shard < shards; ++shard) {
+      std::vector<float> from_full(blocks.shard_size(shard));
+      std::vector<float> from_dense(blocks.shard_size(shard));
+      blocks.gather(shard, full, from_full);
+      partition.gather_dense(shard, dense, from_dense);
+      EXPECT_EQ(from_dense, from_full) << "shard " << shard << " of " << shards;
+      partition.scatter_dense(shard, from_dense, rebuilt);
+    }
+    EXPECT_EQ(rebuilt, dense) << shards << " shards";
+  }
+}
+
 TEST(TablePlan, ShardHoldsRowsModuloShardsInLocalOrder) {
   const TablePlan tables = two_tables(3, 8);
   std::vector<float> full(44);

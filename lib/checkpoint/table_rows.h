@@ -1,0 +1,55 @@
+#pragma once
+// Row tables in a checkpoint. A table the servers hold by rows (ps/table_plan.h: row r on shard r mod P) is not
+// gathered anywhere: each server shard writes its own rows, and its optimizer's state for them, to a file of its
+// own in the checkpoint folder, which the MANIFEST lists with the other files:
+//   rows-<table>-<shard, 5 digits>-of-<shards, 5 digits>.h5
+//     /rows                 float [R_s x W]  local row l is the table's row l * shards + shard
+//     /optimizer/<state>    float [R_s x W]  the same rows of each optimizer state vector ("velocity", "m", ...)
+//     attributes table, rows (the table's), width, shard, shards
+// model.h5 then holds every other parameter. A reader asks for the rows of one shard of any number of shards
+// (elastic resume re-deals them; 1 of 1 is the whole table), from these files or, for a checkpoint written with
+// the table whole, from model.h5's full tensors; rows are streamed in blocks, so no rank holds more than its share.
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pstrain::checkpoint {
+
+struct TableRowsSpec {
+  std::string name;        // the parameter ("embed.weight")
+  std::uint64_t rows = 0;  // the whole table's
+  std::size_t width = 0;   // floats per row
+};
+
+// Rows of the table that shard `shard` of `shards` holds: those r with r mod shards == shard.
+std::uint64_t rows_of_shard(std::uint64_t rows, int shard, int shards);
+
+std::string table_rows_file(const std::string& table, int shard, int shards);
+
+// Writes shard `shard` of `shards`' rows (`rows`, local order) and each optimizer state vector's rows into
+// `folder`. Throws H5::Exception on a failed write.
+void write_table_rows(const std::filesystem::path& folder, const TableRowsSpec& table, int shard, int shards,
+                      std::span<const float> rows,
+                      const std::vector<std::pair<std::string, std::span<const float>>>& state);
+
+// The row files in a checkpoint folder, by name.
+std::vector<std::string> list_table_row_files(const std::filesystem::path& folder);
+
+// Whether the checkpoint in `folder` holds `table` by rows (its row files) rather than whole in model.h5.
+bool holds_table_rows(const std::filesystem::path& folder, const std::string& table);
+
+struct TableRows {
+  std::vector<float> rows;                // local order of shard `shard` of `shards`
+  std::vector<std::vector<float>> state;  // the requested optimizer vectors, in the order asked
+};
+
+// Reads the rows shard `shard` of `shards` holds, of the parameters and of each optimizer state in `state`,
+// whatever the number of shards the checkpoint was written with. Throws Error(kInputData) naming the file and
+// the mismatch (a row file missing, another table size or width, a state it lacks).
+TableRows read_table_rows(const std::filesystem::path& folder, const TableRowsSpec& table, int shard, int shards,
+                          const std::vector<std::string>& state);
+
+}  // namespace pstrain::checkpoint
