@@ -10,7 +10,8 @@
 //                lacks them
 //   MANIFEST     written last (see manifest.h)
 // Nothing in it depends on the number of servers or trainers: full tensors and per-sample flags can be cut up
-// for any layout, and row files are re-dealt to any number of shards as they are read. All randomness derives from (seed, pass, trainer), so the seed is the whole RNG state.
+// for any layout, and row files are re-dealt to any number of shards as they are read. All randomness derives
+// from (seed, pass, trainer), so the seed is the whole RNG state.
 #include <cstdint>
 #include <filesystem>
 #include <functional>

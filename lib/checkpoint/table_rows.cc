@@ -214,4 +214,22 @@ TableRows read_table_rows(const fs::path& folder, const TableRowsSpec& table, in
   return result;
 }
 
+std::vector<float> read_pass_table_rows(const fs::path& pass_dir, const TableRowsSpec& table, int shard, int shards) {
+  const fs::path path = pass_dir / "parameters.h5";
+  std::vector<float> rows(rows_of_shard(table.rows, shard, shards) * table.width, 0.0f);
+  H5::Exception::dontPrint();
+  try {
+    const H5::H5File file(path.string(), H5F_ACC_RDONLY);
+    if (!file.nameExists(table.name)) {
+      throw Error(ExitCode::kInputData,
+                  cat(path.string(), " has no parameter '", table.name, "' (saved from another model?)"));
+    }
+    const Source whole{path, table.name, {}, 0, 1};
+    pick_rows(file.openDataSet(table.name), path, table.name, table, whole, shard, shards, rows);
+  } catch (const H5::Exception& failure) {
+    throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), ": ", failure.getDetailMsg()));
+  }
+  return rows;
+}
+
 }  // namespace pstrain::checkpoint

@@ -52,4 +52,9 @@ struct TableRows {
 TableRows read_table_rows(const std::filesystem::path& folder, const TableRowsSpec& table, int shard, int shards,
                           const std::vector<std::string>& state);
 
+// The rows shard `shard` of `shards` holds of a table written whole in a pass folder's parameters.h5 (the
+// servers' share of --init-from). Throws Error(kInputData) naming the file and the mismatch.
+std::vector<float> read_pass_table_rows(const std::filesystem::path& pass_dir, const TableRowsSpec& table, int shard,
+                                        int shards);
+
 }  // namespace pstrain::checkpoint

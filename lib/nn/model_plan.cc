@@ -188,8 +188,30 @@ std::vector<float> initial_values(const std::vector<ParameterInfo>& layout, cons
 }  // namespace
 
 std::vector<float> initial_parameters(const ModelPlan& plan, std::uint64_t seed) {
+  std::vector<float> values(plan.parameter_count, 0.0f);
+  visit_initial_parameters(plan, seed, plan.parameter_count,
+                           [&](std::size_t index, std::size_t first, std::span<const float> block) {
+                             std::copy(block.begin(), block.end(),
+                                       values.begin() +
+                                           static_cast<std::ptrdiff_t>(plan.parameters[index].offset + first));
+                           });
+  return values;
+}
+
+void visit_initial_parameters(const ModelPlan& plan, std::uint64_t seed, std::size_t block,
+                              const std::function<void(std::size_t, std::size_t, std::span<const float>)>& visit) {
   std::mt19937_64 engine(seed);
-  return initial_values(plan.parameters, plan.parameter_init, plan.parameter_count, &engine);
+  std::vector<float> values;
+  for (std::size_t i = 0; i < plan.parameters.size(); ++i) {
+    const InitRule& rule = plan.parameter_init[i];
+    const std::size_t size = plan.parameters[i].size;
+    for (std::size_t first = 0; first < size; first += block) {
+      values.assign(std::min(block, size - first), rule.kind == InitRule::Kind::kOnes ? 1.0f : 0.0f);
+      // One draw per element in layout order, whatever the block: the same numbers as one fill of the tensor.
+      if (rule.kind == InitRule::Kind::kUniform) fill_uniform(engine, rule.limit, values);
+      visit(i, first, values);
+    }
+  }
 }
 
 std::vector<float> initial_state(const ModelPlan& plan) {

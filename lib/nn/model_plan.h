@@ -9,6 +9,8 @@
 // "<node>.<name>" ("conv1.weight", "bn1.gamma").
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,11 @@ ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes);
 // std::mt19937_64 seeded with `seed` for the whole model, the kUniform tensors in layout order (one draw per
 // element, initialization.h), ones and zeros drawing nothing. Identical on every rank and platform.
 std::vector<float> initial_parameters(const ModelPlan& plan, std::uint64_t seed);
+// The same values a block of at most `block` floats at a time, in layout order: visit(parameter index, first
+// element of the block in that parameter, values). For ranks that keep a part of the model only (a server
+// shard's rows of a table larger than any rank holds).
+void visit_initial_parameters(const ModelPlan& plan, std::uint64_t seed, std::size_t block,
+                              const std::function<void(std::size_t, std::size_t, std::span<const float>)>& visit);
 // The non-trainable state's start (running means 0, running variances 1).
 std::vector<float> initial_state(const ModelPlan& plan);
 

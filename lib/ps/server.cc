@@ -26,7 +26,8 @@ ShardServer::ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::
     WindowLock lock(windows_.params.handle(), self, WindowLock::Mode::kExclusive);
     auto memory = windows_.params.local();
     write_version(memory.data(), 0);
-    plan.gather(layout_.shard_index, initial, memory.subspan(kParamsHeader));
+    PSTRAIN_ASSERT(initial.size() == slice_size_, initial.size(), " starting values for a slice of ", slice_size_);
+    std::ranges::copy(initial, memory.subspan(kParamsHeader).begin());
   }
   {
     WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kExclusive);

@@ -34,7 +34,7 @@ struct ServerStats {
 
 class ShardServer {
  public:
-  // `initial` is the full flat vector; the server keeps its own slice of it. Call before the job's start barrier.
+  // `initial` is this shard's slice (its dense blocks, local order). Call before the job's start barrier.
   ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout,
               std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial);
   // The row tables this shard serves beside its dense blocks.

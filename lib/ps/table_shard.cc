@@ -22,7 +22,9 @@ TableShard::TableShard(TableWindows& windows, const TablePlan& plan, std::size_t
   const int self = layout_.world_rank;
   {
     WindowLock lock(windows_.rows.handle(), self, WindowLock::Mode::kExclusive);
-    plan.gather(layout_.shard_index, initial, windows_.rows.local(), table);
+    PSTRAIN_ASSERT(initial.size() == windows_.rows.local().size(), initial.size(), " starting values for ",
+                   windows_.rows.local().size());
+    std::ranges::copy(initial, windows_.rows.local().begin());
   }
   WindowLock lock(windows_.row_ids.handle(), self, WindowLock::Mode::kExclusive);
   std::ranges::fill(windows_.row_ids.local(), 0);

@@ -23,7 +23,7 @@ struct TableSlice {
 
 class TableShard {
  public:
-  // `initial` is the full flat vector; the shard keeps its rows of the table. Call before the job's start barrier.
+  // `initial` holds this shard's rows of the table (local order). Call before the job's start barrier.
   TableShard(TableWindows& windows, const TablePlan& plan, std::size_t table, const comm::WorldLayout& layout,
              std::unique_ptr<optim::RowOptimizer> optimizer, std::span<const float> initial);
 

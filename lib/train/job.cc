@@ -343,7 +343,11 @@ int run_job(int argc, char** argv) {
       run.test = data::read_shard(job.data.test_shard);
       if (job.data.valid_shard) run.valid = data::read_shard(*job.data.valid_shard);
     }
-    if (!job.layout.is_trainer() || job.layout.pservers == 0) run.initial = initial_parameters(job);
+    if (job.layout.is_server()) {
+      run.server_start = server_start(job);
+    } else if (job.layout.pservers == 0) {
+      run.initial = initial_parameters(job);
+    }
     if (rank == 0 && !job.config.resume.empty()) {
       const auto chosen = choose_checkpoint(job);
       resume_from = chosen ? chosen->string() : "";

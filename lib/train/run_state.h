@@ -10,6 +10,7 @@
 #include "nn/model_plan.h"
 #include "train/checkpointing.h"
 #include "train/progress.h"
+#include "train/server_start.h"
 
 namespace pstrain::train {
 
@@ -18,7 +19,8 @@ struct RunState {
   data::Samples samples;                          // trainers
   std::optional<data::Samples> test;              // the lead trainer
   std::optional<data::Samples> valid;             // the lead trainer, where the data has a validation shard
-  std::vector<float> initial;                     // servers and local: the starting parameters (seed or --init-from)
+  std::vector<float> initial;                     // local and all-reduce: the starting parameters (seed or --init-from)
+  ServerStart server_start;                       // servers: their share of them
   std::optional<checkpoint::Checkpoint> resumed;  // its model state in the dense layout (JobContext)
   std::filesystem::path resumed_from;             // the checkpoint folder, whose row files the servers read
   std::unique_ptr<Progress> progress;

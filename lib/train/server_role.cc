@@ -54,7 +54,7 @@ std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job,
     shards.push_back(
         std::make_unique<ps::TableShard>(windows[t], tables, t, job.layout,
                                          optim::make_row_optimizer(job.config.optimizer, rows, tables.table(t).width),
-                                         run.initial));
+                                         run.server_start.table_rows.at(t)));
     log_info("serving rows of table ", tables.table(t).name, ": ", rows, " of ", tables.rows(t).rows(), " x ",
              tables.table(t).width);
   }
@@ -84,8 +84,9 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::T
   ps::ShardServer server(windows, plan, job.layout,
                          optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
                                                decay_mask(job.config.optimizer, parameters, plan, shard)),
-                         run.initial);
+                         run.server_start.dense_slice);
   server.serve_tables(table_shards(job, table_windows, partition.tables(), run));
+  run.server_start = {};  // the windows hold it now
   if (run.resumed) {
     const checkpoint::ModelState& model = run.resumed->model;
     server.import_state(partition, model.parameters, model.optimizer_state, model.optimizer_steps);

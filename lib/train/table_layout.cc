@@ -51,6 +51,12 @@ ps::TablePlan plan_row_tables(const JobContext& job) {
   return ps::TablePlan(std::move(tables), job.layout.pservers, job.config.batch_size);
 }
 
+ps::ShardPlan server_blocks(const JobContext& job) {
+  std::vector<std::size_t> sizes;
+  for (const nn::ParameterInfo& parameter : job.model.parameters) sizes.push_back(parameter.size);
+  return ps::ShardPlan(sizes, job.layout.pservers, job.config.block_size, held_by_rows(job.model, job.tables));
+}
+
 std::vector<bool> held_by_rows(const nn::ModelPlan& model, const ps::TablePlan& tables) {
   std::vector<bool> marks(model.parameters.size(), false);
   for (std::size_t t = 0; t < tables.size(); ++t) {

@@ -22,6 +22,9 @@ ps::TablePlan plan_row_tables(const JobContext& job);
 // the model's own layout.
 std::vector<nn::ParameterInfo> dense_layout(const nn::ModelPlan& model, const ps::TablePlan& tables);
 
+// The servers' dense blocks of the job's model (ps::ShardPlan over the model's layout, the row tables in none).
+ps::ShardPlan server_blocks(const JobContext& job);
+
 // For ps::ShardPlan: per parameter of the model, whether `tables` holds it by rows.
 std::vector<bool> held_by_rows(const nn::ModelPlan& model, const ps::TablePlan& tables);
 

@@ -99,7 +99,7 @@ before=$(cd "$(dirname "$REFERENCE_PASS")" && find "$(basename "$REFERENCE_PASS"
 start=$(date +%s.%N)
 set +e
 env "${envs[@]}" timeout -k 2 10 mpirun --oversubscribe --bind-to none -np "$np" \
-  $( [ "$path" = tcp ] && echo --mca btl tcp,self --mca osc pt2pt ) \
+  $( [ "$path" = tcp ] && echo "${tcp_mca[@]}" ) \
   "$BIN_DIR/pstrain" --data-dir "$data" --output-dir "$out" --passes 2 --batch-size 32 --hidden 32 \
   $( [[ " ${extra[*]} " == *" cnn "* || " ${extra[*]} " == *" --model-file "* || " ${extra[*]} " == *" nplm "* ]] ||
      echo --init-from "$REFERENCE_PASS" ) \

@@ -11,12 +11,15 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 trainers_for() { local np=$1; if [ "$np" -eq 1 ]; then echo 1; else echo $((np - (np / 2 > 0 ? np / 2 : 1))); fi; }
 
 # run_mpi NP PATH SECONDS ARGS...: PATH is "shm" (defaults: osc/sm on one node) or "tcp" (the cross-node path:
-# TCP transport and osc/pt2pt, which needs the target to keep calling MPI).
+# TCP transport and osc/pt2pt, which needs the target to keep calling MPI). TCP keeps to the loopback: a
+# container bridge that comes and goes on this machine (podman's, while the container tests run) made Open MPI
+# bind to an address that had just vanished, and the run hung until its timeout.
+tcp_mca=(--mca btl tcp,self --mca osc pt2pt --mca btl_tcp_if_include lo)
 run_mpi() {
   local np=$1 path=$2 seconds=$3
   shift 3
   local mca=()
-  if [ "$path" = tcp ]; then mca=(--mca btl tcp,self --mca osc pt2pt); fi
+  if [ "$path" = tcp ]; then mca=("${tcp_mca[@]}"); fi
   timeout -k 5 "$seconds" mpirun --oversubscribe --bind-to none -np "$np" "${mca[@]}" "$@"
 }
 

@@ -66,6 +66,20 @@ TEST(ModelFileTest, LayoutIsNamedPackedAndComputedWithoutABackend) {
   EXPECT_NE(parameters, initial_parameters(plan, 4));
 }
 
+TEST(ModelFileTest, InitialValuesVisitedInSmallBlocksAreTheWholeModelsInitialisation) {
+  // A server shard draws its rows of a large table block by block: the same numbers as the whole vector.
+  const ModelPlan plan = plan_text("e embedding vocab=50 dim=3\nf flatten\nh dense units=5\nout dense units=3\n", {4});
+  const std::vector<float> whole = initial_parameters(plan, 11);
+  for (const std::size_t block : {std::size_t{1}, std::size_t{7}, std::size_t{64}}) {
+    std::vector<float> visited(plan.parameter_count, -9.0f);
+    visit_initial_parameters(plan, 11, block, [&](std::size_t index, std::size_t first, std::span<const float> values) {
+      EXPECT_LE(values.size(), block);
+      std::copy(values.begin(), values.end(), visited.begin() + plan.parameters[index].offset + first);
+    });
+    EXPECT_EQ(visited, whole) << "blocks of " << block;
+  }
+}
+
 TEST(ModelFileTest, SkipConnectionsMayComeInAnyLineOrder) {
   // `s` reads `b`, defined below it: evaluation order puts b first.
   const ModelPlan plan = plan_text(
