@@ -88,7 +88,7 @@ void check_attributes(const H5::H5File& file, const Source& source, const TableR
 // Copies the rows of `dataset` (source shard k of K: local row j is row j * K + k) that shard s of S holds into
 // their places in `out` (local row r / S), a block of rows at a time.
 void pick_rows(const H5::DataSet& dataset, const fs::path& file, const std::string& name, const TableRowsSpec& table,
-               const Source& source, int shard, int shards, std::vector<float>& out) {
+               const Source& source, int shard, int shards, std::span<float> out) {
   if (dataset.getTypeClass() != H5T_FLOAT || dataset.getDataType().getSize() != sizeof(float)) {
     throw Error(ExitCode::kInputData, cat(file.string(), ": '", name, "' is not a dataset of 32-bit floats"));
   }
@@ -191,6 +191,16 @@ TableRows read_table_rows(const fs::path& folder, const TableRowsSpec& table, in
   const std::size_t size = rows_of_shard(table.rows, shard, shards) * table.width;
   result.rows.assign(size, 0.0f);
   result.state.assign(state.size(), std::vector<float>(size, 0.0f));
+  std::vector<std::pair<std::string, std::span<float>>> targets;
+  for (std::size_t i = 0; i < state.size(); ++i) targets.emplace_back(state[i], result.state[i]);
+  read_table_rows(folder, table, shard, shards, result.rows, targets);
+  return result;
+}
+
+void read_table_rows(const fs::path& folder, const TableRowsSpec& table, int shard, int shards, std::span<float> rows,
+                     const std::vector<std::pair<std::string, std::span<float>>>& state) {
+  const std::size_t size = rows_of_shard(table.rows, shard, shards) * table.width;
+  PSTRAIN_ASSERT(rows.size() == size, rows.size(), " floats for ", size);
   H5::Exception::dontPrint();
   for (const Source& source : sources(folder, table)) {
     // Source shard k holds rows k, k + K, ...; shard s of S wants rows s, s + S, ...: both hold some row only
@@ -200,23 +210,26 @@ TableRows read_table_rows(const fs::path& folder, const TableRowsSpec& table, in
       const H5::H5File file(source.file.string(), H5F_ACC_RDONLY);
       check_attributes(file, source, table);
       for (std::size_t i = 0; i <= state.size(); ++i) {
-        const std::string name = i == 0 ? source.rows_dataset : source.state_dataset(state[i - 1]);
+        const std::string name = i == 0 ? source.rows_dataset : source.state_dataset(state[i - 1].first);
         if (!file.nameExists(name.substr(0, name.find('/'))) || !file.nameExists(name)) {
           throw Error(ExitCode::kInputData, cat(source.file.string(), " has no '", name, "'"));
         }
-        pick_rows(file.openDataSet(name), source.file, name, table, source, shard, shards,
-                  i == 0 ? result.rows : result.state[i - 1]);
+        const std::span<float> out = i == 0 ? rows : state[i - 1].second;
+        PSTRAIN_ASSERT(out.size() == size, out.size(), " floats for ", size);
+        pick_rows(file.openDataSet(name), source.file, name, table, source, shard, shards, out);
       }
     } catch (const H5::Exception& failure) {
       throw Error(ExitCode::kInputData, cat("cannot read ", source.file.string(), ": ", failure.getDetailMsg()));
     }
   }
-  return result;
 }
 
-std::vector<float> read_pass_table_rows(const fs::path& pass_dir, const TableRowsSpec& table, int shard, int shards) {
+namespace {
+
+// The pass folder's dataset of `table`, checked to be whole and of its shape; use(dataset) reads it.
+void with_pass_table(const fs::path& pass_dir, const TableRowsSpec& table,
+                     const std::function<void(const H5::DataSet&, const fs::path&)>& use) {
   const fs::path path = pass_dir / "parameters.h5";
-  std::vector<float> rows(rows_of_shard(table.rows, shard, shards) * table.width, 0.0f);
   H5::Exception::dontPrint();
   try {
     const H5::H5File file(path.string(), H5F_ACC_RDONLY);
@@ -224,12 +237,32 @@ std::vector<float> read_pass_table_rows(const fs::path& pass_dir, const TableRow
       throw Error(ExitCode::kInputData,
                   cat(path.string(), " has no parameter '", table.name, "' (saved from another model?)"));
     }
-    const Source whole{path, table.name, {}, 0, 1};
-    pick_rows(file.openDataSet(table.name), path, table.name, table, whole, shard, shards, rows);
+    const H5::DataSet dataset = file.openDataSet(table.name);
+    const H5::DataSpace space = dataset.getSpace();
+    hsize_t dims[2] = {0, 0};
+    if (space.getSimpleExtentNdims() != 2 || (space.getSimpleExtentDims(dims), dims[0] != table.rows) ||
+        dims[1] != table.width) {
+      throw Error(ExitCode::kInputData, cat(path.string(), ": '", table.name, "' is not ", table.rows, " x ",
+                                            table.width, " (saved from another model?)"));
+    }
+    use(dataset, path);
   } catch (const H5::Exception& failure) {
     throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), ": ", failure.getDetailMsg()));
   }
-  return rows;
+}
+
+}  // namespace
+
+void read_pass_table_rows(const fs::path& pass_dir, const TableRowsSpec& table, int shard, int shards,
+                          std::span<float> rows) {
+  PSTRAIN_ASSERT(rows.size() == rows_of_shard(table.rows, shard, shards) * table.width, rows.size(), " floats");
+  with_pass_table(pass_dir, table, [&](const H5::DataSet& dataset, const fs::path& path) {
+    pick_rows(dataset, path, table.name, table, {path, table.name, {}, 0, 1}, shard, shards, rows);
+  });
+}
+
+void check_pass_table(const fs::path& pass_dir, const TableRowsSpec& table) {
+  with_pass_table(pass_dir, table, [](const H5::DataSet&, const fs::path&) {});
 }
 
 }  // namespace pstrain::checkpoint

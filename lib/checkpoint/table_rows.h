@@ -51,10 +51,16 @@ struct TableRows {
 // the mismatch (a row file missing, another table size or width, a state it lacks).
 TableRows read_table_rows(const std::filesystem::path& folder, const TableRowsSpec& table, int shard, int shards,
                           const std::vector<std::string>& state);
+// The same into memory of the caller's (the server's window and optimizer state, no copy): `rows` and each
+// named state vector sized as the shard's rows.
+void read_table_rows(const std::filesystem::path& folder, const TableRowsSpec& table, int shard, int shards,
+                     std::span<float> rows, const std::vector<std::pair<std::string, std::span<float>>>& state);
 
 // The rows shard `shard` of `shards` holds of a table written whole in a pass folder's parameters.h5 (the
 // servers' share of --init-from). Throws Error(kInputData) naming the file and the mismatch.
-std::vector<float> read_pass_table_rows(const std::filesystem::path& pass_dir, const TableRowsSpec& table, int shard,
-                                        int shards);
+void read_pass_table_rows(const std::filesystem::path& pass_dir, const TableRowsSpec& table, int shard, int shards,
+                          std::span<float> rows);
+// Checks that the pass folder holds `table` whole, of its shape, without reading it.
+void check_pass_table(const std::filesystem::path& pass_dir, const TableRowsSpec& table);
 
 }  // namespace pstrain::checkpoint

@@ -91,7 +91,7 @@ SliceState ShardServer::export_state() {
   }
   for (const auto& [name, values] : optimizer_->state()) state.optimizer.emplace_back(name, *values);
   state.optimizer_steps = optimizer_->steps_taken();
-  for (const auto& table : tables_) state.tables.push_back(table->export_rows());
+  for (const auto& table : tables_) state.tables.push_back(table.get());
   return state;
 }
 

@@ -24,7 +24,7 @@ struct SliceState {
   std::vector<float> parameters;
   std::vector<std::pair<std::string, std::vector<float>>> optimizer;
   std::uint64_t optimizer_steps = 0;
-  std::vector<TableSlice> tables;  // in TablePlan order
+  std::vector<TableShard*> tables;  // in TablePlan order, read in place (TableShard::visit_rows)
 };
 
 struct ServerStats {

@@ -10,7 +10,7 @@ namespace pstrain::ps {
 using comm::WindowLock;
 
 TableShard::TableShard(TableWindows& windows, const TablePlan& plan, std::size_t table, const comm::WorldLayout& layout,
-                       std::unique_ptr<optim::RowOptimizer> optimizer, std::span<const float> initial)
+                       std::unique_ptr<optim::RowOptimizer> optimizer)
     : windows_(windows),
       plan_(plan),
       table_(table),
@@ -19,15 +19,14 @@ TableShard::TableShard(TableWindows& windows, const TablePlan& plan, std::size_t
       capacity_(plan.capacity(table, layout.shard_index)),
       optimizer_(std::move(optimizer)),
       position_(plan.rows(table).rows_on(layout.shard_index), -1) {
-  const int self = layout_.world_rank;
-  {
-    WindowLock lock(windows_.rows.handle(), self, WindowLock::Mode::kExclusive);
-    PSTRAIN_ASSERT(initial.size() == windows_.rows.local().size(), initial.size(), " starting values for ",
-                   windows_.rows.local().size());
-    std::ranges::copy(initial, windows_.rows.local().begin());
-  }
-  WindowLock lock(windows_.row_ids.handle(), self, WindowLock::Mode::kExclusive);
+  fill_rows([](std::span<float> rows) { std::ranges::fill(rows, 0.0f); });
+  WindowLock lock(windows_.row_ids.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
   std::ranges::fill(windows_.row_ids.local(), 0);
+}
+
+void TableShard::fill_rows(const std::function<void(std::span<float>)>& fill) {
+  WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
+  fill(windows_.rows.local());
 }
 
 void TableShard::update(std::span<const float> weights) {
@@ -69,34 +68,20 @@ void TableShard::update(std::span<const float> weights) {
   rows_updated_ += touched_.size();
 }
 
-TableSlice TableShard::export_rows() {
-  TableSlice slice;
-  {
-    WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kShared);
-    const auto rows = windows_.rows.local();
-    slice.rows.assign(rows.begin(), rows.end());
-  }
-  for (const auto& [name, values] : optimizer_->state()) slice.state.emplace_back(name, *values);
-  return slice;
+void TableShard::visit_rows(const RowsVisitor& use) {
+  WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kShared);
+  std::vector<std::pair<std::string, std::span<const float>>> state;
+  for (const auto& [name, values] : optimizer_->state()) state.emplace_back(name, *values);
+  use(windows_.rows.local(), state);
 }
 
-std::vector<std::string> TableShard::state_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : optimizer_->state()) names.push_back(entry.first);
-  return names;
-}
-
-void TableShard::import_rows(std::span<const float> rows, const std::vector<std::vector<float>>& state,
-                             std::uint64_t steps) {
+void TableShard::load_rows(const RowsLoader& load, std::uint64_t steps) {
   {
     WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
-    PSTRAIN_ASSERT(rows.size() == windows_.rows.local().size(), rows.size(), " floats for a shard of ",
-                   windows_.rows.local().size());
-    std::ranges::copy(rows, windows_.rows.local().begin());
+    std::vector<std::pair<std::string, std::span<float>>> state;
+    for (const auto& [name, values] : optimizer_->state()) state.emplace_back(name, *values);
+    load(windows_.rows.local(), state);
   }
-  const auto targets = optimizer_->state();
-  PSTRAIN_ASSERT(targets.size() == state.size(), state.size(), " state vectors for ", targets.size());
-  for (std::size_t i = 0; i < targets.size(); ++i) *targets[i].second = state[i];
   optimizer_->set_steps_taken(steps);
 }
 

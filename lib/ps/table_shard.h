@@ -3,6 +3,7 @@
 // updates the rows a step touched (optim/row_optimizer.h). The memory is in windows.h, the protocol in
 // exchange/step_protocol.h.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,16 +17,14 @@
 
 namespace pstrain::ps {
 
-struct TableSlice {
-  std::vector<float> rows;
-  std::vector<std::pair<std::string, std::vector<float>>> state;
-};
-
 class TableShard {
  public:
-  // `initial` holds this shard's rows of the table (local order). Call before the job's start barrier.
+  // Starts with zero rows: fill_rows() sets the starting values. Call before the job's start barrier.
   TableShard(TableWindows& windows, const TablePlan& plan, std::size_t table, const comm::WorldLayout& layout,
-             std::unique_ptr<optim::RowOptimizer> optimizer, std::span<const float> initial);
+             std::unique_ptr<optim::RowOptimizer> optimizer);
+
+  // Runs fill(rows) on this shard's rows (local order) under the window's exclusive lock.
+  void fill_rows(const std::function<void(std::span<float>)>& fill);
 
   // One row update from the trainers' slots: the rows of every trainer with a nonzero weight, summed in trainer
   // order with those weights (sync: each trainer's share of the step's samples, after the step's first meeting;
@@ -33,12 +32,16 @@ class TableShard {
   // as the dense sum (server.cc), so with SGD a table updated by rows and one updated densely get the same bits.
   void update(std::span<const float> weights);
 
-  // This shard's rows and the row optimizer's state vectors for them (named as the dense optimizer's), in local
-  // row order: what it writes to a checkpoint's row file (checkpoint/table_rows.h).
-  TableSlice export_rows();
-  // Sets them back (`state` in the order of state_names()).
-  void import_rows(std::span<const float> rows, const std::vector<std::vector<float>>& state, std::uint64_t steps);
-  std::vector<std::string> state_names();
+  // Runs use(rows, the row optimizer's state vectors for them, named as the dense optimizer's) under the window's
+  // shared lock: a checkpoint writes them to a row file of its own (checkpoint/table_rows.h), no copy made.
+  using RowsVisitor =
+      std::function<void(std::span<const float>, const std::vector<std::pair<std::string, std::span<const float>>>&)>;
+  void visit_rows(const RowsVisitor& use);
+  // Sets them back in place: load(rows, the state vectors by name) under the window's exclusive lock, then the
+  // optimizer's step count.
+  using RowsLoader =
+      std::function<void(std::span<float>, const std::vector<std::pair<std::string, std::span<float>>>&)>;
+  void load_rows(const RowsLoader& load, std::uint64_t steps);
 
   std::uint64_t rows_updated() const { return rows_updated_; }
 

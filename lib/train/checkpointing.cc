@@ -158,12 +158,11 @@ void CheckpointWriter::write_table_rows(const ps::ModelPartition& plan, const ps
   const int shard = job_.layout.world_rank;
   for (std::size_t t = 0; slice != nullptr && t < slice->tables.size(); ++t) {
     const ps::TableSpec& table = plan.tables().table(t);
-    const ps::TableSlice& rows = slice->tables[t];
-    std::vector<std::pair<std::string, std::span<const float>>> state;
-    for (const auto& [name, values] : rows.state) state.emplace_back(name, values);
     try {
-      checkpoint::write_table_rows(temporary, {table.name, table.rows, table.width}, shard, plan.shards(), rows.rows,
-                                   state);
+      slice->tables[t]->visit_rows([&](std::span<const float> rows, const auto& state) {
+        checkpoint::write_table_rows(temporary, {table.name, table.rows, table.width}, shard, plan.shards(), rows,
+                                     state);
+      });
     } catch (const Error& error) {
       failure = comm::Failure{static_cast<int>(error.code()),
                               cat("checkpoint not written: server shard ", shard, " could not save its rows of ",

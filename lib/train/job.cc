@@ -31,6 +31,7 @@
 #include "train/provenance.h"
 #include "train/run_state.h"
 #include "train/server_role.h"
+#include "train/server_start.h"
 #include "train/table_layout.h"
 #include "train/trainer_loop.h"
 
@@ -155,8 +156,7 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, job.layout.is_trainer() ? 0 : MPI_UNDEFINED, job.layout.world_rank);
   const ps::TablePlan& tables = job.tables;
-  const ps::ShardPlan plan(parameter_sizes(job.model), job.layout.pservers, job.config.block_size,
-                           held_by_rows(job.model, tables));
+  const ps::ShardPlan plan = server_blocks(job);
   const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
   std::vector<ps::TableWindows> table_windows;
@@ -344,7 +344,7 @@ int run_job(int argc, char** argv) {
       if (job.data.valid_shard) run.valid = data::read_shard(*job.data.valid_shard);
     }
     if (job.layout.is_server()) {
-      run.server_start = server_start(job);
+      check_server_start(job);
     } else if (job.layout.pservers == 0) {
       run.initial = initial_parameters(job);
     }

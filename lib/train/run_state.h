@@ -10,17 +10,17 @@
 #include "nn/model_plan.h"
 #include "train/checkpointing.h"
 #include "train/progress.h"
-#include "train/server_start.h"
 
 namespace pstrain::train {
 
 // What a rank brings into training once everything is validated.
 struct RunState {
-  data::Samples samples;                          // trainers
-  std::optional<data::Samples> test;              // the lead trainer
-  std::optional<data::Samples> valid;             // the lead trainer, where the data has a validation shard
-  std::vector<float> initial;                     // local and all-reduce: the starting parameters (seed or --init-from)
-  ServerStart server_start;                       // servers: their share of them
+  data::Samples samples;               // trainers
+  std::optional<data::Samples> test;   // the lead trainer
+  std::optional<data::Samples> valid;  // the lead trainer, where the data has a validation shard
+  // Local and all-reduce: the starting parameters (seed or --init-from). Servers draw or read their share of them
+  // as they start (server_start.h).
+  std::vector<float> initial;
   std::optional<checkpoint::Checkpoint> resumed;  // its model state in the dense layout (JobContext)
   std::filesystem::path resumed_from;             // the checkpoint folder, whose row files the servers read
   std::unique_ptr<Progress> progress;

@@ -8,6 +8,7 @@
 #include "optim/row_optimizer.h"
 #include "ps/server.h"
 #include "train/decay_mask.h"
+#include "train/server_start.h"
 
 namespace pstrain::train {
 
@@ -45,33 +46,33 @@ bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ModelP
   return true;
 }
 
-// This shard's rows of every row table, each with its row optimizer.
+// This shard's rows of every row table, each with its row optimizer (rows zero until started or resumed).
 std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job, std::vector<ps::TableWindows>& windows,
-                                                          const ps::TablePlan& tables, const RunState& run) {
+                                                          const ps::TablePlan& tables) {
   std::vector<std::unique_ptr<ps::TableShard>> shards;
   for (std::size_t t = 0; t < tables.size(); ++t) {
     const std::size_t rows = tables.rows(t).rows_on(job.layout.shard_index);
     shards.push_back(
         std::make_unique<ps::TableShard>(windows[t], tables, t, job.layout,
-                                         optim::make_row_optimizer(job.config.optimizer, rows, tables.table(t).width),
-                                         run.server_start.table_rows.at(t)));
+                                         optim::make_row_optimizer(job.config.optimizer, rows, tables.table(t).width)));
     log_info("serving rows of table ", tables.table(t).name, ": ", rows, " of ", tables.rows(t).rows(), " x ",
              tables.table(t).width);
   }
   return shards;
 }
 
-// This shard's rows of every table from the checkpoint being resumed, re-dealt when it was written with another
-// number of servers (checkpoint/table_rows.h).
-void import_table_rows(const JobContext& job, const ps::TablePlan& tables, ps::ShardServer& server,
+// This shard's rows of every table from the checkpoint being resumed, read in place and re-dealt when it was
+// written with another number of servers (checkpoint/table_rows.h).
+void resume_table_rows(const JobContext& job, const std::vector<std::unique_ptr<ps::TableShard>>& shards,
                        const RunState& run) {
-  for (std::size_t t = 0; t < tables.size(); ++t) {
-    ps::TableShard& shard = *server.tables()[t];
-    const ps::TableSpec& table = tables.table(t);
-    checkpoint::TableRows rows =
-        checkpoint::read_table_rows(run.resumed_from, {table.name, table.rows, table.width}, job.layout.shard_index,
-                                    job.layout.pservers, shard.state_names());
-    shard.import_rows(rows.rows, rows.state, run.resumed->model.optimizer_steps);
+  for (std::size_t t = 0; t < shards.size(); ++t) {
+    const ps::TableSpec& table = job.tables.table(t);
+    shards[t]->load_rows(
+        [&](std::span<float> rows, const std::vector<std::pair<std::string, std::span<float>>>& state) {
+          checkpoint::read_table_rows(run.resumed_from, {table.name, table.rows, table.width}, job.layout.shard_index,
+                                      job.layout.pservers, rows, state);
+        },
+        run.resumed->model.optimizer_steps);
   }
 }
 
@@ -81,16 +82,19 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::T
                 const ps::ModelPartition& partition, RunState& run, const std::vector<nn::ParameterInfo>& parameters) {
   const int shard = job.layout.shard_index;
   const ps::ShardPlan& plan = partition.blocks();
+  auto tables = table_shards(job, table_windows, partition.tables());
+  // The starting values, unless the checkpoint being resumed replaces them.
+  const std::vector<float> start =
+      run.resumed ? std::vector<float>(plan.shard_size(shard), 0.0f) : fill_server_start(job, partition, tables);
+  if (run.resumed) resume_table_rows(job, tables, run);
   ps::ShardServer server(windows, plan, job.layout,
                          optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
                                                decay_mask(job.config.optimizer, parameters, plan, shard)),
-                         run.server_start.dense_slice);
-  server.serve_tables(table_shards(job, table_windows, partition.tables(), run));
-  run.server_start = {};  // the windows hold it now
+                         start);
+  server.serve_tables(std::move(tables));
   if (run.resumed) {
     const checkpoint::ModelState& model = run.resumed->model;
     server.import_state(partition, model.parameters, model.optimizer_state, model.optimizer_steps);
-    import_table_rows(job, partition.tables(), server, run);
   }
   log_info("serving ", plan.shard_size(job.layout.shard_index), " of ", plan.total_size(), " parameters in ",
            plan.segments(job.layout.shard_index).size(), " segments");

@@ -4,6 +4,8 @@
 # (each server holds a quarter of it, the trainer one batch's rows; a rank that gathered the table, or a trainer
 # that held it with its gradient, would pass 1 GiB). The checkpoint holds the table as one row file per shard
 # and a model.h5 without it; the pass folder holds it whole under the layer's name.
+# Resident memory is what a rank holds over TCP (osc/pt2pt: windows are private memory); over shared memory a
+# trainer's also counts the servers' window pages it has read, so PATH should be tcp.
 # usage: large_table.sh PATH
 source "$(dirname "$0")/common.sh"
 path=$1
