@@ -25,7 +25,10 @@
 # Environment: WORK_ROOT (scratch, default build/tests/work), OVERLAY (default cpu-small), JOB_TIMEOUT (seconds
 # per launcher run, default 1200), BUILD_TIMEOUT (default 5400), KEEP=1 keeps the containers after a failure,
 # KILL_SEED (victim and moment), KILL_AFTER_STEP (kill after the checkpoint at or past this global step),
-# BAD_TIMEOUT (seconds a bad-input launcher may take to fail, default 180).
+# BAD_TIMEOUT (seconds a bad-input launcher may take to fail, default 180); LAUNCHER_ENV=NAME=VALUE adds one
+# variable to the launcher, for measurements only (e.g. OMPI_MCA_mpi_yield_when_idle=1: on this 2-core machine
+# the 3 worker containers share 2 cores, and Open MPI's ranks, each alone on its "node", busy-poll without
+# yielding, which a real node with a core per pod never notices).
 # podman reads tests/containers/containers.conf (runc, cgroupfs, ulimits) through CONTAINERS_CONF: nothing
 # under /etc is edited.
 set -euo pipefail
@@ -234,6 +237,7 @@ start_launcher() {  # start_launcher LOGNAME: the launcher pod's container, deta
     --env "OMPI_MCA_plm_rsh_args=-o ConnectionAttempts=10" \
     --env "OMPI_MCA_orte_set_default_slots=$SLOTS" \
     --env NVIDIA_VISIBLE_DEVICES= --env NVIDIA_DRIVER_CAPABILITIES= \
+    ${LAUNCHER_ENV:+--env "$LAUNCHER_ENV"} \
     "${POD_ARGS[@]}" > /dev/null || fail "podman run $name"
   LAUNCHER=$name LAUNCHER_LOG=$RUN/logs/$1.log
   log "launcher started: ${POD_ARGS[*]}"
@@ -372,6 +376,20 @@ stage_rehearse() {
   log "rehearse: PASS"
 }
 
+seconds_since() {  # seconds_since EPOCH: elapsed seconds, one decimal
+  awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'
+}
+
+# The trainers log "first step done" (second resolution) on every start: the newest such line is the restarted
+# job's first step.
+first_step_after() {  # first_step_after OUT RESTARTED_AT RELAUNCHED_AT
+  local stamp epoch
+  stamp=$(grep -h "first step done" "$1"/node_*/train.log | sort | tail -1 | cut -d' ' -f1)
+  [ -n "$stamp" ] || fail "no 'first step done' line in $1/node_*/train.log"
+  epoch=$(date -d "$stamp" +%s) || fail "unreadable time stamp $stamp"
+  log "first step after the restart: $(awk -v e="$epoch" -v a="$2" 'BEGIN {printf "%.0f", e - a}') s after the worker was restarted, $(awk -v e="$epoch" -v a="$3" 'BEGIN {printf "%.0f", e - a}') s after the new launcher started (1 s resolution)"
+}
+
 stage_kill() {
   install_packages
   render
@@ -410,22 +428,27 @@ stage_kill() {
   [ -f "$out/metrics.jsonl" ] && [ "$(wc -l < "$out/metrics.jsonl")" -ge "$(launcher_arg --passes)" ] \
     && fail "the job had already finished when the checkpoint at step $newest was seen"
   log "checkpoint at global step $newest written; podman kill $victim"
+  local killed_at
+  killed_at=$(date +%s.%N)
   podman kill "$victim" > /dev/null || fail "podman kill $victim"
   wait_launcher
   [ "$LAUNCHER_RC" != 0 ] || fail "the launcher exited 0 although worker $victim was killed"
-  log "launcher exited with $LAUNCHER_RC after the kill (log: $LAUNCHER_LOG)"
+  log "launcher exited with $LAUNCHER_RC $(seconds_since "$killed_at") s after the kill (log: $LAUNCHER_LOG)"
   [ -f "$out/pass-$(printf '%05d' $(($(launcher_arg --passes) - 1)))/done" ] \
     && fail "the last pass had completed before the kill: nothing left to resume"
   # The operator's restart: the worker's restartPolicy (OnFailure) restarts its container; the launcher Job
   # (backoffLimit) makes a new launcher pod, which runs the same command once the workers are ready again.
-  local i
+  local i restarted_at relaunched_at
+  restarted_at=$(date +%s.%N)
   podman start "$victim" > /dev/null || fail "podman start $victim"
   for ((i = 0; i < WORKERS; i++)); do wait_ready "$(worker_name "$i")"; done
+  relaunched_at=$(date +%s.%N)
   start_launcher launcher-2
   wait_launcher
   [ "$LAUNCHER_RC" = 0 ] || { tail -40 "$LAUNCHER_LOG"; fail "the restarted launcher exited with $LAUNCHER_RC"; }
   grep -q "resuming from" "$LAUNCHER_LOG" || { tail -20 "$LAUNCHER_LOG"; fail "the restarted job did not resume from a checkpoint"; }
   log "restarted job: $(grep -m1 "resuming from" "$LAUNCHER_LOG")"
+  first_step_after "$out" "$restarted_at" "$relaunched_at"
   check_outputs "$out"
   "$PY" - "$out/metrics.jsonl" "$reference/metrics.jsonl" <<'PY' || fail "sample accounting after the restart"
 import json, sys
