@@ -341,6 +341,29 @@ PY
   done
 }
 
+# Both checks must be able to fail: a container from the image without the read-only root that writes into its
+# home folder must be refused by check_no_writes, and the same write from a worker pod's container (its manifest's
+# security context) must fail.
+check_writes_self_test() {
+  local probe=$JOB-write-probe
+  CONTAINERS+=("$probe")
+  podman run --name "$probe" --user 1000:1000 "$IMAGE" touch /home/mpiuser/stray > /dev/null 2>&1 \
+    || fail "podman run $probe"
+  if (check_no_writes "$probe") > "$RUN/logs/self-test.log" 2>&1; then
+    fail "check_no_writes accepted a container that wrote /home/mpiuser/stray"
+  fi
+  grep -q "/home/mpiuser/stray" "$RUN/logs/self-test.log" || { cat "$RUN/logs/self-test.log"; fail "check_no_writes self-test"; }
+  pod_args worker "$RUN/volumes" "$probe-worker"
+  replace_command touch /home/mpiuser/stray
+  if podman run --rm --name "$probe-worker" "${POD_ARGS[@]}" > "$RUN/logs/self-test-worker.log" 2>&1; then
+    fail "a worker pod's container could write /home/mpiuser/stray: its root file system is not read-only"
+  fi
+  grep -q "Read-only file system" "$RUN/logs/self-test-worker.log" \
+    || { cat "$RUN/logs/self-test-worker.log"; fail "the worker's failed write did not say 'Read-only file system'"; }
+  podman rm -f -t 2 "$probe" > /dev/null
+  log "self-test: a write to the image's file system is caught by podman diff and refused under the worker's securityContext"
+}
+
 # ---------------------------------------------------------------------------------------------------------
 # Scenarios
 
@@ -368,6 +391,7 @@ stage_rehearse() {
   log "launcher finished in $((SECONDS - start)) s"
   check_outputs "$(output_dir)"
   check_no_writes "${CONTAINERS[@]}"
+  check_writes_self_test
   local left_in_tmp
   left_in_tmp=$(cd "$RUN/volumes" && find emptydir-*-tmp -mindepth 1 -maxdepth 1 | tr '\n' ' ')
   log "/tmp of the pods (emptyDir) after the run: ${left_in_tmp:-empty (Open MPI removes its session folders at exit)}"
