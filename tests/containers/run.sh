@@ -342,8 +342,8 @@ PY
 }
 
 # Both checks must be able to fail: a container from the image without the read-only root that writes into its
-# home folder must be refused by check_no_writes, and the same write from a worker pod's container (its manifest's
-# security context) must fail.
+# home folder must be refused by check_no_writes, and the same write, or one to the data volume, from a worker
+# pod's container (its manifest's security context and mounts) must fail.
 check_writes_self_test() {
   local probe=$JOB-write-probe
   CONTAINERS+=("$probe")
@@ -353,15 +353,18 @@ check_writes_self_test() {
     fail "check_no_writes accepted a container that wrote /home/mpiuser/stray"
   fi
   grep -q "/home/mpiuser/stray" "$RUN/logs/self-test.log" || { cat "$RUN/logs/self-test.log"; fail "check_no_writes self-test"; }
-  pod_args worker "$RUN/volumes" "$probe-worker"
-  replace_command touch /home/mpiuser/stray
-  if podman run --rm --name "$probe-worker" "${POD_ARGS[@]}" > "$RUN/logs/self-test-worker.log" 2>&1; then
-    fail "a worker pod's container could write /home/mpiuser/stray: its root file system is not read-only"
-  fi
-  grep -q "Read-only file system" "$RUN/logs/self-test-worker.log" \
-    || { cat "$RUN/logs/self-test-worker.log"; fail "the worker's failed write did not say 'Read-only file system'"; }
+  local target
+  for target in /home/mpiuser/stray /data/stray; do   # the image's file system, the data volume
+    pod_args worker "$RUN/volumes" "$probe-worker"
+    replace_command touch "$target"
+    if podman run --rm --name "$probe-worker" "${POD_ARGS[@]}" > "$RUN/logs/self-test-worker.log" 2>&1; then
+      fail "a worker pod's container could write $target: it is not read-only"
+    fi
+    grep -q "Read-only file system" "$RUN/logs/self-test-worker.log" \
+      || { cat "$RUN/logs/self-test-worker.log"; fail "the worker's failed write to $target did not say 'Read-only file system'"; }
+  done
   podman rm -f -t 2 "$probe" > /dev/null
-  log "self-test: a write to the image's file system is caught by podman diff and refused under the worker's securityContext"
+  log "self-test: a write to the image's file system is caught by podman diff; under the worker's securityContext it and a write to /data are refused"
 }
 
 # ---------------------------------------------------------------------------------------------------------
