@@ -42,7 +42,8 @@ remove_job_containers() {
 expect_launcher_failure() {  # expect_launcher_failure CASE EXPECTED_REGEX
   local case=$1 expected=$2 start=$SECONDS took
   start_launcher "bad-$case"
-  local JOB_TIMEOUT=$BAD_TIMEOUT   # wait_launcher fails the test if the launcher is still running then
+  # shellcheck disable=SC2034  # read by wait_launcher (dynamic scope): it fails the test past this time
+  local JOB_TIMEOUT=$BAD_TIMEOUT
   wait_launcher
   took=$((SECONDS - start))
   [ "$LAUNCHER_RC" != 0 ] || { tail -20 "$LAUNCHER_LOG"; fail "$case: the launcher exited 0"; }

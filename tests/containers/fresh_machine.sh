@@ -96,7 +96,7 @@ PY
 stage_quickstart() {
   install_packages
   base_images
-  local name=pstrain-fresh-quickstart start took out
+  local name=pstrain-fresh-quickstart start took
   fresh_container "$name"
   packages_of "$name" > "$FRESH/packages-before.txt"
   copy_checkout "$name" /root/pstrain

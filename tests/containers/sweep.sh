@@ -5,6 +5,7 @@
 # (pod_args.py: its user, security context, limits and volumes); then pstrain-sweep report reads the sweep folder
 # on the output volume, and its ranking is checked against each run's own metrics.jsonl.
 
+# shellcheck disable=SC2154  # here, REPO, RUN, JOB, IMAGE... come from run.sh, which sources this file
 SWEEP_IN_POD=/output/sweeps/rehearsal   # the sweep folder as every pod sees it (on the pstrain-output claim)
 
 # A throw-away pod from the image with both claims, the template and the search space: the README's
