@@ -10,6 +10,9 @@
 #                  a node cut off the network)
 #   sshd-down      a worker pod that runs but whose sshd does not (the container runs `sleep` instead)
 #   no-data        the data volume is empty (the data-preparation Job never ran)
+#   frozen-worker  a worker frozen mid-run (podman pause after the first checkpoint): mpirun must end, not hang
+#                  (the image's ssh ServerAlive*; without them it hung past 120 s, with them it ends in ~40 s, but
+#                  Open MPI's message then is its generic "unable to reliably start one or more daemons")
 
 BAD_TIMEOUT="${BAD_TIMEOUT:-180}"
 
@@ -85,6 +88,33 @@ bad_sshd_down() {
   expect_launcher_failure sshd-down "connect to host ${host//./\\.} port [0-9]+: Connection refused"
 }
 
+bad_frozen_worker() {
+  new_run bad-frozen-worker
+  run_data_prep
+  start_workers
+  start_launcher bad-frozen-worker
+  # Freeze a worker once training runs (its first checkpoint is on the output volume): a node cut off mid-run.
+  local out deadline=$((SECONDS + 120)) victim start
+  out=$(output_dir)
+  until ls -d "$out"/checkpoints/ckpt-* > /dev/null 2>&1; do
+    [ "$(podman inspect --format '{{.State.Running}}' "$LAUNCHER")" = true ] || fail "frozen-worker: the launcher ended before its first checkpoint"
+    [ "$SECONDS" -lt "$deadline" ] || fail "frozen-worker: no checkpoint within 120 s"
+    sleep 0.2
+  done
+  victim=$(worker_name $((WORKERS - 1)))
+  podman pause "$victim" > /dev/null || fail "podman pause $victim"
+  start=$SECONDS
+  # shellcheck disable=SC2034  # read by wait_launcher (dynamic scope)
+  local JOB_TIMEOUT=$BAD_TIMEOUT
+  wait_launcher
+  log "frozen-worker: launcher exited $LAUNCHER_RC $((SECONDS - start)) s after $victim was frozen; last lines: $(grep -v '^\s*$' "$LAUNCHER_LOG" | tail -3 | tr '\n' '|')"
+  [ "$LAUNCHER_RC" != 0 ] || fail "frozen-worker: the launcher exited 0"
+  echo "frozen-worker rc=$LAUNCHER_RC seconds=$((SECONDS - start))" >> "$WORK/bad-input.txt"
+  podman unpause "$victim" > /dev/null 2>&1 || true
+  check_no_ranks_left
+  remove_job_containers
+}
+
 bad_no_data() {
   new_run bad-no-data
   start_workers
@@ -97,14 +127,15 @@ stage_bad_input() {  # stage_bad_input [CASE...]
   podman image exists "$IMAGE" || fail "image $IMAGE not built: run tests/containers/run.sh images first"
   rm -f "$WORK/bad-input.txt"
   local cases=("$@") case
-  [ "${#cases[@]}" -gt 0 ] || cases=(absent-worker silent-worker sshd-down no-data)
+  [ "${#cases[@]}" -gt 0 ] || cases=(absent-worker silent-worker sshd-down no-data frozen-worker)
   for case in "${cases[@]}"; do
     case "$case" in
       absent-worker) bad_absent_worker ;;
       silent-worker) bad_silent_worker ;;
       sshd-down) bad_sshd_down ;;
       no-data) bad_no_data ;;
-      *) fail "unknown bad-input case $case (absent-worker, silent-worker, sshd-down, no-data)" ;;
+      frozen-worker) bad_frozen_worker ;;
+      *) fail "unknown bad-input case $case (absent-worker, silent-worker, sshd-down, no-data, frozen-worker)" ;;
     esac
   done
   podman network rm -f "$NETWORK" > /dev/null 2>&1 || true

@@ -16,8 +16,8 @@
 #             started again as the operator would (the worker container restarted, a new launcher with the
 #             same command, which resumes with --resume auto): every sample trained exactly once per pass and
 #             final parameters identical to the uninterrupted run's (sync mode)
-#   bad-input a worker that does not exist, one that does not answer, one without sshd, an empty data volume
-#             (bad_input.sh): the launcher fails by itself, in time, with a message naming the problem
+#   bad-input a worker that does not exist, one that does not answer, one without sshd, an empty data volume, a
+#             worker frozen mid-run (bad_input.sh): the launcher fails by itself, in time, with the cause in its log
 #   sweep     two Jobs of `pstrain-sweep emit k8s` (k8s/sweep/job.yaml.tmpl), one container each; then
 #             `pstrain-sweep report` on the sweep folder of the output volume, checked (sweep.sh)
 #   all       images, rehearse, kill, bad-input, sweep
@@ -476,6 +476,7 @@ stage_kill() {
   grep -q "resuming from" "$LAUNCHER_LOG" || { tail -20 "$LAUNCHER_LOG"; fail "the restarted job did not resume from a checkpoint"; }
   log "restarted job: $(grep -m1 "resuming from" "$LAUNCHER_LOG")"
   first_step_after "$out" "$restarted_at" "$relaunched_at"
+  log "restarted job finished $(seconds_since "$killed_at") s after the kill"
   check_outputs "$out"
   "$PY" - "$out/metrics.jsonl" "$reference/metrics.jsonl" <<'PY' || fail "sample accounting after the restart"
 import json, sys
