@@ -1,9 +1,30 @@
 #!/usr/bin/env bash
-# Builds what the rehearsal needs, cached between runs (sourced by run.sh; functions only):
+# Builds what the rehearsal needs, cached between runs (sourced by run.sh and fresh_machine.sh; functions only;
+# they use log, fail and WORK from the script that sources them):
+#   install_packages  podman, buildah, runc, debootstrap... from Debian, when missing
 #   base_images   debian:bookworm and debian:bookworm-slim, imported from a debootstrap root file system
 #                 (no image registry is reachable; the Dockerfile's FROM lines then resolve locally)
 #   build_image   k8s/Dockerfile as it is, tagged with the image the rendered MPIJob names; podman's layer cache
 #                 keeps the apt and compile layers until their inputs change
+
+install_packages() {
+  # iptables: netavark sets up the bridge network with it (without it: "netavark: No such file or directory").
+  local packages=(podman buildah runc debootstrap netavark aardvark-dns uidmap fuse-overlayfs openssh-client
+                  python3-yaml hdf5-tools ca-certificates iptables) missing=() p
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    log "installing ${missing[*]}"
+    local sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -q > "$WORK/apt.log" 2>&1 || { cat "$WORK/apt.log"; fail "apt-get update"; }
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" \
+      >> "$WORK/apt.log" 2>&1 || { tail -30 "$WORK/apt.log"; fail "apt-get install ${missing[*]}"; }
+  fi
+  command -v kubectl > /dev/null || fail "kubectl not found (it renders the overlay: kubectl kustomize)"
+  [ "$(id -u)" -eq 0 ] || fail "run as root: rootful podman (bridge networks, bind mounts owned by uid 1000)"
+}
 
 base_images() {
   if podman image exists debian:bookworm && podman image exists debian:bookworm-slim; then

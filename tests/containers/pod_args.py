@@ -2,19 +2,24 @@
 """Turns a pod template of a rendered manifest into `podman run` arguments, the way the kubelet and the
 mpi-operator would run it (used by tests/containers/run.sh).
 
-  pod_args.py RENDERED.yaml launcher|worker|data-prep VOLUMES_DIR [NAME]
+  pod_args.py RENDERED.yaml launcher|worker|data-prep|job VOLUMES_DIR [NAME]
 
-RENDERED.yaml holds the kustomize output (MPIJob) or the data-preparation Job. Prints NUL-separated arguments
+RENDERED.yaml holds the kustomize output (MPIJob), the data-preparation Job, or the Jobs that
+`pstrain-sweep emit k8s` wrote (role job: the Job whose metadata.name is NAME). Prints NUL-separated arguments
 for `podman run` (everything between `run` and the end: options, image, then the container's args), taken from
 the first container of the pod template:
   - image; command as the entrypoint, args as the command (Kubernetes semantics: command replaces ENTRYPOINT,
     args replace CMD);
   - env; runAsUser/runAsGroup as --user, fsGroup as a supplementary group (the group of every volume);
     runAsNonRoot is checked here (a uid of 0 or none is refused, as the kubelet would);
+  - the container's securityContext: readOnlyRootFilesystem as --read-only (without podman's own tmpfs mounts on
+    /tmp, /var/tmp and /run: only the pod's volumes are writable, as under the kubelet), allowPrivilegeEscalation
+    false as no-new-privileges, capabilities as --cap-drop/--cap-add, seccompProfile RuntimeDefault as podman's
+    default profile; any other field is refused rather than silently not rehearsed;
   - resources.limits cpu/memory as --cpus/--memory;
   - volumeMounts: a persistentVolumeClaim becomes VOLUMES_DIR/<claimName> bound at mountPath (read-only if the
     mount or the claim source says readOnly), an emptyDir with medium Memory a tmpfs of sizeLimit, another
-    emptyDir a fresh folder VOLUMES_DIR/emptydir-NAME-<volume>;
+    emptyDir a fresh folder VOLUMES_DIR/emptydir-NAME-<volume>, mode 0777 as the kubelet makes it;
   - containerPort values are printed to stderr as "port N" lines (the caller probes the readiness port).
 What the operator adds (hostfile, ssh Secret, its environment variables) is added by run.sh, not here.
 """
@@ -44,7 +49,36 @@ def quantity_bytes(value):
     return int(value)
 
 
-def pod_template(documents, role):
+def container_security_args(role, security):
+    """podman options for the fields of a container's securityContext that only the container level has."""
+    args = []
+    known = {"runAsUser", "runAsGroup", "runAsNonRoot", "readOnlyRootFilesystem", "allowPrivilegeEscalation",
+             "capabilities", "seccompProfile"}
+    unknown = sorted(set(security) - known)
+    if unknown:
+        fail(f"{role}: securityContext fields this rehearsal does not map: {unknown}")
+    if security.get("readOnlyRootFilesystem"):
+        # podman --read-only alone mounts its own tmpfs on /tmp, /var/tmp and /run; the kubelet does not.
+        args += ["--read-only", "--read-only-tmpfs=false"]
+    if security.get("allowPrivilegeEscalation") is False:
+        args += ["--security-opt", "no-new-privileges"]
+    capabilities = security.get("capabilities") or {}
+    for capability in capabilities.get("drop") or []:
+        args += ["--cap-drop", capability]
+    for capability in capabilities.get("add") or []:
+        args += ["--cap-add", capability]
+    seccomp = (security.get("seccompProfile") or {}).get("type")
+    if seccomp not in (None, "RuntimeDefault"):
+        fail(f"{role}: seccompProfile {seccomp} is not rehearsed (only RuntimeDefault, podman's default profile)")
+    return args
+
+
+def pod_template(documents, role, name):
+    if role == "job":
+        job = next((d for d in documents if d and d.get("kind") == "Job" and d["metadata"]["name"] == name), None)
+        if job is None:
+            fail(f"no Job named {name} in the manifest")
+        return job["spec"]["template"]
     if role == "data-prep":
         job = next((d for d in documents if d and d.get("kind") == "Job"), None)
         if job is None:
@@ -59,17 +93,18 @@ def pod_template(documents, role):
 
 def main():
     if len(sys.argv) not in (4, 5):
-        fail("usage: pod_args.py RENDERED.yaml launcher|worker|data-prep VOLUMES_DIR [NAME]")
+        fail("usage: pod_args.py RENDERED.yaml launcher|worker|data-prep|job VOLUMES_DIR [NAME]")
     path, role, volumes_dir = sys.argv[1:4]
     name = sys.argv[4] if len(sys.argv) == 5 else role
     with open(path) as f:
         documents = list(yaml.safe_load_all(f))
-    spec = pod_template(documents, role)["spec"]
+    spec = pod_template(documents, role, name)["spec"]
     container = spec["containers"][0]
     args = []
 
+    container_security = container.get("securityContext") or {}
     security = dict(spec.get("securityContext") or {})
-    security.update(container.get("securityContext") or {})
+    security.update(container_security)
     uid, gid = security.get("runAsUser"), security.get("runAsGroup")
     if security.get("runAsNonRoot") and not uid:
         fail(f"{role}: runAsNonRoot without a non-zero runAsUser (the kubelet would refuse to start it)")
@@ -78,6 +113,8 @@ def main():
     fs_group = security.get("fsGroup")
     if fs_group is not None:
         args += ["--group-add", str(fs_group)]
+
+    args += container_security_args(role, container_security)
 
     for env in container.get("env") or []:
         if "value" not in env:
@@ -110,6 +147,7 @@ def main():
             else:
                 source = os.path.join(volumes_dir, f"emptydir-{name}-{mount['name']}")
                 os.makedirs(source, exist_ok=True)
+                os.chmod(source, 0o777)  # the kubelet's emptyDir: writable by the pod's non-root user
                 args += ["--volume", f"{source}:{target}:rw"]
         else:
             fail(f"{role}: volume {mount['name']} has a type this rehearsal does not map: {sorted(volume)}")

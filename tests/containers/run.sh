@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Kubernetes deployment rehearsed with real containers (podman + runc, no cluster, no registry):
 #
-#   bash tests/containers/run.sh [all|images|rehearse|kill]      (as root, or through sudo; default: all)
+#   bash tests/containers/run.sh [all|images|rehearse|kill|bad-input [CASE...]|sweep]   (as root; default: all)
 #
 #   images    installs podman, buildah, runc, debootstrap...; builds the base images debian:bookworm{,-slim}
 #             (debootstrap, cached) and k8s/Dockerfile as it is (podman's layer cache), tagged with the image
@@ -10,16 +10,25 @@
 #             the data-preparation Job's container, then one container per worker (its command: sshd) and the
 #             launcher (its exact command: mpirun over ssh into the workers) on one podman network, with the
 #             hostfile, the ssh Secret, the operator's environment, the security context and the volumes of
-#             the manifests; then checks metrics.jsonl, the pass folders and the checkpoints on the output volume
+#             the manifests; then checks metrics.jsonl, the pass folders and the checkpoints on the output volume,
+#             and that no container changed the image's file system (podman diff; readOnlyRootFilesystem)
 #   kill      the same, with a random worker container killed (podman kill) after a random checkpoint; the job is
 #             started again as the operator would (the worker container restarted, a new launcher with the
 #             same command, which resumes with --resume auto): every sample trained exactly once per pass and
 #             final parameters identical to the uninterrupted run's (sync mode)
-#   all       images, rehearse, kill
+#   bad-input a worker that does not exist, one that does not answer, one without sshd, an empty data volume, a
+#             worker frozen mid-run (bad_input.sh): the launcher fails by itself, in time, with the cause in its log
+#   sweep     two Jobs of `pstrain-sweep emit k8s` (k8s/sweep/job.yaml.tmpl), one container each; then
+#             `pstrain-sweep report` on the sweep folder of the output volume, checked (sweep.sh)
+#   all       images, rehearse, kill, bad-input, sweep
 #
 # Environment: WORK_ROOT (scratch, default build/tests/work), OVERLAY (default cpu-small), JOB_TIMEOUT (seconds
 # per launcher run, default 1200), BUILD_TIMEOUT (default 5400), KEEP=1 keeps the containers after a failure,
-# KILL_SEED (victim and moment), KILL_AFTER_STEP (kill after the checkpoint at or past this global step).
+# KILL_SEED (victim and moment), KILL_AFTER_STEP (kill after the checkpoint at or past this global step),
+# BAD_TIMEOUT (seconds a bad-input launcher may take to fail, default 180); LAUNCHER_ENV=NAME=VALUE adds one
+# variable to the launcher, for measurements only (e.g. OMPI_MCA_mpi_yield_when_idle=1: on this 2-core machine
+# the 3 worker containers share 2 cores, and Open MPI's ranks, each alone on its "node", busy-poll without
+# yielding, which a real node with a core per pod never notices).
 # podman reads tests/containers/containers.conf (runc, cgroupfs, ulimits) through CONTAINERS_CONF: nothing
 # under /etc is edited.
 set -euo pipefail
@@ -38,25 +47,8 @@ log() { echo "[containers $(date +%T)] $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 source "$here/images.sh"
-
-install_packages() {
-  # iptables: netavark sets up the bridge network with it (without it: "netavark: No such file or directory").
-  local packages=(podman buildah runc debootstrap netavark aardvark-dns uidmap fuse-overlayfs openssh-client
-                  python3-yaml hdf5-tools ca-certificates iptables) missing=() p
-  for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ "${#missing[@]}" -gt 0 ]; then
-    log "installing ${missing[*]}"
-    local sudo_cmd=()
-    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-    "${sudo_cmd[@]}" apt-get update -q > "$WORK/apt.log" 2>&1 || { cat "$WORK/apt.log"; fail "apt-get update"; }
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" \
-      >> "$WORK/apt.log" 2>&1 || { tail -30 "$WORK/apt.log"; fail "apt-get install ${missing[*]}"; }
-  fi
-  command -v kubectl > /dev/null || fail "kubectl not found (it renders the overlay: kubectl kustomize)"
-  [ "$(id -u)" -eq 0 ] || fail "run as root: rootful podman (bridge networks, bind mounts owned by uid 1000)"
-}
+source "$here/bad_input.sh"
+source "$here/sweep.sh"
 
 # ---------------------------------------------------------------------------------------------------------
 # The manifests
@@ -84,8 +76,8 @@ PY
   [ "$PREP_IMAGE" = "$IMAGE" ] || fail "the data-preparation Job uses $PREP_IMAGE, the MPIJob $IMAGE"
 }
 
-pod_args() {  # pod_args ROLE VOLUMES NAME: fills the array POD_ARGS; readiness port in READY_PORT
-  local file=$WORK/rendered.yaml
+pod_args() {  # pod_args ROLE VOLUMES NAME [FILE]: fills the array POD_ARGS; readiness port in READY_PORT
+  local file=${4:-$WORK/rendered.yaml}
   [ "$1" = data-prep ] && file=$REPO/k8s/base/data-prep-job.yaml
   mapfile -d '' POD_ARGS < <("$PY" "$here/pod_args.py" "$file" "$1" "$2" "$3" 2> "$WORK/pod_args.err") \
     || { cat "$WORK/pod_args.err"; fail "pod_args.py $1"; }
@@ -184,11 +176,12 @@ run_data_prep() {  # the data-preparation Job: one container, to completion
   log "data-prep Job: $shards training shards + test.h5 on the data volume"
 }
 
-start_worker() {  # start_worker I: the worker pod's container (sshd), detached
+start_worker() {  # start_worker I [COMMAND...]: the worker pod's container (sshd, or COMMAND instead), detached
   local i=$1 name
   name=$(worker_name "$i")
   pod_args worker "$RUN/volumes" "$name"
   WORKER_READY_PORT=$READY_PORT
+  [ $# -gt 1 ] && replace_command "${@:2}"
   CONTAINERS+=("$name")
   podman run -d --name "$name" --hostname "$name" --network "$NETWORK" \
     --network-alias "$(worker_fqdn "$i")" \
@@ -209,6 +202,17 @@ wait_ready() {  # wait_ready NAME: the readiness probe (tcpSocket), bounded
     [ "$SECONDS" -lt "$deadline" ] || { podman logs "$name" 2>&1 | tail -20; fail "worker $name not ready in 60 s"; }
     sleep 0.5
   done
+}
+
+replace_command() {  # replace_command COMMAND...: POD_ARGS with the image's command replaced by COMMAND
+  local kept=() i
+  for ((i = 0; i < ${#POD_ARGS[@]}; i++)); do
+    [ "${POD_ARGS[i]}" = "$IMAGE" ] && break
+    if [ "${POD_ARGS[i]}" = --entrypoint ]; then i=$((i + 1)); continue; fi
+    kept+=("${POD_ARGS[i]}")
+  done
+  [ "$i" -lt "${#POD_ARGS[@]}" ] || fail "replace_command: no image $IMAGE in the pod's arguments"
+  POD_ARGS=("${kept[@]}" --entrypoint "$1" "$IMAGE" "${@:2}")
 }
 
 start_workers() {
@@ -233,6 +237,7 @@ start_launcher() {  # start_launcher LOGNAME: the launcher pod's container, deta
     --env "OMPI_MCA_plm_rsh_args=-o ConnectionAttempts=10" \
     --env "OMPI_MCA_orte_set_default_slots=$SLOTS" \
     --env NVIDIA_VISIBLE_DEVICES= --env NVIDIA_DRIVER_CAPABILITIES= \
+    ${LAUNCHER_ENV:+--env "$LAUNCHER_ENV"} \
     "${POD_ARGS[@]}" > /dev/null || fail "podman run $name"
   LAUNCHER=$name LAUNCHER_LOG=$RUN/logs/$1.log
   log "launcher started: ${POD_ARGS[*]}"
@@ -309,6 +314,59 @@ PY
   log "outputs: $passes pass folders, $ckpts checkpoints, node_0..node_$((WORKERS * SLOTS - 1)) in $out"
 }
 
+# What the containers wrote outside their volumes: podman diff against the image. With readOnlyRootFilesystem a
+# write there fails the run itself; this also catches a manifest that drops the setting. Allowed: the mount points
+# the runtime creates for the pod's volumes and its own files (/etc/hosts, /etc/hostname, /etc/resolv.conf,
+# /run/.containerenv, as the kubelet's /etc/hosts and /dev/termination-log), and the folders above them.
+check_no_writes() {  # check_no_writes NAME...
+  local name
+  for name in "$@"; do
+    podman diff --format json "$name" > "$RUN/logs/diff-$name.json" 2>&1 || { cat "$RUN/logs/diff-$name.json"; fail "podman diff $name"; }
+    podman inspect --format '{{range .Mounts}}{{.Destination}}{{"\n"}}{{end}}' "$name" > "$RUN/logs/mounts-$name.txt" \
+      || fail "podman inspect $name"
+    "$PY" - "$RUN/logs/diff-$name.json" "$RUN/logs/mounts-$name.txt" "$name" <<'PY' || fail "$name wrote outside its volumes"
+import json, os, sys
+diff = json.load(open(sys.argv[1])) or {}
+changes = sorted({p for kind in ("changed", "added", "deleted") for p in diff.get(kind) or []})
+allowed = {"/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/run/.containerenv"}
+allowed |= {line.strip() for line in open(sys.argv[2]) if line.strip()}
+for path in list(allowed):
+    while path not in ("/", ""):
+        path = os.path.dirname(path)
+        allowed.add(path)
+others = [p for p in changes if p not in allowed]
+assert not others, f"{sys.argv[3]} changed the image's file system: {others}"
+print(f"{sys.argv[3]}: podman diff lists {len(changes)} path(s), all mount points or runtime files: {changes}")
+PY
+  done
+}
+
+# Both checks must be able to fail: a container from the image without the read-only root that writes into its
+# home folder must be refused by check_no_writes, and the same write, or one to the data volume, from a worker
+# pod's container (its manifest's security context and mounts) must fail.
+check_writes_self_test() {
+  local probe=$JOB-write-probe
+  CONTAINERS+=("$probe")
+  podman run --name "$probe" --user 1000:1000 "$IMAGE" touch /home/mpiuser/stray > /dev/null 2>&1 \
+    || fail "podman run $probe"
+  if (check_no_writes "$probe") > "$RUN/logs/self-test.log" 2>&1; then
+    fail "check_no_writes accepted a container that wrote /home/mpiuser/stray"
+  fi
+  grep -q "/home/mpiuser/stray" "$RUN/logs/self-test.log" || { cat "$RUN/logs/self-test.log"; fail "check_no_writes self-test"; }
+  local target
+  for target in /home/mpiuser/stray /data/stray; do   # the image's file system, the data volume
+    pod_args worker "$RUN/volumes" "$probe-worker"
+    replace_command touch "$target"
+    if podman run --rm --name "$probe-worker" "${POD_ARGS[@]}" > "$RUN/logs/self-test-worker.log" 2>&1; then
+      fail "a worker pod's container could write $target: it is not read-only"
+    fi
+    grep -q "Read-only file system" "$RUN/logs/self-test-worker.log" \
+      || { cat "$RUN/logs/self-test-worker.log"; fail "the worker's failed write to $target did not say 'Read-only file system'"; }
+  done
+  podman rm -f -t 2 "$probe" > /dev/null
+  log "self-test: a write to the image's file system is caught by podman diff; under the worker's securityContext it and a write to /data are refused"
+}
+
 # ---------------------------------------------------------------------------------------------------------
 # Scenarios
 
@@ -335,9 +393,28 @@ stage_rehearse() {
   [ "$LAUNCHER_RC" = 0 ] || { tail -40 "$LAUNCHER_LOG"; fail "the launcher exited with $LAUNCHER_RC (log: $LAUNCHER_LOG)"; }
   log "launcher finished in $((SECONDS - start)) s"
   check_outputs "$(output_dir)"
+  check_no_writes "${CONTAINERS[@]}"
+  check_writes_self_test
+  local left_in_tmp
+  left_in_tmp=$(cd "$RUN/volumes" && find emptydir-*-tmp -mindepth 1 -maxdepth 1 | tr '\n' ' ')
+  log "/tmp of the pods (emptyDir) after the run: ${left_in_tmp:-empty (Open MPI removes its session folders at exit)}"
   podman rm -f -t 2 "${CONTAINERS[@]}" > /dev/null 2>&1 || true
   CONTAINERS=()
   log "rehearse: PASS"
+}
+
+seconds_since() {  # seconds_since EPOCH: elapsed seconds, one decimal
+  awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'
+}
+
+# The trainers log "first step done" (second resolution) on every start: the newest such line is the restarted
+# job's first step.
+first_step_after() {  # first_step_after OUT RESTARTED_AT RELAUNCHED_AT
+  local stamp epoch
+  stamp=$(grep -h "first step done" "$1"/node_*/train.log | sort | tail -1 | cut -d' ' -f1)
+  [ -n "$stamp" ] || fail "no 'first step done' line in $1/node_*/train.log"
+  epoch=$(date -d "$stamp" +%s) || fail "unreadable time stamp $stamp"
+  log "first step after the restart: $(awk -v e="$epoch" -v a="$2" 'BEGIN {printf "%.0f", e - a}') s after the worker was restarted, $(awk -v e="$epoch" -v a="$3" 'BEGIN {printf "%.0f", e - a}') s after the new launcher started (1 s resolution)"
 }
 
 stage_kill() {
@@ -378,22 +455,28 @@ stage_kill() {
   [ -f "$out/metrics.jsonl" ] && [ "$(wc -l < "$out/metrics.jsonl")" -ge "$(launcher_arg --passes)" ] \
     && fail "the job had already finished when the checkpoint at step $newest was seen"
   log "checkpoint at global step $newest written; podman kill $victim"
+  local killed_at
+  killed_at=$(date +%s.%N)
   podman kill "$victim" > /dev/null || fail "podman kill $victim"
   wait_launcher
   [ "$LAUNCHER_RC" != 0 ] || fail "the launcher exited 0 although worker $victim was killed"
-  log "launcher exited with $LAUNCHER_RC after the kill (log: $LAUNCHER_LOG)"
+  log "launcher exited with $LAUNCHER_RC $(seconds_since "$killed_at") s after the kill (log: $LAUNCHER_LOG)"
   [ -f "$out/pass-$(printf '%05d' $(($(launcher_arg --passes) - 1)))/done" ] \
     && fail "the last pass had completed before the kill: nothing left to resume"
   # The operator's restart: the worker's restartPolicy (OnFailure) restarts its container; the launcher Job
   # (backoffLimit) makes a new launcher pod, which runs the same command once the workers are ready again.
-  local i
+  local i restarted_at relaunched_at
+  restarted_at=$(date +%s.%N)
   podman start "$victim" > /dev/null || fail "podman start $victim"
   for ((i = 0; i < WORKERS; i++)); do wait_ready "$(worker_name "$i")"; done
+  relaunched_at=$(date +%s.%N)
   start_launcher launcher-2
   wait_launcher
   [ "$LAUNCHER_RC" = 0 ] || { tail -40 "$LAUNCHER_LOG"; fail "the restarted launcher exited with $LAUNCHER_RC"; }
   grep -q "resuming from" "$LAUNCHER_LOG" || { tail -20 "$LAUNCHER_LOG"; fail "the restarted job did not resume from a checkpoint"; }
   log "restarted job: $(grep -m1 "resuming from" "$LAUNCHER_LOG")"
+  first_step_after "$out" "$restarted_at" "$relaunched_at"
+  log "restarted job finished $(seconds_since "$killed_at") s after the kill"
   check_outputs "$out"
   "$PY" - "$out/metrics.jsonl" "$reference/metrics.jsonl" <<'PY' || fail "sample accounting after the restart"
 import json, sys
@@ -422,6 +505,8 @@ case "${1:-all}" in
   images) stage_images ;;
   rehearse) stage_rehearse ;;
   kill) stage_kill ;;
-  all) stage_images; stage_rehearse; stage_kill ;;
-  *) echo "usage: $0 [all|images|rehearse|kill]" >&2; exit 2 ;;
+  bad-input) stage_bad_input "${@:2}" ;;
+  sweep) stage_sweep ;;
+  all) stage_images; stage_rehearse; stage_kill; stage_bad_input; stage_sweep ;;
+  *) echo "usage: $0 [all|images|rehearse|kill|bad-input [CASE...]|sweep]" >&2; exit 2 ;;
 esac
