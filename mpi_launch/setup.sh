@@ -22,6 +22,9 @@ if [ "${1:-}" = --tests ]; then
   # between CI runs.
   packages+=(libgtest-dev hdf5-tools yamllint python3-yaml python3-jsonschema munge slurmctld slurmd slurm-client
              lmod clang libclang-rt-14-dev ccache)
+  # file: CPack's .deb generator runs it on the binaries (the install tests build the package; without it
+  # `cpack -G DEB` fails on a machine that has only the quickstart's packages).
+  packages+=(file)
   # clang-format and clang-tidy (14, Debian 12's): the style check, tests/style (.clang-format, .clang-tidy).
   packages+=(clang-format clang-tidy)
   # Node.js for the offline Kubernetes object validation (tests/k8s) and for fetching the Brown corpus
