@@ -71,9 +71,11 @@ print(f"per step and trainer: {fetched:.0f} rows fetched, {pushed:.0f} pushed, {
       f"({moved / (rows * width * 4):.2e} of the table)")
 print(f"step: {1e3 * m['pass_seconds'] / m['steps_per_trainer']:.1f} ms, pass {m['pass_seconds']:.1f} s, "
       f"test accuracy {m['test_accuracy']:.4f}, whole run {wall:.0f} s")
-for line in log.splitlines():
+for line in open(f"{work}/out/node_0/server.log").read().splitlines():
     if "checkpoint ckpt-" in line and "written in" in line:
         print("end-of-pass " + line.split("] ", 1)[1])
+first = re.search(r"first step done ([\d.]+) s after start", log)
+print(f"start to first step (servers drawing their rows): {float(first.group(1)):.1f} s")
 ckpt = sorted(glob.glob(f"{work}/out/checkpoints/ckpt-*"))[-1]
 print("checkpoint files:", ", ".join(f"{os.path.basename(p)} {os.path.getsize(p) / 2**20:.0f} MiB"
                                      for p in sorted(glob.glob(f"{ckpt}/*.h5"))))

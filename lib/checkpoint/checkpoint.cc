@@ -106,7 +106,7 @@ void discard_checkpoint_folder(const fs::path& temporary) {
 
 fs::path publish_checkpoint(const fs::path& temporary, const fs::path& output_dir, const Checkpoint& checkpoint,
                             const std::vector<nn::ParameterInfo>& parameters, const std::string& config_ini,
-                            const WriteOptions& options) {
+                            const WriteOptions& options, const std::vector<ManifestEntry>& written) {
   const fs::path root = checkpoints_folder(output_dir);
   const fs::path final_dir = root / checkpoint_name(checkpoint.training.global_step);
   try {
@@ -123,7 +123,7 @@ fs::path publish_checkpoint(const fs::path& temporary, const fs::path& output_di
     pause_for_test(options);
     std::vector<std::string> files = {"model.h5", "training.h5", "config.ini"};
     for (std::string& rows : list_table_row_files(temporary)) files.push_back(std::move(rows));
-    write_manifest(temporary, files);
+    write_manifest(temporary, files, written);
     fsync_path(temporary);
     if (fs::exists(final_dir)) fs::remove_all(final_dir);  // an older, complete copy of the same step
     fs::rename(temporary, final_dir);
@@ -149,8 +149,9 @@ fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoi
 Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::ParameterInfo>& parameters,
                            std::size_t flat_size, const std::string& optimizer,
                            const std::vector<std::uint64_t>& shard_sizes,
-                           const std::vector<nn::ParameterInfo>& state_layout) {
-  verify_manifest(folder);
+                           const std::vector<nn::ParameterInfo>& state_layout,
+                           const std::function<bool(const std::string&)>& checksum) {
+  verify_manifest(folder, checksum);
   Checkpoint checkpoint;
   H5::Exception::dontPrint();
   const fs::path model_path = folder / "model.h5";

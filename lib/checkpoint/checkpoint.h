@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "checkpoint/manifest.h"
 #include "nn/model.h"
 
 namespace pstrain::checkpoint {
@@ -64,20 +65,24 @@ std::filesystem::path write_checkpoint(const std::filesystem::path& output_dir, 
 // table_rows.h): rank 0 creates the temporary folder, the others write their files into it, rank 0 publishes it
 // (its own files, the MANIFEST listing every file, the rename) or discards it when anyone failed.
 std::filesystem::path create_checkpoint_folder(const std::filesystem::path& output_dir, std::int64_t global_step);
+// `written` holds the MANIFEST entries of the files the other ranks wrote (they computed them in parallel).
 std::filesystem::path publish_checkpoint(const std::filesystem::path& temporary,
                                          const std::filesystem::path& output_dir, const Checkpoint& checkpoint,
                                          const std::vector<nn::ParameterInfo>& parameters,
-                                         const std::string& config_ini, const WriteOptions& options);
+                                         const std::string& config_ini, const WriteOptions& options,
+                                         const std::vector<ManifestEntry>& written = {});
 void discard_checkpoint_folder(const std::filesystem::path& temporary);
 
 // Verifies the manifest, then reads; `parameters` and `flat_size` describe the model to load into, `optimizer`
 // the kind this run uses, `shard_sizes` the sample counts of this run's training shards, `state_layout` the
 // model's non-trainable state. Throws Error(kInputData) naming the folder and the mismatch (another model,
 // another optimizer, other data, corrupt file).
+// `checksum` as verify_manifest's (default: every file's checksum).
 Checkpoint read_checkpoint(const std::filesystem::path& folder, const std::vector<nn::ParameterInfo>& parameters,
                            std::size_t flat_size, const std::string& optimizer,
                            const std::vector<std::uint64_t>& shard_sizes,
-                           const std::vector<nn::ParameterInfo>& state_layout = {});
+                           const std::vector<nn::ParameterInfo>& state_layout = {},
+                           const std::function<bool(const std::string&)>& checksum = {});
 
 // Complete-looking checkpoint folders (ckpt-*), newest first.
 std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& output_dir);

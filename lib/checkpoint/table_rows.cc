@@ -166,12 +166,16 @@ void write_table_rows(const fs::path& folder, const TableRowsSpec& table, int sh
   }
 }
 
+bool is_table_rows_file(const std::string& name) {
+  return std::regex_match(name, row_file_pattern());
+}
+
 std::vector<std::string> list_table_row_files(const fs::path& folder) {
   std::vector<std::string> names;
   if (!fs::is_directory(folder)) return names;
   for (const auto& entry : fs::directory_iterator(folder)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && std::regex_match(name, row_file_pattern())) names.push_back(name);
+    if (entry.is_regular_file() && is_table_rows_file(name)) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   return names;

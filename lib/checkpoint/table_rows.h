@@ -35,6 +35,9 @@ void write_table_rows(const std::filesystem::path& folder, const TableRowsSpec& 
                       std::span<const float> rows,
                       const std::vector<std::pair<std::string, std::span<const float>>>& state);
 
+// Whether `name` is a row file's name.
+bool is_table_rows_file(const std::string& name);
+
 // The row files in a checkpoint folder, by name.
 std::vector<std::string> list_table_row_files(const std::filesystem::path& folder);
 

@@ -1,6 +1,7 @@
 #include "train/checkpointing.h"
 
 #include <csignal>
+#include <sstream>
 
 #include "checkpoint/table_rows.h"
 #include "comm/communicator.h"
@@ -56,9 +57,10 @@ std::vector<std::uint8_t> SampleIndex::join(const std::vector<std::vector<std::u
   return flat;
 }
 
-checkpoint::Checkpoint load_checkpoint(const JobContext& job, const fs::path& folder) {
+checkpoint::Checkpoint load_checkpoint(const JobContext& job, const fs::path& folder, bool chosen) {
+  const auto checksum = [chosen](const std::string& name) { return !chosen || !checkpoint::is_table_rows_file(name); };
   return checkpoint::read_checkpoint(folder, job.dense_parameters, job.dense_count, job.config.optimizer.kind,
-                                     job.data.shard_samples, job.model.state);
+                                     job.data.shard_samples, job.model.state, checksum);
 }
 
 std::optional<fs::path> choose_checkpoint(const JobContext& job) {
@@ -152,9 +154,11 @@ fs::path CheckpointWriter::open_folder(std::int64_t global_step) const {
   return temporary;
 }
 
-void CheckpointWriter::write_table_rows(const ps::ModelPartition& plan, const ps::SliceState* slice,
-                                        const fs::path& temporary) const {
+std::vector<checkpoint::ManifestEntry> CheckpointWriter::write_table_rows(const ps::ModelPartition& plan,
+                                                                          const ps::SliceState* slice,
+                                                                          const fs::path& temporary) const {
   std::optional<comm::Failure> failure;
+  std::vector<checkpoint::ManifestEntry> mine;
   const int shard = job_.layout.world_rank;
   for (std::size_t t = 0; slice != nullptr && t < slice->tables.size(); ++t) {
     const ps::TableSpec& table = plan.tables().table(t);
@@ -163,6 +167,9 @@ void CheckpointWriter::write_table_rows(const ps::ModelPartition& plan, const ps
         checkpoint::write_table_rows(temporary, {table.name, table.rows, table.width}, shard, plan.shards(), rows,
                                      state);
       });
+      // Each shard fsyncs and checksums its own file, all at once, instead of rank 0 reading them all.
+      mine.push_back(
+          checkpoint::manifest_entry(temporary, checkpoint::table_rows_file(table.name, shard, plan.shards())));
     } catch (const Error& error) {
       failure = comm::Failure{static_cast<int>(error.code()),
                               cat("checkpoint not written: server shard ", shard, " could not save its rows of ",
@@ -171,6 +178,27 @@ void CheckpointWriter::write_table_rows(const ps::ModelPartition& plan, const ps
     }
   }
   agree_or_discard(failure, job_.layout.world_rank == 0 ? temporary : fs::path());
+  return gather_entries(mine);
+}
+
+std::vector<checkpoint::ManifestEntry> CheckpointWriter::gather_entries(
+    const std::vector<checkpoint::ManifestEntry>& mine) const {
+  std::string text;  // "crc size name" lines
+  for (const auto& entry : mine) text += cat(entry.crc32, " ", entry.size, " ", entry.name, "\n");
+  const int world_size = job_.layout.world_size;
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(world_size, 0);
+  MPI_CHECK(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD));
+  std::vector<int> displacements(world_size, 0);
+  for (int rank = 1; rank < world_size; ++rank) displacements[rank] = displacements[rank - 1] + lengths[rank - 1];
+  std::string all(job_.layout.world_rank == 0 ? displacements.back() + lengths.back() : 0, '\0');
+  MPI_CHECK(MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0,
+                        MPI_COMM_WORLD));
+  std::vector<checkpoint::ManifestEntry> entries;
+  std::istringstream lines(all);
+  checkpoint::ManifestEntry entry;
+  while (lines >> entry.crc32 >> entry.size >> entry.name) entries.push_back(entry);
+  return entries;
 }
 
 void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState* slice,
@@ -190,7 +218,7 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
   checkpoint.training.seed = job_.config.seed;
   // The tables' rows first, each shard its own file; then the rest of the model state, gathered to the writer.
   const fs::path temporary = open_folder(counters[2]);
-  write_table_rows(plan, slice, temporary);
+  const std::vector<checkpoint::ManifestEntry> row_files = write_table_rows(plan, slice, temporary);
   gather_model_state(plan, slice, model_state, lead, checkpoint.model);
 
   const SampleIndex index(job_.data.shard_samples);
@@ -206,7 +234,8 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
     try {
       written = checkpoint::publish_checkpoint(temporary, job_.config.output_dir, checkpoint, job_.dense_parameters,
                                                config_ini_,
-                                               {job_.config.keep_checkpoints, job_.config.test_checkpoint_delay_ms});
+                                               {job_.config.keep_checkpoints, job_.config.test_checkpoint_delay_ms},
+                                               row_files);
     } catch (const Error& error) {
       failure = not_written(job_.config.output_dir, progress.global_step, error);
     }

@@ -44,8 +44,10 @@ class SampleIndex {
 // that one or throws Error(kInputData) saying why not.
 std::optional<std::filesystem::path> choose_checkpoint(const JobContext& job);
 
-// Reads a checkpoint checked against this run's model, optimizer and data (any rank).
-checkpoint::Checkpoint load_checkpoint(const JobContext& job, const std::filesystem::path& folder);
+// Reads a checkpoint checked against this run's model, optimizer and data (any rank). `chosen`: rank 0 has just
+// verified every file of it (choose_checkpoint), so the row files, the bulk of a large table's checkpoint, are
+// not read whole again on every rank for their checksums (their sizes are checked).
+checkpoint::Checkpoint load_checkpoint(const JobContext& job, const std::filesystem::path& folder, bool chosen = false);
 
 class CheckpointWriter {
  public:
@@ -73,9 +75,11 @@ class CheckpointWriter {
  private:
   // The temporary folder of the checkpoint at `global_step`, created by rank 0, its name known everywhere.
   std::filesystem::path open_folder(std::int64_t global_step) const;
-  // Each server shard's rows of every row table, into a file of its own in `temporary`.
-  void write_table_rows(const ps::ModelPartition& plan, const ps::SliceState* slice,
-                        const std::filesystem::path& temporary) const;
+  // Each server shard's rows of every row table, into a file of its own in `temporary`; returns (on rank 0) the
+  // MANIFEST entries of all of them, computed by their writers.
+  std::vector<checkpoint::ManifestEntry> write_table_rows(const ps::ModelPartition& plan, const ps::SliceState* slice,
+                                                          const std::filesystem::path& temporary) const;
+  std::vector<checkpoint::ManifestEntry> gather_entries(const std::vector<checkpoint::ManifestEntry>& mine) const;
   // The dense blocks, optimizer vectors and non-trainable state, gathered into `model` on rank 0.
   void gather_model_state(const ps::ModelPartition& plan, const ps::SliceState* slice,
                           std::span<const float> model_state, int lead, checkpoint::ModelState& model) const;

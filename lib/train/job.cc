@@ -364,7 +364,7 @@ int run_job(int argc, char** argv) {
   MPI_CHECK(MPI_Bcast(resume_from.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD));
   failure = attempt([&] {
     if (!resume_from.empty()) {
-      run.resumed = load_checkpoint(job, resume_from);
+      run.resumed = load_checkpoint(job, resume_from, /*chosen=*/true);
       run.resumed_from = resume_from;
       if (model && !run.resumed->model.state.empty()) model->set_state(run.resumed->model.state);
       if (rank == 0) forget_passes_from(job.config.output_dir, run.resumed->training.pass);

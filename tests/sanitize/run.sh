@@ -31,6 +31,8 @@ export CC=${SANITIZE_CC:-gcc} CXX=${SANITIZE_CXX:-g++}
 ASAN_TESTS='^mpi_(sync_equivalence_np3|async_learns_np3|allreduce_replicas_np3)_(shm|tcp)$'
 ASAN_TESTS+='|^mpi_ssp_bound_np(3_shm|4_tcp)$'
 ASAN_TESTS+='|^recovery_kill_resume_np3_(shm|tcp)$|^recovery_bad_checkpoints_np3_shm$'
+# Row tables on the servers: trainer caches, row files in checkpoints, elastic resume re-dealing them.
+ASAN_TESTS+='|^mpi_sparse_tables_(equals_dense|resume)_np3_(shm|tcp)$'
 ASAN_TESTS+='|^mpi_bad_input_(garbage_shard|truncated_shard|width_mismatch|label_out_of_range|missing_data|unknown_flag|nan_loss|existing_output)_np2_(shm|tcp)$'
 # Under TSan: a plain sync run on each path, an async run, and the watchdog ending a job whose rank stopped.
 TSAN_TESTS='^mpi_sync_equivalence_np2_(shm|tcp)$|^mpi_async_learns_np3_shm$|^recovery_stall_sync_np3_shm$'
