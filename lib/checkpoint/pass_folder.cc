@@ -60,8 +60,8 @@ void write_parameters_file(const fs::path& path, const std::vector<nn::Parameter
 }  // namespace
 
 void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<nn::ParameterInfo>& parameters,
-                       std::span<const float> flat, bool replace_existing,
-                       const std::vector<StreamedTensor>& streamed) {
+                       std::span<const float> flat, bool replace_existing, const std::vector<StreamedTensor>& streamed,
+                       const std::vector<fs::path>& beside) {
   const fs::path final_dir = output_dir / pass_folder_name(pass);
   if (fs::exists(final_dir) && !replace_existing) {
     throw Error(ExitCode::kOutput, cat(final_dir.string(), " already exists; pstrain never replaces a pass folder"));
@@ -73,6 +73,10 @@ void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<n
   if (error) throw Error(ExitCode::kOutput, cat("cannot create ", temporary.string(), ": ", error.message()));
   try {
     write_parameters_file(temporary / "parameters.h5", parameters, flat, streamed);
+    for (const fs::path& file : beside) {
+      fs::copy_file(file, temporary / file.filename());
+      fsync_path(temporary / file.filename());
+    }
     write_file_atomically(temporary / "done", cat("pass ", pass, "\n"));
     if (fs::exists(final_dir)) {  // replace_existing: move the old one aside only now that the new one is whole
       const fs::path superseded = output_dir / cat(".", pass_folder_name(pass), ".superseded-", ::getpid());

@@ -25,10 +25,12 @@ struct StreamedTensor {
 
 // Throws Error(kOutput) when it cannot be written. An existing folder of that name is replaced only with
 // `replace_existing` (a resumed run training that pass again), and then only once the new one is complete.
-// `streamed` tensors are written beside `parameters`, named as they are.
+// `streamed` tensors are written beside `parameters`, named as they are; the files `beside` are copied into the
+// folder under their own names (a language model's vocab.txt: the table's row r is the word on line r).
 void write_pass_folder(const std::filesystem::path& output_dir, int pass,
                        const std::vector<nn::ParameterInfo>& parameters, std::span<const float> flat,
-                       bool replace_existing = false, const std::vector<StreamedTensor>& streamed = {});
+                       bool replace_existing = false, const std::vector<StreamedTensor>& streamed = {},
+                       const std::vector<std::filesystem::path>& beside = {});
 
 // Reads parameters.h5 of a complete pass folder into the flat layout; every parameter must be present with
 // the declared shape. Throws Error(kInputData) naming the folder and the mismatch.

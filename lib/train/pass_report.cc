@@ -187,7 +187,11 @@ void write_pass_folder(const JobContext& job, int pass, std::span<const float> p
     flat.insert(flat.end(), state.begin(), state.end());
     parameters = flat;
   }
-  checkpoint::write_pass_folder(job.config.output_dir, pass, layout, parameters, !job.config.resume.empty(), tables);
+  // A language model's pass folder carries its vocabulary: the embedding table's row r is the word on line r.
+  std::vector<std::filesystem::path> beside;
+  if (job.data.meta.tokens) beside.push_back(job.config.data_dir / "vocab.txt");
+  checkpoint::write_pass_folder(job.config.output_dir, pass, layout, parameters, !job.config.resume.empty(), tables,
+                                beside);
 }
 
 void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board) {

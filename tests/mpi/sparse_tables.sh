@@ -7,6 +7,9 @@
 #                 OUTPUT/best-valid pointing at the pass with the lowest validation perplexity.
 #   async_learns  async and SSP (staleness 1) with the table by rows learn: the test perplexity ends well below
 #                 the vocabulary size (what a model that learned nothing scores), staleness is reported.
+#   init_from     --init-from a pass folder loads the table, each server its rows: a run started from A's last
+#                 pass folder that learns nothing (SGD at lr 1e-30) ends with A's bits, and a fresh one does not;
+#                 the pass folder holds the vocabulary beside the table.
 #   resume        resumed from a mid-pass checkpoint, on NP ranks and on NP+1 ranks with one more server than NP
 #                 ranks have (NP/2, the default), the rows re-dealt: the run ends with the bits of the
 #                 uninterrupted run (NP 3: 1 -> 2 servers; NP 4: 2 -> 3 servers).
@@ -89,6 +92,17 @@ PY
       exact "$out" "$work/reference" "resumed on $ranks ranks differs from the uninterrupted run"
     done
     echo "PASS: resumed mid-pass with row tables on $np and $((np + 1)) ranks, $((np / 2)) -> $((np / 2 + 1)) servers ($path): bit-identical"
+    ;;
+  init_from)
+    nplm "$np" "$work/first" --optimizer adagrad --lr 0.1
+    expect_rows_on_servers "$work/first"
+    cmp -s "$work/first/pass-00001/vocab.txt" "$work/text/vocab.txt" || fail "the pass folder lacks the vocabulary"
+    nplm "$np" "$work/from-first" --optimizer sgd --lr 1e-30 --init-from "$work/first/pass-00001"
+    nplm "$np" "$work/fresh" --optimizer sgd --lr 1e-30
+    exact "$work/from-first" "$work/first" "the run started from the pass folder does not hold its parameters"
+    "$TOOLS_DIR/compare_parameters" "$work/fresh/pass-00001" "$work/first/pass-00001" --exact > /dev/null 2>&1 \
+      && fail "a fresh run ended with the trained parameters: the comparison cannot fail"
+    echo "PASS: --init-from loads the table by rows ($np ranks, $path); the pass folder carries vocab.txt"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
