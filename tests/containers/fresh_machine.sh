@@ -33,15 +33,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 source "$here/images.sh"
 
-CONTAINERS=()
 cleanup() {
-  local rc=$?
-  if [ "$rc" -ne 0 ] && [ "${KEEP:-0}" = 1 ]; then
-    log "KEEP=1: containers left: ${CONTAINERS[*]:-none}"
-    return
-  fi
-  [ "${#CONTAINERS[@]}" -gt 0 ] && podman rm -f -t 2 "${CONTAINERS[@]}" > /dev/null 2>&1
-  return 0
+  remove_containers $? || true
 }
 trap cleanup EXIT
 

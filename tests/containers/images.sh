@@ -6,6 +6,7 @@
 #                 (no image registry is reachable; the Dockerfile's FROM lines then resolve locally)
 #   build_image   k8s/Dockerfile as it is, tagged with the image the rendered MPIJob names; podman's layer cache
 #                 keeps the apt and compile layers until their inputs change
+#   remove_containers  the containers a run started (CONTAINERS), for the scripts' exit traps
 
 install_packages() {
   # iptables: netavark sets up the bridge network with it (without it: "netavark: No such file or directory").
@@ -55,4 +56,17 @@ build_image() {  # build_image IMAGE
       --build-arg WITH_DATASET=1 -f "$REPO/k8s/Dockerfile" -t "$image" "$REPO" > "$WORK/build.log" 2>&1 \
     || { tail -40 "$WORK/build.log"; fail "podman build of k8s/Dockerfile (log: $WORK/build.log)"; }
   log "image $image built in $((SECONDS - start)) s"
+}
+
+CONTAINERS=()
+# remove_containers STATUS: removes the containers in CONTAINERS, unless the run failed (STATUS not 0) and KEEP=1
+# asks to keep them for a look (then returns 1).
+remove_containers() {
+  local status=$1
+  if [ "$status" -ne 0 ] && [ "${KEEP:-0}" = 1 ]; then
+    log "KEEP=1: containers left: ${CONTAINERS[*]:-none}"
+    return 1
+  fi
+  [ "${#CONTAINERS[@]}" -gt 0 ] && podman rm -f -t 2 "${CONTAINERS[@]}" > /dev/null 2>&1
+  return 0
 }

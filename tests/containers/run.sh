@@ -131,14 +131,8 @@ make_hostfile() {  # the ConfigMap's hostfile, mounted read-only at /etc/mpi
 # ---------------------------------------------------------------------------------------------------------
 # Containers
 
-CONTAINERS=()
 cleanup() {
-  local rc=$?
-  if [ "$rc" -ne 0 ] && [ "${KEEP:-0}" = 1 ]; then
-    log "KEEP=1: containers left running: ${CONTAINERS[*]:-none}"
-    return
-  fi
-  [ "${#CONTAINERS[@]}" -gt 0 ] && podman rm -f -t 2 "${CONTAINERS[@]}" > /dev/null 2>&1
+  remove_containers $? || return 0
   podman network rm -f "$NETWORK" > /dev/null 2>&1 || true
 }
 trap cleanup EXIT
