@@ -118,8 +118,9 @@ for step in "${steps[@]}"; do
       configure "$asan_dir" -DPSTRAIN_SANITIZE=ON
       # ASAN_UNIT="test_core test_data ..." builds and runs only those unit-test programs (a quicker check on a
       # busy machine); CI leaves it unset: every unit test.
+      # blas_restart_probe: the BLAS-restart tests among the unit tests run it.
       build_targets=(--target ${ASAN_UNIT:-$(unit_test_programs)} pstrain pstrain-data compare_parameters
-                     interleave_shards make_shard)
+                     interleave_shards make_shard blas_restart_probe)
       timed "asan build" nice -n 19 cmake --build "$asan_dir" -j "$jobs" "${build_targets[@]}" > "$asan_dir/build.log" 2>&1 \
         || { tail -50 "$asan_dir/build.log"; exit 1; }
       reports=$(reports_dir "$asan_dir")
@@ -162,8 +163,8 @@ for step in "${steps[@]}"; do
       CC=clang CXX=clang++ configure "$fuzz_dir" -DPSTRAIN_FUZZ=ON -DPSTRAIN_BUILD_TESTS=OFF
       timed "fuzz build" nice -n 19 cmake --build "$fuzz_dir" -j "$jobs" --target fuzz_all > "$fuzz_dir/build.log" 2>&1 \
         || { tail -50 "$fuzz_dir/build.log"; exit 1; }
-      BUILD_DIR="$fuzz_dir" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_idx fuzz_cifar fuzz_checkpoint fuzz_ini \
-        fuzz_search_space || status=1
+      BUILD_DIR="$fuzz_dir" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_idx fuzz_cifar fuzz_text fuzz_checkpoint \
+        fuzz_ini fuzz_search_space || status=1
       # These two meet HDF5 1.10.8's own bugs within seconds (tests/fuzz/known-hdf5/README.md: global-heap hang and
       # overflow, metadata allocations sized by the file): they run and report, but do not fail CI until pstrain
       # has a way around them (FUZZ_STRICT=1 makes them count).
