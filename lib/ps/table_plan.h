@@ -5,8 +5,9 @@
 // memory per server is the table over P, traffic per step grows with the distinct ids of a batch.
 //
 // The plan is computed identically on every rank from the model's layout and the batch size. What a shard holds
-// of the whole model (its dense blocks, then its rows of each table) is a ModelPartition: checkpoints gather and
-// cut the model state with it, so a checkpoint holds full tensors whatever the number of servers.
+// of the whole model (its dense blocks, and its rows of each table) is a ModelPartition. A checkpoint gathers the
+// dense blocks into full tensors and takes each shard's rows as a file of its own (checkpoint/table_rows.h);
+// either is cut again for any number of servers.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -38,42 +39,25 @@ class TablePlan {
   const RowPlan& rows(std::size_t index) const { return row_plans_.at(index); }
   // Distinct rows one trainer's step can touch on `shard`: its slot size on that shard.
   std::size_t capacity(std::size_t index, int shard) const;
-  // Floats of every table this shard holds.
-  std::size_t shard_size(int shard) const;
-
-  // Copies shard `shard`'s rows of every table (table after table, each in local row order) between the full
-  // flat vector and a slice; gather() of table `only` copies that table's rows alone.
-  static constexpr std::size_t kEveryTable = static_cast<std::size_t>(-1);
-  void gather(int shard, std::span<const float> full, std::span<float> slice, std::size_t only = kEveryTable) const;
-  void scatter(int shard, std::span<const float> slice, std::span<float> full) const;
   // Floats of the tables that lie before `offset` in the flat vector: where the model's flat layout and its
   // dense layout (the tables taken out, the rest packed in order) differ.
   std::size_t floats_before(std::size_t offset) const;
 
  private:
-  // copy(offset in the slice, offset in the flat vector, width) for each of the shard's rows (of table `only`,
-  // or of every table), in slice order.
-  template <typename Copy>
-  void for_each_row(int shard, std::size_t only, Copy&& copy) const;
-
   std::vector<TableSpec> tables_;
   std::vector<RowPlan> row_plans_;
   std::size_t batch_size_ = 0;
 };
 
-// What each server shard holds of the flat vector: its dense blocks, then its rows of every row table. A shard's
-// slice of the model state (parameters and every optimizer vector) is laid out this way.
+// What each server shard holds of the model: its dense blocks (its slice of the dense parameters and of every
+// optimizer vector, in the shard's local order) and its rows of every row table (in the tables' windows).
 class ModelPartition {
  public:
   ModelPartition(const ShardPlan& blocks, const TablePlan& tables) : blocks_(blocks), tables_(tables) {}
 
   int shards() const { return blocks_.shards(); }
-  std::size_t total_size() const { return blocks_.total_size(); }
-  std::size_t slice_size(int shard) const { return blocks_.shard_size(shard) + tables_.shard_size(shard); }
   const ShardPlan& blocks() const { return blocks_; }
   const TablePlan& tables() const { return tables_; }
-  void gather(int shard, std::span<const float> full, std::span<float> slice) const;
-  void scatter(int shard, std::span<const float> slice, std::span<float> full) const;
   // Shard `shard`'s dense blocks between their part of its slice (the first blocks().shard_size(shard) floats)
   // and a vector in the dense layout (the model's parameters less the row tables, packed: what a checkpoint's
   // model.h5 holds; the rows go to row files of their own).

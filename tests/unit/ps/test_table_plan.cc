@@ -1,5 +1,6 @@
-// Row tables beside the dense blocks: a shard's slice (ModelPartition) is its dense blocks then its rows of every
-// table; cutting the flat vector into the shards' slices and putting it back gives every element once.
+// Row tables beside the dense blocks: the tables belong to no shard's blocks, a step's slots are bounded by the
+// batch, and a shard's dense blocks map to the dense layout (the tables taken out) and back, every element once.
+// Which rows a shard holds: test_row_plan.cc.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -43,29 +44,6 @@ TEST(TablePlan, CapacityIsTheBatchsLookupsOrTheShardsRowsWhicheverIsFewer) {
   EXPECT_EQ(large_batch.capacity(0, 0), 7u);
   const TablePlan small_batch = two_tables(1, 1);
   EXPECT_EQ(small_batch.capacity(0, 0), 2u);
-  EXPECT_EQ(plan.shard_size(0), 3u * 3 + 2u * 2);
-  EXPECT_EQ(plan.shard_size(1), 2u * 3 + 1u * 2);
-}
-
-TEST(ModelPartition, SlicesOfEveryShardPutBackGiveEveryElementOnce) {
-  for (const int shards : {1, 2, 3, 5, 9}) {
-    const ShardPlan blocks(kSizes, shards, 4, kByRows);
-    const TablePlan tables = two_tables(shards, 8);
-    const ModelPartition partition(blocks, tables);
-    std::vector<float> full(44);
-    std::iota(full.begin(), full.end(), 1.0f);
-    std::vector<float> rebuilt(44, 0.0f);
-    std::size_t total = 0;
-    for (int shard = 0; shard < shards; ++shard) {
-      std::vector<float> slice(partition.slice_size(shard), -1.0f);
-      partition.gather(shard, full, slice);
-      for (const float value : slice) EXPECT_GT(value, 0.0f) << "an unfilled slice element on shard " << shard;
-      partition.scatter(shard, slice, rebuilt);
-      total += slice.size();
-    }
-    EXPECT_EQ(total, 44u) << shards << " shards";
-    EXPECT_EQ(rebuilt, full) << shards << " shards";
-  }
 }
 
 TEST(ModelPartition, DenseBlocksGoToTheDenseLayoutWithTheTablesTakenOut) {
@@ -92,17 +70,6 @@ TEST(ModelPartition, DenseBlocksGoToTheDenseLayoutWithTheTablesTakenOut) {
     }
     EXPECT_EQ(rebuilt, dense) << shards << " shards";
   }
-}
-
-TEST(TablePlan, ShardHoldsRowsModuloShardsInLocalOrder) {
-  const TablePlan tables = two_tables(3, 8);
-  std::vector<float> full(44);
-  std::iota(full.begin(), full.end(), 0.0f);
-  std::vector<float> slice(tables.shard_size(1));
-  tables.gather(1, full, slice);
-  // Table a (offset 10, width 3): rows 1 and 4; table b (offset 36, width 2): row 1.
-  const std::vector<float> expected = {13, 14, 15, 22, 23, 24, 38, 39};
-  EXPECT_EQ(slice, expected);
 }
 
 }  // namespace
