@@ -1,6 +1,7 @@
 #include "core/options.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -34,15 +35,18 @@ struct Args {
 
 class ConfigFile {
  public:
+  // Named by process and count: CTest runs the tests of this file side by side (-j 2), each in a process of its
+  // own, and a name shared between them let one test read or remove another's file.
   explicit ConfigFile(const std::string& text)
       : path_(std::filesystem::temp_directory_path() /
-              ("pstrain-options-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".ini")) {
+              ("pstrain-options-" + std::to_string(::getpid()) + "-" + std::to_string(next_++) + ".ini")) {
     std::ofstream(path_) << text;
   }
   ~ConfigFile() { std::filesystem::remove(path_); }
   std::string path() const { return path_.string(); }
 
  private:
+  static inline int next_ = 0;
   std::filesystem::path path_;
 };
 
