@@ -22,7 +22,9 @@
 //   second meeting of one step and the first of the next); with its gradient it puts those rows' gradients and
 //   indices into its row slots on every shard (an empty slot when it had no batch). After all_gradients_written
 //   each server sums the row slots in trainer order with the dense sum's weights and updates the touched rows,
-//   before agree_on_step_flags. At the end of a pass every trainer gets every row (evaluation, pass folders).
+//   before agree_on_step_flags. A trainer holds only its batch's rows (its row caches); at the end of a pass the
+//   lead trainer gets, one-sidedly, the rows of each evaluation batch and the whole table a block of rows at a
+//   time for the pass folder, while the servers wait in the end-of-pass checkpoint.
 // All-reduce step: the trainers agree on the step's sample count and flags in one MPI_Allreduce over the trainers,
 //   sum their count-weighted gradients, and each applies the same update; replicas are compared (CRC-32) at the
 //   end of every pass. Local step: the only rank's flags are the agreed flags.
@@ -42,7 +44,7 @@
 // Row tables in an async step: the trainer gets its batch's rows as they are (a shared-lock epoch: each table
 //   arrives whole, between two servers' updates), and puts its row slots before it announces the push; the
 //   server applies a push's rows right after its dense slot, under an exclusive lock on the rows. The slots are
-//   free again once the push is applied, as the dense one. The end-of-pass meeting also gets every row.
+//   free again once the push is applied, as the dense one. Evaluation and the pass folder read rows as in sync.
 // SSP gate (--mode ssp): async steps; after each step a trainer publishes its clock (steps finished in the pass)
 //   on shard 0 and waits while it is more than --staleness steps ahead of the slowest trainer, or until a
 //   checkpoint request stands (a slower trainer may be quiescing for it: go to the step boundary and join).
