@@ -74,7 +74,10 @@ void AsyncExchange::finish_pass(std::span<float> parameters) {
     MPI_CHECK(MPI_Test(&meeting, &arrived, MPI_STATUS_IGNORE));
     if (arrived) break;
     if (on_checkpoint_request_ && client_.checkpoint_request() != 0) {
-      if (on_checkpoint_request_()) return;  // stopping: the job ends after this checkpoint
+      if (on_checkpoint_request_()) {  // stopping: the job ends after this checkpoint
+        stopped_in_meeting_ = true;
+        return;
+      }
     } else {
       std::this_thread::sleep_for(poll_interval_);
     }

@@ -38,6 +38,9 @@ class AsyncExchange : public exchange::GradientExchange {
   MPI_Comm trainers_;
   std::chrono::microseconds poll_interval_;
   std::function<bool()> on_checkpoint_request_;
+  // The last finish_pass gave up: a checkpoint joined in the meeting was a stop, and the trainer that asked for it
+  // ended at its step boundary, so nobody meets again.
+  bool stopped_in_meeting_ = false;
 
  private:
   std::vector<std::int64_t> pushed_;

@@ -19,7 +19,7 @@
 #   stall_in_meeting_after_checkpoint  [np 3]
 #                     async: trainer 1 joins a checkpoint inside the end-of-pass meeting (a nested watchdog wait),
 #                     then is SIGSTOPped there: the meeting is still guarded, the job ends with exit 6 naming it.
-#   stop_in_meeting   [np 3; with MODEL_FILE: batch norm]
+#   stop_in_meeting   [np 3; with MODEL_FILE: batch norm; MODE=ssp: the staleness gate's exchange]
 #                     async: SIGUSR1 while trainer 1 waits in the end-of-pass meeting and the lead still steps:
 #                     clean exit 0 (every trainer leaves the same way), then the resumed run finishes.
 source "$(dirname "$0")/../mpi/common.sh"
@@ -102,8 +102,8 @@ start_slow_lead() {  # start_slow_lead OUT [flags]: in the background; the job's
   local out=$1
   shift
   [ "$np" -eq 3 ] || fail "$case_name needs np 3 (1 server + 2 trainers)"
-  run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --mode async --output-dir "$out" --test-slow-trainer 0 \
-    --test-step-delay-ms 50 "$@" > "$out.log" 2>&1 &
+  run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --mode "${MODE:-async}" --output-dir "$out" \
+    --test-slow-trainer 0 --test-step-delay-ms 50 "$@" > "$out.log" 2>&1 &
   launcher=$!
   trap 'kill "$launcher" 2> /dev/null || true' EXIT  # a failed check leaves no job running
 }
@@ -319,7 +319,8 @@ PY
     ;;
   stop_in_meeting)
     out="$work/run"
-    EVERY=0 start_slow_lead "$out" --timeout-seconds 10
+    # ssp: a bound wider than the pass, so that the fast trainer reaches the meeting while the lead still steps.
+    EVERY=0 start_slow_lead "$out" --timeout-seconds 10 $( [ "${MODE:-async}" = ssp ] && echo --staleness 1000 )
     wait_for_training "$out.log"
     wait_for_wait "$out" 2 "$meeting"
     pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
@@ -328,7 +329,7 @@ PY
     [ $(($(date +%s) - start)) -le 10 ] || fail "took more than 10 s to stop after the signal"
     grep -q "stopped on a signal" "$out.log" || { cat "$out.log"; fail "no 'stopped on a signal' line"; }
     [ -f "$out/pass-00000/done" ] && fail "pass 0 ended before the signal: the meeting was not tested"
-    run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(EVERY=0 common_flags) --mode async --output-dir "$out" --resume auto \
+    run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(EVERY=0 common_flags) --mode "${MODE:-async}" --output-dir "$out" --resume auto \
       > "$out.resume.log" 2>&1 || { cat "$out.resume.log"; fail "resume"; }
     grep -h "resuming from" "$out.resume.log" || fail "the stopped run left no checkpoint to resume from"
     each_sample_once "$out/metrics.jsonl" "$total_samples"
