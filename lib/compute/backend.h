@@ -85,6 +85,9 @@ class Backend {
   virtual void copy(void* destination, const void* source, std::size_t bytes) = 0;
   // y[i] += alpha * x[i].
   virtual void axpy(float alpha, const float* x, float* y, std::size_t count) = 0;
+  // out[i] = a[i] + b[i] (out may be a or b): a sum of two layers' outputs in one pass, with the bits of
+  // copy-then-axpy(1.0f).
+  virtual void add(const float* a, const float* b, float* out, std::size_t count) = 0;
   // out[i] = a[i] * b[i] (out may be a or b).
   virtual void multiply(const float* a, const float* b, float* out, std::size_t count) = 0;
   // A block of `cols` columns of `rows` rows from a matrix with rows of `source_stride` floats into one with

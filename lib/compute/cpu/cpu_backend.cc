@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "compute/cpu/softmax_kernels.h"
 #include "compute/cpu/vector_math.h"
 #include "core/error.h"
 
@@ -130,17 +131,12 @@ Backend::LossResult CpuBackend::softmax_cross_entropy(const float* logits, const
 
     // Shifting by the row maximum keeps every exp() in (0, 1], so large logits cannot overflow;
     // loss = logsumexp(row) - row[label] = log(sum exp(row - max)) + max - row[label].
-    int arg_max = 0;
-    for (int c = 1; c < classes; ++c) {
-      if (row[c] > row[arg_max]) arg_max = c;
-    }
+    const int arg_max = cpu::first_max_index(row, classes);
     const float max = row[arg_max];
-    double exp_sum = 0;
-    for (int c = 0; c < classes; ++c) {
-      const float shifted_exp = std::exp(row[c] - max);
-      exp_sum += shifted_exp;
-      if (dlogits != nullptr) dlogits[static_cast<std::size_t>(r) * classes + c] = shifted_exp;
-    }
+    float* exps = dlogits != nullptr ? dlogits + static_cast<std::size_t>(r) * classes : exp_scratch(classes);
+    cpu::shifted_exp(row, max, exps, classes);
+    double exp_sum = 0;  // in class order, one rounding per class: the bits every model was trained with
+    for (int c = 0; c < classes; ++c) exp_sum += exps[c];
     result.loss_sum += std::log(exp_sum) + (static_cast<double>(max) - static_cast<double>(row[label]));
     if (label_smoothing > 0.0f) {
       // -sum_c t_c log p_c with t = (1 - e) onehot + e / K: the plain loss plus e (mean_c(-log p_c) - (-log p_label)).
@@ -165,6 +161,11 @@ Backend::LossResult CpuBackend::softmax_cross_entropy(const float* logits, const
     }
   }
   return result;
+}
+
+float* CpuBackend::exp_scratch(int classes) {
+  if (exp_scratch_.size() < static_cast<std::size_t>(classes)) exp_scratch_.resize(static_cast<std::size_t>(classes));
+  return exp_scratch_.data();
 }
 
 std::unique_ptr<Backend> make_cpu_backend() {

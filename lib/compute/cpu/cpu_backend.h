@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "compute/backend.h"
 
@@ -50,6 +51,7 @@ class CpuBackend : public Backend {
   // layer_ops.cc
   void copy(void* destination, const void* source, std::size_t bytes) override;
   void axpy(float alpha, const float* x, float* y, std::size_t count) override;
+  void add(const float* a, const float* b, float* out, std::size_t count) override;
   void multiply(const float* a, const float* b, float* out, std::size_t count) override;
   void copy_columns(const float* source, int source_stride, float* destination, int destination_stride, int rows,
                     int cols) override;
@@ -67,6 +69,12 @@ class CpuBackend : public Backend {
   void gather_rows(const float* table, const float* ids, float* out, int count, int dim, int table_rows) override;
   void scatter_add_rows(const float* row_gradients, const float* ids, float* table_gradient, int count, int dim,
                         int table_rows) override;
+
+ private:
+  // One row of exp(logit - max) when the loss is wanted without its gradient (evaluation); grown, never shrunk.
+  float* exp_scratch(int classes);
+
+  std::vector<float> exp_scratch_;
 };
 
 }  // namespace pstrain::compute

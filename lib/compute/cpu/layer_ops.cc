@@ -37,6 +37,10 @@ void CpuBackend::axpy(float alpha, const float* x, float* y, std::size_t count) 
   for (std::size_t i = 0; i < count; ++i) y[i] += alpha * x[i];
 }
 
+void CpuBackend::add(const float* a, const float* b, float* out, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = a[i] + b[i];
+}
+
 void CpuBackend::multiply(const float* a, const float* b, float* out, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) out[i] = a[i] * b[i];
 }

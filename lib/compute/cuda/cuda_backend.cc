@@ -304,6 +304,11 @@ void CudaBackend::axpy(float alpha, const float* x, float* y, std::size_t count)
   launch_axpy(stream(), alpha, x, y, count);
 }
 
+void CudaBackend::add(const float* a, const float* b, float* out, std::size_t count) {
+  make_current();
+  launch_add(stream(), a, b, out, count);
+}
+
 void CudaBackend::multiply(const float* a, const float* b, float* out, std::size_t count) {
   make_current();
   launch_multiply(stream(), a, b, out, count);

@@ -117,6 +117,7 @@ class CudaBackend final : public Backend {
 
   void copy(void* destination, const void* source, std::size_t bytes) override;
   void axpy(float alpha, const float* x, float* y, std::size_t count) override;
+  void add(const float* a, const float* b, float* out, std::size_t count) override;
   void multiply(const float* a, const float* b, float* out, std::size_t count) override;
   void copy_columns(const float* source, int source_stride, float* destination, int destination_stride, int rows,
                     int cols) override;

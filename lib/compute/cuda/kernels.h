@@ -53,6 +53,7 @@ void launch_max_pool_backward(cudaStream_t stream, const float* dy, const std::i
 
 // Layer kernels (layer_kernels.cu); the operations are those of compute/backend.h with the same names.
 void launch_axpy(cudaStream_t stream, float alpha, const float* x, float* y, std::size_t count);
+void launch_add(cudaStream_t stream, const float* a, const float* b, float* out, std::size_t count);
 void launch_multiply(cudaStream_t stream, const float* a, const float* b, float* out, std::size_t count);
 void launch_avg_pool_forward(cudaStream_t stream, const float* x, float* y, const PoolShape& shape, int batch);
 void launch_avg_pool_backward(cudaStream_t stream, const float* dy, float* dx, const PoolShape& shape, int batch);

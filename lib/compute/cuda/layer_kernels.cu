@@ -17,6 +17,10 @@ __global__ void axpy_kernel(float alpha, const float* x, float* y, std::int64_t 
   for (std::int64_t i = first_index(); i < count; i += grid_stride()) y[i] += alpha * x[i];
 }
 
+__global__ void add_kernel(const float* a, const float* b, float* out, std::int64_t count) {
+  for (std::int64_t i = first_index(); i < count; i += grid_stride()) out[i] = a[i] + b[i];
+}
+
 __global__ void multiply_kernel(const float* a, const float* b, float* out, std::int64_t count) {
   for (std::int64_t i = first_index(); i < count; i += grid_stride()) out[i] = a[i] * b[i];
 }
@@ -205,6 +209,13 @@ void launch_axpy(cudaStream_t stream, float alpha, const float* x, float* y, std
   if (count == 0) return;
   const auto n = static_cast<std::int64_t>(count);
   axpy_kernel<<<blocks_for(n), kThreads, 0, stream>>>(alpha, x, y, n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_add(cudaStream_t stream, const float* a, const float* b, float* out, std::size_t count) {
+  if (count == 0) return;
+  const auto n = static_cast<std::int64_t>(count);
+  add_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, b, out, n);
   CUDA_CHECK(cudaGetLastError());
 }
 

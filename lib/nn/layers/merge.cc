@@ -13,8 +13,13 @@ class AddLayer final : public Layer {
   explicit AddLayer(const LayerBuild& build) : backend_(build.backend), size_(element_count(build.plan.output)) {}
 
   void forward(const StepContext& step, std::span<const float* const> inputs, float* output) override {
-    backend_.copy(output, inputs[0], count(step) * sizeof(float));
-    for (std::size_t i = 1; i < inputs.size(); ++i) backend_.axpy(1.0f, inputs[i], output, count(step));
+    // One pass for the first two (same bits as copy + axpy(1): a + b rounds once either way), then in order.
+    if (inputs.size() == 1) {
+      backend_.copy(output, inputs[0], count(step) * sizeof(float));
+      return;
+    }
+    backend_.add(inputs[0], inputs[1], output, count(step));
+    for (std::size_t i = 2; i < inputs.size(); ++i) backend_.axpy(1.0f, inputs[i], output, count(step));
   }
   void backward(const StepContext& step, std::span<const float* const>, const float*, const float* dy,
                 std::span<float* const> input_gradients) override {

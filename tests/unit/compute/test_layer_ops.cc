@@ -68,6 +68,20 @@ TEST_F(BackendTest, SpatialMeanAveragesEveryPixelOfAChannel) {
   }
 }
 
+TEST_F(BackendTest, AddEqualsCopyThenAxpyOfOneBitForBitAndMayRunInPlace) {
+  const auto a = random_floats(1031, 3), b = random_floats(1031, 4);
+  auto a_buffer = to_backend(*backend_, a), b_buffer = to_backend(*backend_, b);
+  Buffer<float> sum(*backend_, a.size()), reference(*backend_, a.size());
+  backend_->add(a_buffer.data(), b_buffer.data(), sum.data(), a.size());
+  backend_->copy(reference.data(), a_buffer.data(), a.size() * sizeof(float));
+  backend_->axpy(1.0f, b_buffer.data(), reference.data(), a.size());
+  const auto sum_host = to_host(*backend_, sum);
+  EXPECT_EQ(sum_host, to_host(*backend_, reference));
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(sum_host[i], a[i] + b[i]) << i;
+  backend_->add(a_buffer.data(), b_buffer.data(), a_buffer.data(), a.size());
+  EXPECT_EQ(to_host(*backend_, a_buffer), sum_host);
+}
+
 TEST_F(BackendTest, CopyColumnsMovesABlockBetweenStrides) {
   const std::vector<float> source{1, 2, 3, 4, 5, 6};  // 2 rows of 3
   auto source_buffer = to_backend(*backend_, source);

@@ -37,20 +37,22 @@ class GpuLayerOpsTest : public ::testing::Test {
   std::unique_ptr<Backend> gpu_;
 };
 
-TEST_F(GpuLayerOpsTest, CopyAxpyMultiplyAndColumnBlocks) {
+TEST_F(GpuLayerOpsTest, CopyAxpyAddMultiplyAndColumnBlocks) {
   const auto a = random_floats(100003, 1), b = random_floats(100003, 2);
   const auto [gpu, cpu] =
-      both({a, b}, {a.size(), a.size(), a.size(), 2 * a.size()}, [](Backend& be, auto& in, auto& out) {
+      both({a, b}, {a.size(), a.size(), a.size(), 2 * a.size(), a.size()}, [](Backend& be, auto& in, auto& out) {
         be.copy(out[0].data(), in[0].data(), in[0].size() * sizeof(float));
         be.copy(out[1].data(), in[1].data(), in[1].size() * sizeof(float));
         be.axpy(-0.5f, in[0].data(), out[1].data(), in[0].size());
         be.multiply(in[0].data(), in[1].data(), out[2].data(), in[0].size());
         be.copy_columns(in[0].data(), 7, out[3].data() + 3, 14, 100003 / 7, 5);
+        be.add(in[0].data(), in[1].data(), out[4].data(), in[0].size());
       });
   EXPECT_EQ(gpu[0], cpu[0]);
   EXPECT_TRUE(all_close(gpu[1], cpu[1]));
   EXPECT_EQ(gpu[2], cpu[2]);
   EXPECT_EQ(gpu[3], cpu[3]);
+  EXPECT_EQ(gpu[4], cpu[4]);
 }
 
 TEST_F(GpuLayerOpsTest, AveragePoolingAndSpatialMean) {

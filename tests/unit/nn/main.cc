@@ -1,11 +1,18 @@
 // test_nn's main: the same BLAS kernel choice as pstrain's own main (compute/cpu/blas_kernels.h), so that the
-// pinned parameters (test_model_pins.cc) are checked with the kernels pstrain trains with.
+// pinned parameters (test_model_pins.cc) are checked with the kernels pstrain trains with; where that choice is
+// Cooperlake, whose products round differently from the SkylakeX kernels the pins were recorded with, test_nn
+// runs SkylakeX instead (the CPU has AVX-512 either way), so that the pins still guard the model code there.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "compute/cpu/blas_kernels.h"
 
 int main(int argc, char** argv) {
   pstrain::compute::use_best_blas_kernels(argv);
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr && pstrain::compute::blas_kernel_family() == "Cooperlake") {
+    pstrain::compute::restart_with_blas_coretype(argv, "SkylakeX", "Cooperlake");
+  }
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
