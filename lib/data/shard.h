@@ -7,6 +7,8 @@
 //   /labels    int32   [sample_count]                in [0, num_classes)
 //   root attributes: dataset (string), sample_shape (uint64[]), num_classes (uint32),
 //                    sample_count (uint64), source (string), format_version (uint32)
+//   strings are fixed-length (format_version 2). Version 1 (pstrain-data before 2026-11-23) wrote them
+//   variable-length, which HDF5 keeps in its global heap; the reader still accepts those (shard_read.cc).
 //   token shards (pstrain-data brown|text, N-gram windows) also: vocab_size (uint32), ngram (uint32),
 //                    vocab_crc32 (uint32), corpus, split, vocab_rule, windows (strings); the presence of
 //                    vocab_size is what makes a shard a token shard.
@@ -39,8 +41,9 @@ struct ShardMeta {
                                             // channels last (HWC), as the CNN reads them
   std::uint32_t num_classes = 0;
   std::uint64_t sample_count = 0;
-  std::string source;               // where the samples came from (input files)
-  std::optional<TokenMeta> tokens;  // set for token shards only
+  std::string source;                // where the samples came from (input files)
+  std::optional<TokenMeta> tokens;   // set for token shards only
+  std::uint32_t format_version = 0;  // as read; pstrain-data writes hdf5::kFormatVersion
 
   std::size_t sample_size() const;  // product of sample_shape
 };

@@ -59,7 +59,10 @@ TEST(Shard, StoresDocumentedLayout) {
   H5::H5File file((dir / "s.h5").string(), H5F_ACC_RDONLY);
   std::uint32_t version = 0;
   file.openAttribute("format_version").read(H5::PredType::NATIVE_UINT32, &version);
-  EXPECT_EQ(version, 1u);
+  EXPECT_EQ(version, 2u);
+  for (const char* name : {"dataset", "source"}) {
+    EXPECT_FALSE(file.openAttribute(name).getStrType().isVariableStr()) << name << ": fixed-length since version 2";
+  }
   H5::DataSet features = file.openDataSet("features");
   EXPECT_EQ(features.getTypeClass(), H5T_FLOAT);
   EXPECT_EQ(features.getDataType().getSize(), 4u);
@@ -245,12 +248,42 @@ TEST(Shard, RejectsMissingDatasetAndAttribute) {
 
 TEST(Shard, RejectsOtherFormatVersion) {
   TempDir dir;
-  write_shard(dir / "s.h5", make_samples(1));
+  for (const std::uint32_t version : {0u, 3u}) {
+    write_shard(dir / "s.h5", make_samples(1));
+    edit_shard(dir / "s.h5", [&](H5::H5File& file) {
+      file.openAttribute("format_version").write(H5::PredType::NATIVE_UINT32, &version);
+    });
+    expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData,
+                 {"s.h5", cat("unsupported format_version ", version)});
+  }
+}
+
+// Rewrites the string attribute `name` as a variable-length string (how version 1 stored every string).
+void make_variable_length(H5::H5File& file, const char* name, const std::string& value) {
+  file.removeAttr(name);
+  const H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  file.createAttribute(name, type, H5::DataSpace(H5S_SCALAR)).write(type, value);
+}
+
+TEST(Shard, ReadsVersionOneShardsWithVariableLengthStrings) {
+  TempDir dir;
+  write_shard(dir / "s.h5", make_samples(2));
   edit_shard(dir / "s.h5", [](H5::H5File& file) {
-    const std::uint32_t version = 2;
+    const std::uint32_t version = 1;
     file.openAttribute("format_version").write(H5::PredType::NATIVE_UINT32, &version);
+    make_variable_length(file, "dataset", "an older shard");
   });
-  expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData, {"s.h5", "unsupported format_version 2"});
+  const ShardMeta meta = read_shard_meta(dir / "s.h5");
+  EXPECT_EQ(meta.format_version, 1u);
+  EXPECT_EQ(meta.dataset, "an older shard");
+}
+
+TEST(Shard, RefusesAVariableLengthStringInAVersionTwoShardBeforeReadingIt) {
+  TempDir dir;
+  write_shard(dir / "s.h5", make_samples(1));
+  edit_shard(dir / "s.h5", [](H5::H5File& file) { make_variable_length(file, "source", "x"); });
+  expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData,
+               {"s.h5", "attribute 'source' is a variable-length string", "format_version 2"});
 }
 
 TEST(Shard, RejectsAttributeOfWrongType) {
