@@ -20,10 +20,14 @@ GraphModel::GraphModel(compute::Backend& backend, ModelPlan plan, std::size_t ma
 }
 
 void GraphModel::build_nodes() {
+  // readers[j]: how many inputs read node j; last_reader[j]: the last node among them.
   std::vector<int> readers(plan_.nodes.size(), 0);
-  for (const PlannedNode& planned : plan_.nodes) {
-    for (const int input : planned.inputs) {
-      if (input != ModelPlan::kDataInput) ++readers[static_cast<std::size_t>(input)];
+  std::vector<int> last_reader(plan_.nodes.size(), -1);
+  for (std::size_t i = 0; i < plan_.nodes.size(); ++i) {
+    for (const int input : plan_.nodes[i].inputs) {
+      if (input == ModelPlan::kDataInput) continue;
+      ++readers[static_cast<std::size_t>(input)];
+      last_reader[static_cast<std::size_t>(input)] = static_cast<int>(i);
     }
   }
   for (std::size_t i = 0; i < plan_.nodes.size(); ++i) {
@@ -51,14 +55,31 @@ void GraphModel::build_nodes() {
       node.output_view = node.output.data();
     }
     if (planned.needs_gradient) {
-      node.gradient = compute::Buffer<float>(backend_, size);
+      const int reader = readers[i] == 1 ? last_reader[i] : -1;
+      node.gradient_from_reader =
+          reader >= 0 && plan_.nodes[static_cast<std::size_t>(reader)].type->gradient_passes_through;
+      if (!node.gradient_from_reader) node.gradient = compute::Buffer<float>(backend_, size);
       if (readers[i] > 1) node.scratch = compute::Buffer<float>(backend_, size);
     }
+    node.gradient_view = node.gradient.data();
     nodes_.push_back(std::move(node));
     input_pointers_.resize(std::max(input_pointers_.size(), planned.inputs.size()));
     gradient_pointers_.resize(std::max(gradient_pointers_.size(), planned.inputs.size()));
   }
+  share_pass_through_gradients(last_reader);
   gradient_written_.assign(nodes_.size(), false);
+}
+
+// From the last node back, so that a chain of pass-through readers (add of an add) resolves to the buffer at
+// its end. A node that needs a gradient makes its reader need one too, so that buffer exists.
+void GraphModel::share_pass_through_gradients(const std::vector<int>& last_reader) {
+  for (std::size_t i = nodes_.size(); i-- > 0;) {
+    if (!nodes_[i].gradient_from_reader) continue;
+    const Node& reader = nodes_[static_cast<std::size_t>(last_reader[i])];
+    PSTRAIN_ASSERT(reader.gradient_view != nullptr, "node ", plan_.nodes[i].spec.name,
+                   " passes its gradient to a reader that has none");
+    nodes_[i].gradient_view = reader.gradient_view;
+  }
 }
 
 void GraphModel::initialize(std::uint64_t seed) {
@@ -108,7 +129,7 @@ BatchResult GraphModel::train_batch(std::span<const float> features, std::span<c
   const StepContext step{.batch = load_batch(features, labels, count), .training = true, .random_key = step_key_};
   const float* logits = forward(step);
   // The loss writes d(mean loss)/d(logits) straight into the output node's gradient, where backward starts.
-  const BatchResult result = loss_(backend_, logits, labels_.data(), nodes_.back().gradient.data(), step.batch);
+  const BatchResult result = loss_(backend_, logits, labels_.data(), nodes_.back().gradient_view, step.batch);
   backward(step);
   return result;
 }
@@ -147,11 +168,15 @@ void GraphModel::backward(const StepContext& step) {
       gradient_pointers_[k] = nullptr;
       if (input == ModelPlan::kDataInput || !plan_.nodes[static_cast<std::size_t>(input)].needs_gradient) continue;
       Node& source = nodes_[static_cast<std::size_t>(input)];
+      if (source.gradient_from_reader) {
+        gradient_written_[static_cast<std::size_t>(input)] = true;  // it reads this node's gradient as it is
+        continue;
+      }
       gradient_pointers_[k] =
           gradient_written_[static_cast<std::size_t>(input)] ? source.scratch.data() : source.gradient.data();
     }
     nodes_[i].layer->backward(step, std::span(input_pointers_.data(), inputs.size()), nodes_[i].output_view,
-                              nodes_[i].gradient.data(), std::span(gradient_pointers_.data(), inputs.size()));
+                              nodes_[i].gradient_view, std::span(gradient_pointers_.data(), inputs.size()));
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       if (gradient_pointers_[k] == nullptr) continue;
       const auto input = static_cast<std::size_t>(inputs[k]);

@@ -6,7 +6,9 @@
 //
 // Backward walks the nodes in reverse. A node's output gradient is complete once every reader has run: the
 // first reader writes it, a later one (residual connections) writes into the node's scratch buffer, which is
-// then added to it. Nodes without parameters upstream (a flatten of the data) get no gradient at all.
+// then added to it. Nodes without parameters upstream (a flatten of the data) get no gradient at all. A node
+// read only by an add or a reshape has no gradient buffer of its own: its gradient is that reader's, unchanged
+// (LayerType::gradient_passes_through), so the reader's backward copies nothing for it.
 //
 // Batch-norm running statistics live in the state buffer; each trainer moves its own (see the README's
 // "Models" section for what the exchange modes do with them).
@@ -59,11 +61,14 @@ class GraphModel final : public Model {
     std::unique_ptr<Layer> layer;
     compute::Buffer<float> output;       // empty for a reshape, which reads its input's
     const float* output_view = nullptr;  // where the node's output is: its own buffer or its input's
-    compute::Buffer<float> gradient;     // dL/d output; empty when the node needs none
+    compute::Buffer<float> gradient;     // dL/d output; empty when the node needs none or reads its reader's
+    float* gradient_view = nullptr;      // where dL/d output is: `gradient`, or its pass-through reader's
+    bool gradient_from_reader = false;   // gradient_view is the (only) reader's: nothing to write into it
     compute::Buffer<float> scratch;      // a second reader's contribution; only for nodes read more than once
   };
 
   void build_nodes();
+  void share_pass_through_gradients(const std::vector<int>& readers);
   int load_batch(std::span<const float> features, std::span<const std::int32_t> labels, std::size_t count);
   const float* forward(const StepContext& step);
   void backward(const StepContext& step);

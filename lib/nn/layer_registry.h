@@ -24,6 +24,10 @@ struct LayerType {
   // The output is the input's memory seen with another shape (flatten): the graph gives the node no buffer of
   // its own and skips its forward, so a reshape costs nothing. Its backward still runs (a copy of the gradient).
   bool reshapes_only = false;
+  // Every input's gradient is the node's output gradient, element for element (add, a reshape). An input that
+  // this node alone reads then reads its gradient straight from the node's buffer, and the node's backward gets
+  // a null pointer for it, so no copy is made (a copy the size of the output, per input and step).
+  bool gradient_passes_through = false;
   // Reads the node's attributes and checks its input shapes; throws through attributes.fail() naming the
   // problem ("needs an image input, got 784").
   std::function<LayerPlan(LayerAttributes& attributes, const std::vector<Shape>& inputs)> plan;

@@ -94,6 +94,7 @@ void register_elementwise(LayerRegistry& registry) {
       {.name = "flatten",
        .summary = "any shape -> one vector (h, w, c order)",
        .reshapes_only = true,
+       .gradient_passes_through = true,
        .plan =
            [](LayerAttributes&, const std::vector<Shape>& inputs) {
              LayerPlan plan;

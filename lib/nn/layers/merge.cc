@@ -105,6 +105,7 @@ void register_merge(LayerRegistry& registry) {
                 .summary = "element-wise sum: inputs=A,B[,...] of one shape",
                 .min_inputs = 2,
                 .max_inputs = 64,
+                .gradient_passes_through = true,
                 .plan = plan_add,
                 .create = [](const LayerBuild& build, LayerAttributes&) { return std::make_unique<AddLayer>(build); }});
   registry.add(

@@ -46,6 +46,12 @@ inline std::vector<LayerCase> layer_cases() {
        "a conv2d filters=3\nb relu\nc conv2d filters=3\nd tanh\ne add inputs=b,d\nf flatten\ng dense units=3\n",
        {4, 4, 1}},
       {"add_of_the_data", "a conv2d filters=1\nb add inputs=input,a\nc flatten\nd dense units=3\n", {3, 3, 1}},
+      // An add read only by another add, and layers read by nothing else: every gradient but the last add's is
+      // that add's buffer, passed through (GraphModel's pass-through gradients).
+      {"chained_adds",
+       "a dense units=3\nb dense units=3 inputs=input\nc add inputs=a,b\nd dense units=3 inputs=input\n"
+       "e add inputs=c,d\nf tanh\ng dense units=3\n",
+       {5}},
       {"concat_of_branches",
        "a conv2d filters=2\nb conv2d filters=3 inputs=input\nc concat inputs=a,b\nd relu\ne flatten\nf dense units=3\n",
        {3, 4, 2}},
