@@ -10,6 +10,7 @@
 
 #include "checkpoint/h5_attributes.h"
 #include "core/error.h"
+#include "hdf5/dataset_storage.h"
 
 namespace pstrain::checkpoint {
 
@@ -99,6 +100,7 @@ void pick_rows(const H5::DataSet& dataset, const fs::path& file, const std::stri
       dims[1] != table.width) {
     throw Error(ExitCode::kInputData, cat(file.string(), ": '", name, "' is not ", local_rows, " x ", table.width));
   }
+  hdf5::check_dataset_storage(dataset, file.string(), name, local_rows * table.width * sizeof(float));
   const auto k = static_cast<std::uint64_t>(source.shard);
   const auto K = static_cast<std::uint64_t>(source.shards);
   const auto s = static_cast<std::uint64_t>(shard);
@@ -249,6 +251,8 @@ void with_pass_table(const fs::path& pass_dir, const TableRowsSpec& table,
       throw Error(ExitCode::kInputData, cat(path.string(), ": '", table.name, "' is not ", table.rows, " x ",
                                             table.width, " (saved from another model?)"));
     }
+    hdf5::check_dataset_storage(dataset, path.string(), table.name,
+                                table.rows * table.width * dataset.getDataType().getSize());
     use(dataset, path);
   } catch (const H5::Exception& failure) {
     throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), ": ", failure.getDetailMsg()));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "hdf5/dataset_storage.h"
 
 namespace pstrain::checkpoint {
 
@@ -53,6 +54,8 @@ std::vector<float> read_tensors(const H5::Group& group, const std::string& where
                   cat(where, ": '", parameter.name, "' has shape ", shape_text(dims), " but the model needs ",
                       shape_text(parameter.shape), " (saved from another model?)"));
     }
+    const auto elements = static_cast<std::uint64_t>(space.getSimpleExtentNpoints());
+    hdf5::check_dataset_storage(dataset, where, parameter.name, element_bytes * elements);
     dataset.read(flat.data() + parameter.offset, H5::PredType::NATIVE_FLOAT);
   }
   return flat;

@@ -183,6 +183,36 @@ TEST_F(CheckpointTest, ElementTypeOfAnotherSizeIsRefusedBeforeReading) {
   expect_rejected([&] { read(wide_flags); }, "consumed/train-00000 is not a dataset of bytes");
 }
 
+// Regression (fuzzing, 2026-11-23): HDF5 1.10.8 follows a dataset's layout message wherever it points; damaged ones
+// made H5Dread copy from a null buffer (fuzz_pass_folder, 3 crashes in 10 minutes; inputs in tests/fuzz/regressions).
+// pstrain writes every dataset contiguous and whole, so another layout or size is refused before any read.
+TEST_F(CheckpointTest, DatasetsNotStoredAsPstrainWritesThemAreRefusedBeforeReading) {
+  const auto replace_bias = [](const fs::path& folder, H5D_layout_t layout) {
+    {
+      H5::Exception::dontPrint();
+      H5::H5File file((folder / "model.h5").string(), H5F_ACC_RDWR);
+      file.unlink("parameters/fc1.bias");
+      const hsize_t count = 3;
+      H5::DSetCreatPropList properties;
+      if (layout == H5D_CHUNKED) properties.setChunk(1, &count);
+      if (layout == H5D_COMPACT) properties.setLayout(H5D_COMPACT);
+      const float values[3] = {1, 2, 3};
+      file.createDataSet("parameters/fc1.bias", H5::PredType::NATIVE_FLOAT, H5::DataSpace(1, &count), properties)
+          .write(values, H5::PredType::NATIVE_FLOAT);
+    }
+    write_manifest(folder, {"model.h5", "training.h5", "config.ini"});
+  };
+  const fs::path chunked = write(10);
+  replace_bias(chunked, H5D_CHUNKED);
+  expect_rejected([&] { read(chunked); }, "'fc1.bias' is not stored contiguously");
+  const fs::path compact = write(11);
+  replace_bias(compact, H5D_COMPACT);
+  expect_rejected([&] { read(compact); }, "'fc1.bias' is not stored contiguously");
+  const fs::path contiguous = write(12);  // the layout pstrain writes is read, whatever wrote it
+  replace_bias(contiguous, H5D_CONTIGUOUS);
+  EXPECT_EQ(read(contiguous).model.parameters[8], 3.0f);
+}
+
 TEST_F(CheckpointTest, ListsNewestFirstAndKeepsTheNewestN) {
   write(10);
   write(30);
