@@ -52,7 +52,7 @@ void write_parameters_file(const fs::path& path, const std::vector<nn::Parameter
     write_tensors(file, parameters, flat);
     for (const StreamedTensor& tensor : streamed) write_streamed(file, tensor);
   } catch (const H5::Exception& error) {
-    throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", error.getDetailMsg()));
+    throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", error.getDetailMsg(), " (disk full?)"));
   }
   fsync_path(path);
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "comm/mpi_check.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 
 namespace pstrain::comm {
@@ -22,7 +23,14 @@ MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
 MpiEnvironment::~MpiEnvironment() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (!finalized) {
+    // MPI_Finalize waits for every rank: one that stops responding now (found by the soak: a SIGSTOP just after
+    // training, the job hung until killed) would hold the others here for ever, so the watchdog, when running,
+    // watches this wait too and stops only after it.
+    Watchdog::Wait leaving("leaving the job (MPI_Finalize, which waits for every rank)");
+    MPI_Finalize();
+  }
+  Watchdog::stop();
 }
 
 void MpiEnvironment::abort_job(int exit_code) {

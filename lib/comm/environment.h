@@ -1,5 +1,6 @@
 #pragma once
-// RAII for MPI_Init_thread / MPI_Finalize.
+// RAII for MPI_Init_thread / MPI_Finalize. The destructor finalizes under the watchdog (comm/watchdog.h), then
+// stops it: the watchdog started for training stays up until the ranks have left the job.
 //
 // We ask for MPI_THREAD_FUNNELED, never MULTIPLE: the one-sided component that works across nodes over TCP
 // (osc/pt2pt) refuses MPI_THREAD_MULTIPLE (PLATFORM.md). Only the main thread calls MPI.

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/pass_folder.h"
@@ -223,6 +225,13 @@ bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& 
   return completed;
 }
 
+// The one line an error during training leaves, in the form of every other error that ends pstrain ("pstrain:
+// error: ...", which scripts and tests look for), with the rank that met it; then every rank ends with `code`.
+[[noreturn]] void end_job_on_error(int rank, ExitCode code, const std::string& message) {
+  std::cerr << "pstrain: error: rank " << rank << ": " << message << std::endl;
+  comm::MpiEnvironment::abort_job(static_cast<int>(code));
+}
+
 }  // namespace
 
 int run_job(int argc, char** argv) {
@@ -406,13 +415,11 @@ int run_job(int argc, char** argv) {
   } catch (const AgreedFailure& failure_everywhere) {
     return static_cast<int>(failure_everywhere.code());
   } catch (const Error& error) {
-    log_error(error.what());
-    comm::MpiEnvironment::abort_job(static_cast<int>(error.code()));
+    end_job_on_error(rank, error.code(), error.what());
   } catch (const std::exception& error) {
-    log_error("internal error: ", error.what());
-    comm::MpiEnvironment::abort_job(static_cast<int>(ExitCode::kInternal));
+    end_job_on_error(rank, ExitCode::kInternal, cat("internal error: ", error.what()));
   }
-  comm::Watchdog::stop();
+  // The watchdog stays up through MPI_Finalize (comm::MpiEnvironment's destructor stops it).
   log_info("peak resident memory of this rank: ", static_cast<long long>(peak_resident_bytes() / (1024.0 * 1024.0)),
            " MiB");
   if (job.layout.is_lead_trainer()) {
@@ -424,6 +431,9 @@ int run_job(int argc, char** argv) {
     } else {
       log_info("stopped on a signal after writing a checkpoint; continue with --resume auto");
     }
+  }
+  if (job.config.test_leave_delay_ms > 0 && job.layout.trainer_index == job.config.test_slow_trainer) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(job.config.test_leave_delay_ms));
   }
   return 0;
 }

@@ -92,7 +92,8 @@ po::options_description train_options() {
       ("test-slow-trainer", po::value<int>()->default_value(-1), "testing only: apply the step delay to this trainer only")
       ("test-perturb-replica-step", po::value<long long>()->default_value(-1), "testing only: allreduce: the last trainer changes its parameters by one ulp after this global step")
       ("test-opaque-backend", po::value<bool>()->default_value(false, "false"), "testing only: trainers compute on the CPU backend as if its memory were a GPU's (only through copies), to run the GPU trainers' code paths without a GPU")
-      ("test-slow-factor", po::value<double>()->default_value(1, "1"), "testing only: --test-slow-trainer's steps (compute and exchange) take this many times as long");
+      ("test-slow-factor", po::value<double>()->default_value(1, "1"), "testing only: --test-slow-trainer's steps (compute and exchange) take this many times as long")
+      ("test-leave-delay-ms", po::value<int>()->default_value(0), "testing only: --test-slow-trainer pauses this long after training, before leaving the job (MPI_Finalize)");
   // clang-format on
   po::options_description all;
   all.add(data).add(cluster).add(model).add(checkpoints);
@@ -296,6 +297,7 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   config.test_step_delay_ms = std::max(0, values["test-step-delay-ms"].as<int>());
   config.test_slow_trainer = values["test-slow-trainer"].as<int>();
   config.test_slow_factor = values["test-slow-factor"].as<double>();
+  config.test_leave_delay_ms = std::max(0, values["test-leave-delay-ms"].as<int>());
   if (!std::isfinite(config.test_slow_factor) || config.test_slow_factor < 1) {
     throw Error(ExitCode::kUsage, "--test-slow-factor must be >= 1");
   }

@@ -67,6 +67,7 @@ struct TrainConfig {
   bool dynamic_dispatch = false;                // trainers take chunks from a dispatcher instead of fixed shards
   std::size_t chunk_size = 512;                 // samples per dispatched chunk
   double test_slow_factor = 1;                  // test only: --test-slow-trainer's steps take this many times as long
+  int test_leave_delay_ms = 0;                  // test only: --test-slow-trainer pauses this long before MPI_Finalize
   std::int64_t check_replicas_every_steps = 0;  // allreduce: compare trainer replicas every N steps too
   std::int64_t test_perturb_replica_step = -1;  // test only: the last trainer nudges its copy after this step
   bool test_opaque_backend = false;             // test only: trainers use the CPU backend behind copies (as a GPU)

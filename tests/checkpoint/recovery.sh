@@ -16,6 +16,9 @@
 #                     quiesce; after the resume every pass trains every sample exactly once.
 #   stall_sync, stall_async
 #                     SIGSTOP a random rank: the watchdog ends the job within --timeout-seconds, naming that rank.
+#   stall_at_exit     [np 3] sync: trainer 1 (world rank 2) is SIGSTOPped after training, before it leaves the job
+#                     (--test-leave-delay-ms holds it there): the others wait in MPI_Finalize, which the watchdog
+#                     still guards, so the job ends with exit 6 naming rank 2 instead of hanging (found by the soak).
 #   stall_in_meeting_after_checkpoint  [np 3]
 #                     async: trainer 1 joins a checkpoint inside the end-of-pass meeting (a nested watchdog wait),
 #                     then is SIGSTOPped there: the meeting is still guarded, the job ends with exit 6 naming it.
@@ -291,6 +294,18 @@ PY
     wait_for_training "$out.log"
     victim_rank=${STALL_VICTIM:-$((RANDOM % np))}  # STALL_VICTIM=R picks the rank (to reproduce one case)
     stop_rank_expect_watchdog_end "$out" "$victim_rank" "$timeout_s"
+    ;;
+  stall_at_exit)
+    out="$work/run"
+    timeout_s=5
+    run_mpi 3 "$path" 60 "$BIN_DIR/pstrain" $(PASSES=1 EVERY=0 common_flags) --mode sync --output-dir "$out" \
+      --timeout-seconds "$timeout_s" --test-slow-trainer 1 --test-leave-delay-ms 60000 > "$out.log" 2>&1 &
+    launcher=$!
+    for ((i = 0; i < 1200; i++)); do grep -q "training finished" "$out.log" && break; sleep 0.05; done
+    grep -q "training finished" "$out.log" || { cat "$out.log"; fail "the run did not finish training"; }
+    stop_rank_expect_watchdog_end "$out" 2 "$timeout_s"
+    grep -q "MPI_Finalize" "$out.log" || { cat "$out.log"; fail "the watchdog's message does not name MPI_Finalize"; }
+    no_process_left "$out" 10
     ;;
   stall_in_meeting_after_checkpoint)
     out="$work/run"
