@@ -11,6 +11,7 @@ namespace pstrain::data::hdf5 {
 // 2: string attributes are fixed-length. 1: variable-length (still read; version 2 files may not use them).
 inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr std::uint32_t kOldestReadableVersion = 1;
+inline constexpr std::uint32_t kFixedLengthStringsSince = 2;
 
 // Names inside a shard file (the layout is documented in shard.h).
 inline constexpr const char* kFeatures = "features";

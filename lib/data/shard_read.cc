@@ -53,13 +53,11 @@ std::string read_string(const H5::H5File& file, const fs::path& path, const char
     bad(path, cat("attribute '", name, "' is ", type_name(attribute.getDataType()), ", expected a string"));
   }
   if (attribute_length(attribute, path, name) != 1) bad(path, cat("attribute '", name, "' must hold one string"));
-  if (version >= 2 && attribute.getStrType().isVariableStr()) {
+  if (version >= hdf5::kFixedLengthStringsSince && attribute.getStrType().isVariableStr()) {
     bad(path, cat("attribute '", name, "' is a variable-length string; format_version ", version,
                   " shards store fixed-length ones"));
   }
   std::string value;
-  // Both fixed-length strings (what pstrain-data writes) and the variable-length ones of shards written before
-  // this version, whose global-heap reader is HDF5's weak spot on damaged files (shard_write.cc).
   attribute.read(attribute.getStrType(), value);
   return value;
 }

@@ -47,15 +47,13 @@ constexpr std::uint64_t kPoly2 = 0x3f962e42ff0c52d6;
 constexpr std::uint64_t kShift = 0x4338000000000000;  // 1.5 * 2^52: adding it rounds to an integer
 constexpr std::uint32_t kSpecialAbsTop = 0x42a;       // glibc's top12(88.0f) - 1: above it, its special path
 
-__m512d broadcast(std::uint64_t bits) __attribute__((target("avx512f")));
-__m512d broadcast(std::uint64_t bits) {
+__attribute__((target("avx512f"))) __m512d broadcast(std::uint64_t bits) {
   return _mm512_set1_pd(std::bit_cast<double>(bits));
 }
 
 // Eight lanes of __expf_fma's main path, operation for operation (its disassembly: the fused multiply-adds are
 // InvLn2N*x + Shift, InvLn2N*x - kd, C0*r + C1, C2*r + 1 and z*r^2 + y; everything else is one rounding each).
-__m256 exp_main_path(__m256 x, const __m512d (&table)[4]) __attribute__((target("avx512f")));
-__m256 exp_main_path(__m256 x, const __m512d (&table)[4]) {
+__attribute__((target("avx512f"))) __m256 exp_main_path(__m256 x, const __m512d (&table)[4]) {
   const __m512d xd = _mm512_cvtps_pd(x);
   const __m512d shift = broadcast(kShift);
   const __m512d inverse_ln2 = broadcast(kInverseLn2Scaled);
@@ -75,8 +73,7 @@ __m256 exp_main_path(__m256 x, const __m512d (&table)[4]) {
   return _mm512_cvtpd_ps(_mm512_mul_pd(y, s));
 }
 
-void avx512_shifted_exp(const float* in, float shift, float* out, int count) __attribute__((target("avx512f")));
-void avx512_shifted_exp(const float* in, float shift, float* out, int count) {
+__attribute__((target("avx512f"))) void avx512_shifted_exp(const float* in, float shift, float* out, int count) {
   __m512d table[4];
   for (int i = 0; i < 4; ++i) table[i] = _mm512_castsi512_pd(_mm512_loadu_si512(kTable + 8 * i));
   const __m256 shift8 = _mm256_set1_ps(shift);
@@ -98,8 +95,7 @@ void avx512_shifted_exp(const float* in, float shift, float* out, int count) {
   scalar_shifted_exp(in + i, shift, out + i, count - i);
 }
 
-int avx512_first_max_index(const float* row, int count) __attribute__((target("avx512f")));
-int avx512_first_max_index(const float* row, int count) {
+__attribute__((target("avx512f"))) int avx512_first_max_index(const float* row, int count) {
   __m512 max16 = _mm512_set1_ps(row[0]);
   __mmask16 unordered = 0;
   int c = 0;
