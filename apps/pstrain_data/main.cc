@@ -253,6 +253,7 @@ void convert(const Options& options) {
   for (const fs::path& stale : remove_train_shards_from(options.output, shards.size())) {
     pstrain::log_info("removed stale shard ", stale.string(), " from an earlier conversion");
   }
+  write_data_manifest(options.output);  // last: the folder is whole once it exists
 
   const std::size_t smallest = shards.back().meta.sample_count, largest = shards.front().meta.sample_count;
   pstrain::log_info("wrote ", shards.size(), " train shards of ",

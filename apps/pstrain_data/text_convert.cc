@@ -20,7 +20,6 @@ namespace data = pstrain::data;
 
 namespace {
 
-constexpr const char* kValidShardFileName = "valid.h5";
 constexpr std::size_t kBrownMinCount = 4;  // Bengio et al.: words seen 3 times or fewer become <unk>
 
 struct TextSplits {
@@ -139,7 +138,7 @@ void write_folder(const Options& options, const Converted& converted) {
   for (std::size_t i = 0; i < converted.train_shards.size(); ++i) {
     data::write_shard(options.output / data::train_shard_file_name(i), converted.train_shards[i]);
   }
-  const fs::path valid_path = options.output / kValidShardFileName;
+  const fs::path valid_path = options.output / data::kValidShardFileName;
   if (converted.valid) {
     data::write_shard(valid_path, *converted.valid);
   } else if (fs::remove(valid_path, ec)) {  // from an earlier conversion, with another vocabulary
@@ -149,6 +148,7 @@ void write_folder(const Options& options, const Converted& converted) {
   for (const fs::path& stale : data::remove_train_shards_from(options.output, converted.train_shards.size())) {
     pstrain::log_info("removed stale shard ", stale.string(), " from an earlier conversion");
   }
+  data::write_data_manifest(options.output);  // last: the folder is whole once it exists
 }
 
 }  // namespace
@@ -163,7 +163,7 @@ void convert_text(const Options& options) {
                     tokens.vocab_rule, "), ", converted.train_shards.size(), " train shards of ", train_windows,
                     " windows in all, ",
                     converted.valid
-                        ? cat(kValidShardFileName, " with ", converted.valid->meta.sample_count, " windows, ")
+                        ? cat(data::kValidShardFileName, " with ", converted.valid->meta.sample_count, " windows, ")
                         : std::string(),
                     data::kTestShardFileName, " with ", converted.test.meta.sample_count, " windows; ", options.dataset,
                     ", ", options.ngram, "-grams, ", tokens.windows, " windows; in ", options.output.string());

@@ -72,11 +72,13 @@ void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<n
   fs::create_directories(temporary, error);
   if (error) throw Error(ExitCode::kOutput, cat("cannot create ", temporary.string(), ": ", error.message()));
   try {
-    write_parameters_file(temporary / "parameters.h5", parameters, flat, streamed);
+    write_parameters_file(temporary / kParametersFile, parameters, flat, streamed);
+    std::vector<ManifestEntry> entries{manifest_entry(temporary, kParametersFile)};
     for (const fs::path& file : beside) {
       fs::copy_file(file, temporary / file.filename());
-      fsync_path(temporary / file.filename());
+      entries.push_back(manifest_entry(temporary, file.filename().string()));
     }
+    write_manifest(temporary, kPassManifest, entries);
     write_file_atomically(temporary / "done", cat("pass ", pass, "\n"));
     if (fs::exists(final_dir)) {  // replace_existing: move the old one aside only now that the new one is whole
       const fs::path superseded = output_dir / cat(".", pass_folder_name(pass), ".superseded-", ::getpid());
@@ -96,15 +98,22 @@ void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<n
   }
 }
 
+void verify_pass_folder(const fs::path& pass_dir) {
+  if (!fs::exists(pass_dir / "done")) {
+    throw Error(ExitCode::kInputData, cat(pass_dir.string(), " is incomplete (no done file)"));
+  }
+  std::error_code ec;
+  if (!fs::exists(pass_dir / kManifestName, ec)) return;  // written before pass folders carried one
+  for (const ManifestEntry& entry : read_manifest(pass_dir, kPassManifest)) check_listed_file(pass_dir, entry, true);
+}
+
 std::vector<float> read_pass_parameters(const fs::path& pass_dir, const std::vector<nn::ParameterInfo>& parameters,
                                         std::size_t flat_size) {
   if (!fs::is_directory(pass_dir)) {
     throw Error(ExitCode::kInputData, cat("--init-from ", pass_dir.string(), ": no such pass folder"));
   }
-  if (!fs::exists(pass_dir / "done")) {
-    throw Error(ExitCode::kInputData, cat(pass_dir.string(), " is incomplete (no done file)"));
-  }
-  const fs::path path = pass_dir / "parameters.h5";
+  verify_pass_folder(pass_dir);
+  const fs::path path = pass_dir / kParametersFile;
   try {
     H5::Exception::dontPrint();
     const H5::H5File file(path.string(), H5F_ACC_RDONLY);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file_manifest.h"
 #include "nn/model.h"
 
 namespace pstrain::checkpoint {
@@ -32,7 +33,16 @@ void write_pass_folder(const std::filesystem::path& output_dir, int pass,
                        bool replace_existing = false, const std::vector<StreamedTensor>& streamed = {},
                        const std::vector<std::filesystem::path>& beside = {});
 
-// Reads parameters.h5 of a complete pass folder into the flat layout; every parameter must be present with
+inline constexpr const char* kParametersFile = "parameters.h5";
+// The folder's MANIFEST (core/file_manifest.h), written before `done`: parameters.h5 and the files beside it.
+inline constexpr ManifestKind kPassManifest{"pstrain-pass", 1, "pass folder"};
+
+// Throws Error(kInputData) naming the folder unless it is complete (`done`) and every file its MANIFEST lists
+// has its size and checksum, so that a damaged copy is named as such before HDF5 reads it. Pass folders written
+// before they carried a MANIFEST are taken on their `done` alone.
+void verify_pass_folder(const std::filesystem::path& pass_dir);
+
+// Reads parameters.h5 of a complete, verified pass folder into the flat layout; every parameter must be present with
 // the declared shape. Throws Error(kInputData) naming the folder and the mismatch.
 std::vector<float> read_pass_parameters(const std::filesystem::path& pass_dir,
                                         const std::vector<nn::ParameterInfo>& parameters, std::size_t flat_size);

@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "checkpoint/h5_attributes.h"
+#include "checkpoint/pass_folder.h"
 #include "core/error.h"
 #include "hdf5/dataset_storage.h"
 
@@ -235,7 +236,8 @@ namespace {
 // The pass folder's dataset of `table`, checked to be whole and of its shape; use(dataset) reads it.
 void with_pass_table(const fs::path& pass_dir, const TableRowsSpec& table,
                      const std::function<void(const H5::DataSet&, const fs::path&)>& use) {
-  const fs::path path = pass_dir / "parameters.h5";
+  verify_pass_folder(pass_dir);
+  const fs::path path = pass_dir / kParametersFile;
   H5::Exception::dontPrint();
   try {
     const H5::H5File file(path.string(), H5F_ACC_RDONLY);

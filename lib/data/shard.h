@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/file_manifest.h"
+
 namespace pstrain::data {
 
 // What a token shard carries beyond ShardMeta: its samples are N-gram windows, N-1 context word ids and the
@@ -73,9 +75,25 @@ std::filesystem::path test_shard_path(const std::filesystem::path& folder);
 // Added for pstrain-data: file names inside a data folder, and removal of train shards left over from an
 // earlier conversion with a larger split count (so that list_train_shards sees one consistent set).
 inline constexpr const char* kTestShardFileName = "test.h5";
-std::string train_shard_file_name(std::size_t index);  // "train-00007.h5"
+inline constexpr const char* kValidShardFileName = "valid.h5";  // token folders with a validation split
+std::string train_shard_file_name(std::size_t index);           // "train-00007.h5"
 // Removes train-NNNNN.h5 files with index >= first_index; returns what it removed. Throws Error(kOutput).
 std::vector<std::filesystem::path> remove_train_shards_from(const std::filesystem::path& folder,
                                                             std::size_t first_index);
+
+// A data folder's MANIFEST (core/file_manifest.h, "pstrain-data 1"), written last by pstrain-data, lists every
+// shard and vocab.txt with its size and CRC-32. The readers above check a shard against it before HDF5 opens the
+// file, so that a truncated copy or a flipped bit is named as such instead of reaching HDF5's decoders, whose
+// memory errors on malformed files we cannot fix (tests/fuzz/known-hdf5/README.md); list_train_shards checks that
+// the folder holds exactly the train shards it lists. Folders without one (converted before 2026-11-24, or
+// written through write_shard alone) are read unchecked.
+inline constexpr ManifestKind kDataManifest{"pstrain-data", 1, "data folder"};
+
+// Writes the MANIFEST of a converted folder: the train shards, test.h5, and valid.h5 and vocab.txt where present.
+void write_data_manifest(const std::filesystem::path& folder);
+
+// Throws Error(kInputData) naming the file when its folder has a MANIFEST that does not list it or lists it with
+// another size or checksum. Reads the whole file (about 4 GB/s here); nothing when the folder has no MANIFEST.
+void check_shard_against_manifest(const std::filesystem::path& path);
 
 }  // namespace pstrain::data

@@ -50,6 +50,25 @@ std::vector<std::pair<std::size_t, fs::path>> find_train_shards(const fs::path& 
   return found;
 }
 
+// A folder that pstrain-data finished lists its train shards in its MANIFEST: the folder must hold exactly those.
+// The gap check alone misses a copy that lost the highest shards.
+void check_train_shards_against_manifest(const fs::path& folder, const std::vector<fs::path>& found) {
+  std::error_code ec;
+  if (!fs::exists(folder / kManifestName, ec)) return;
+  std::vector<std::string> listed, present;
+  for (const ManifestEntry& entry : read_manifest(folder, kDataManifest)) {
+    if (train_index(entry.name)) listed.push_back(entry.name);
+  }
+  for (const fs::path& path : found) present.push_back(path.filename().string());
+  std::sort(listed.begin(), listed.end());
+  if (listed != present) {
+    throw Error(ExitCode::kInputData,
+                cat("data folder ", folder.string(), " holds ", present.size(), " train shards but its ", kManifestName,
+                    " lists ", listed.size() == present.size() ? "others" : cat(listed.size()),
+                    " (an incomplete copy, or shards of two conversions): convert the data again"));
+  }
+}
+
 }  // namespace
 
 std::string train_shard_file_name(std::size_t index) {
@@ -75,6 +94,7 @@ std::vector<fs::path> list_train_shards(const fs::path& folder) {
     }
     paths.push_back(found[i].second);
   }
+  check_train_shards_against_manifest(folder, paths);
   return paths;
 }
 

@@ -279,10 +279,12 @@ std::vector<float> read_token_ids(const fs::path& path, const OpenShard& shard) 
 }  // namespace
 
 ShardMeta read_shard_meta(const fs::path& path) {
+  check_shard_against_manifest(path);  // before HDF5 sees the file, and outside its lock
   return with_hdf5(path, [&] { return open_shard(path).meta; });
 }
 
 Samples read_shard(const fs::path& path) {
+  check_shard_against_manifest(path);
   return with_hdf5(path, [&] {
     OpenShard shard = open_shard(path);
     Samples samples;

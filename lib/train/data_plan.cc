@@ -80,7 +80,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
     plan.shard_samples.push_back(meta.sample_count);
   }
   if (plan.meta.tokens) data::check_vocabulary_file(data_dir, *plan.meta.tokens);
-  if (const auto valid = data_dir / "valid.h5"; std::filesystem::exists(valid)) {
+  if (const auto valid = data_dir / data::kValidShardFileName; std::filesystem::exists(valid)) {
     const data::ShardMeta meta = data::read_shard_meta(valid);
     if (meta.sample_shape != plan.meta.sample_shape || meta.num_classes != plan.meta.num_classes) {
       throw Error(ExitCode::kInputData, cat(valid.string(), ": samples of another shape or class count than ",

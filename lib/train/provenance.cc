@@ -1,13 +1,13 @@
 #include "train/provenance.h"
 
-#include <zlib.h>
-
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_manifest.h"
 #include "core/files.h"
 #include "train/metrics.h"
 
@@ -19,16 +19,10 @@ namespace pstrain::train {
 
 namespace {
 
-std::string file_crc32(const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), " for the data fingerprint"));
-  std::vector<char> block(1 << 20);
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (file.read(block.data(), static_cast<std::streamsize>(block.size())) || file.gcount() > 0) {
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(block.data()), static_cast<uInt>(file.gcount()));
-  }
+// The file's CRC-32 as 8 hex digits, as a data folder's MANIFEST writes it.
+std::string crc32_text(const std::filesystem::path& path) {
   char text[16];
-  std::snprintf(text, sizeof text, "%08lx", crc);
+  std::snprintf(text, sizeof text, "%08x", file_crc32(path));
   return text;
 }
 
@@ -65,7 +59,7 @@ void write_provenance(const JobContext& job, const std::string& resolved_ini) {
   std::vector<std::filesystem::path> files = job.data.train_shards;
   files.push_back(job.data.test_shard);
   for (const auto& path : files) {
-    shards += cat(shards.empty() ? "" : ",\n      ", quoted(path.filename().string()), ": ", quoted(file_crc32(path)));
+    shards += cat(shards.empty() ? "" : ",\n      ", quoted(path.filename().string()), ": ", quoted(crc32_text(path)));
   }
   const std::string json =
       cat("{\n  \"version\": ", quoted(PSTRAIN_VERSION), ",\n  \"git_commit\": ", quoted(PSTRAIN_GIT_COMMIT),

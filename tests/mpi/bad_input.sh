@@ -9,6 +9,7 @@ out="$work/out"
 extra=()
 envs=()
 expect=""
+expect2=""  # a second part of the message, where one is not enough
 
 text_data_dir() {  # the text fixture converted into 4-gram token shards
   "$BIN_DIR/pstrain-data" text --train "$text_fixture/train.txt" --test "$text_fixture/test.txt" \
@@ -16,6 +17,13 @@ text_data_dir() {  # the text fixture converted into 4-gram token shards
   data="$work/text"
 }
 text_fixture="$(dirname "$0")/../unit/data/text"
+
+converted_data_copy() {  # the real data as pstrain-data left it, MANIFEST included
+  mkdir -p "$work/data"
+  cp "$DATA_DIR"/* "$work/data/"
+  [ -f "$work/data/MANIFEST" ] || fail "pstrain-data wrote no MANIFEST in $DATA_DIR"
+  data="$work/data"
+}
 
 bad_data_dir() {  # a copy of the real data with one shard replaced by $1 (a command writing to $2)
   mkdir -p "$work/data"
@@ -38,6 +46,11 @@ case "$case" in
   truncated_shard)
     bad_data_dir; truncate -s $(($(stat -c %s "$data/train-00000.h5") / 2)) "$data/train-00000.h5"
     expect="train-00000.h5" ;;
+  corrupt_listed_shard)  # a copy with its MANIFEST: one flipped byte inside HDF5's superblock
+    converted_data_copy; printf '\x5a' | dd of="$data/train-00003.h5" bs=1 seek=20 conv=notrunc status=none
+    expect="train-00003.h5: checksum"; expect2="the file is corrupt" ;;
+  copy_without_last_shard)  # no gap left: only the MANIFEST knows that train-00011.h5 belongs to the folder
+    converted_data_copy; rm "$data/train-00011.h5"; expect="holds 11 train shards but its MANIFEST lists 12" ;;
   width_mismatch)
     bad_data_dir; "$TOOLS_DIR/make_shard" "$data/train-00002.h5" 100 10 64 1; expect="features" ;;
   label_out_of_range)
@@ -85,6 +98,7 @@ case "$case" in
   text_id_out_of_range)
     text_data_dir; vocab_size=$(wc -l < "$data/vocab.txt")
     "$TOOLS_DIR/make_token_shard" "$data/train-00001.h5" "$data/vocab.txt" 4 64 "$vocab_size"
+    rm "$data/MANIFEST"  # a hand-made shard in a folder without one: the reader's own checks must catch the ids
     extra=(--model nplm); expect="outside the vocabulary of $vocab_size words" ;;
   nplm_on_images) extra=(--model nplm); expect="--model nplm needs token shards" ;;
   table_too_large)  # 2e9 rows x 64 floats: 512 GB, on one server
@@ -111,6 +125,7 @@ cat "$work/stderr"
 [ "$code" -ne 0 ] || fail "exit code 0 for $case"
 [ "$code" -ne 124 ] && [ "$code" -ne 137 ] || fail "$case: still running after 10 s (timeout)"
 grep -qF -- "$expect" "$work/stderr" || fail "$case: stderr does not mention '$expect'"
+[ -z "$expect2" ] || grep -qF -- "$expect2" "$work/stderr" || fail "$case: stderr does not mention '$expect2'"
 if [ "$case" != nan_loss ]; then
   # Errors found before training are agreed on by all ranks: exactly one message, not one per rank.
   [ "$(grep -c 'pstrain: error:' "$work/stderr")" -eq 1 ] || fail "$case: expected exactly one error message"
