@@ -94,6 +94,11 @@ void write_data_manifest(const std::filesystem::path& folder);
 
 // Throws Error(kInputData) naming the file when its folder has a MANIFEST that does not list it or lists it with
 // another size or checksum. Reads the whole file (about 4 GB/s here); nothing when the folder has no MANIFEST.
+// A process checks each file once (by path, size and modification time).
 void check_shard_against_manifest(const std::filesystem::path& path);
+
+// The shard's CRC-32 as its folder's MANIFEST lists it (what the check above compares), or computed where the
+// folder has none: the data fingerprint of provenance.json.
+std::uint32_t shard_crc32(const std::filesystem::path& path);
 
 }  // namespace pstrain::data

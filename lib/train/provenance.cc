@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/file_manifest.h"
 #include "core/files.h"
+#include "data/shard.h"
 #include "train/metrics.h"
 
 #ifndef PSTRAIN_GIT_COMMIT
@@ -19,10 +19,10 @@ namespace pstrain::train {
 
 namespace {
 
-// The file's CRC-32 as 8 hex digits, as a data folder's MANIFEST writes it.
+// The shard's CRC-32 as 8 hex digits, as its folder's MANIFEST writes it.
 std::string crc32_text(const std::filesystem::path& path) {
   char text[16];
-  std::snprintf(text, sizeof text, "%08x", file_crc32(path));
+  std::snprintf(text, sizeof text, "%08x", data::shard_crc32(path));
   return text;
 }
 
