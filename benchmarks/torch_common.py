@@ -194,12 +194,21 @@ def load(paths, reader_kind="auto"):
 
 # ---- model, evaluation ----------------------------------------------------------------------------------------
 
-def kaiming_uniform_(layer, fan_in):
-    limit = math.sqrt(6.0 / fan_in)  # pstrain: Kaiming-uniform for ReLU, zero biases
+def uniform_init_(layer, limit):
+    """Weights U(-limit, limit), the bias (when the layer has one) zero: pstrain's rule for dense and conv."""
     with torch.no_grad():
         layer.weight.uniform_(-limit, limit)
-        layer.bias.zero_()
+        if layer.bias is not None:
+            layer.bias.zero_()
     return layer
+
+
+def kaiming_uniform_(layer, fan_in):
+    return uniform_init_(layer, math.sqrt(6.0 / fan_in))  # pstrain's init=kaiming, for ReLU
+
+
+def glorot_uniform_(layer, fan_in, fan_out):
+    return uniform_init_(layer, math.sqrt(6.0 / (fan_in + fan_out)))  # pstrain's init=glorot
 
 
 def build_mlp(in_features, hidden, classes):
