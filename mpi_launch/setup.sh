@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 # uses (tests/run_all.sh passes it).
 packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libboost-program-options-dev
           libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 libprotobuf-dev protobuf-compiler)
+# libdnnl-dev: oneDNN 2.6, the CPU backend's convolutions (lib/compute/cpu/onednn_convolution.h; 2x im2col + gemm).
+packages+=(libdnnl-dev)
 # python3-matplotlib: pstrain-plot draws a run's curves and pstrain-sweep's report.png (lib/report/plot).
 packages+=(python3-matplotlib)
 tests=OFF

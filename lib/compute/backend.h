@@ -39,6 +39,21 @@ struct PoolGeometry {
 Activation parse_activation(const std::string& name);  // throws pstrain::Error(kUsage)
 std::string to_string(Activation activation);
 
+// A convolution that a backend runs with its own kernels instead of im2col + one matrix product (the CPU backend:
+// oneDNN's convolution primitives, where pstrain was built with oneDNN). Made for one geometry and filter count,
+// for batches of up to max_batch; the layouts are pstrain's: x and y NHWC, the weight {filters, k, k, C}.
+class ConvolutionKernel {
+ public:
+  virtual ~ConvolutionKernel() = default;
+  // Which implementation runs, for the log ("oneDNN winograd (jit_wino_4x3:avx512_core)").
+  virtual std::string description() const = 0;
+  // y = conv(x, weight) + bias; bias may be null.
+  virtual void forward(const float* x, const float* weight, const float* bias, float* y, int batch) = 0;
+  // Overwrites dweight, dbias (when not null) and dx (when not null: the layer's input needs no gradient).
+  virtual void backward(const float* x, const float* dy, const float* weight, float* dweight, float* dbias, float* dx,
+                        int batch) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -103,6 +118,11 @@ class Backend {
   // The adjoint of im2col: OVERWRITES dx (batch x H x W x C) with the sum of every column entry that im2col
   // copied from each input element.
   virtual void col2im(const float* columns, float* dx, const ConvGeometry& geometry, int batch) = 0;
+  // A kernel of the backend's own for this convolution, or null: the layer then runs im2col + gemm.
+  virtual std::unique_ptr<ConvolutionKernel> make_convolution(const ConvGeometry& /*geometry*/, int /*filters*/,
+                                                              int /*max_batch*/) {
+    return nullptr;
+  }
 
   // Max pooling over NHWC input, per channel. y is batch x out_h x out_w x C; argmax[i] is the index into x
   // (counting from x itself, over the whole batch) of the element y[i] was taken from (the first maximum in

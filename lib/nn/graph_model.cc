@@ -206,6 +206,16 @@ void GraphModel::check_flat_size(std::size_t size, std::size_t expected, const c
   PSTRAIN_ASSERT(size == expected, caller, " got ", size, " floats for a model of ", expected);
 }
 
+std::vector<std::string> GraphModel::kernel_descriptions() const {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (const std::string kernel = nodes_[i].layer->kernel_description(); !kernel.empty()) {
+      lines.push_back(cat(plan_.nodes[i].spec.name, ": ", kernel));
+    }
+  }
+  return lines;
+}
+
 std::unique_ptr<GraphModel> make_graph_model(compute::Backend& backend, ModelPlan plan, std::size_t max_batch,
                                              float label_smoothing) {
   if (max_batch == 0) throw Error(ExitCode::kUsage, "batch size must be > 0");

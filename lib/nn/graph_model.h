@@ -48,6 +48,7 @@ class GraphModel final : public Model {
   void get_gradients(std::span<float> host_out) const override;
   std::span<float> host_parameters() override;
   std::span<const float> host_gradients() const override;
+  std::vector<std::string> kernel_descriptions() const override;
   float* backend_parameters() override { return parameters_.data(); }
   float* backend_gradients() override { return gradients_.data(); }
 

@@ -77,6 +77,9 @@ class Layer {
   // that is not null (a null one is not needed: the data, or an input nobody trains).
   virtual void backward(const StepContext& step, std::span<const float* const> inputs, const float* output,
                         const float* output_gradient, std::span<float* const> input_gradients) = 0;
+  // How the layer computes where the backend offers a choice (a convolution: "oneDNN direct (...)" or "im2col +
+  // gemm"), for the log; empty elsewhere.
+  virtual std::string kernel_description() const { return {}; }
 };
 
 }  // namespace pstrain::nn

@@ -60,6 +60,8 @@ class Model {
   virtual std::span<const float> host_gradients() const { return {}; }
   // The same flat buffers in backend memory (device pointers on a GPU backend), for collectives that work in
   // place there (NCCL all-reduce).
+  // "layer: kernel" for each layer whose kernels the backend chose (Layer::kernel_description), for the log.
+  virtual std::vector<std::string> kernel_descriptions() const { return {}; }
   virtual float* backend_parameters() = 0;
   virtual float* backend_gradients() = 0;
 

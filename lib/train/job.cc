@@ -340,6 +340,11 @@ int run_job(int argc, char** argv) {
     }
     if (job.layout.is_trainer()) {
       model = make_model(job, *backend);
+      if (const auto kernels = model->kernel_descriptions(); !kernels.empty()) {
+        std::string joined;
+        for (const std::string& kernel : kernels) joined += cat(joined.empty() ? "" : "; ", kernel);
+        log_info("layer kernels: ", joined);
+      }
       model->initialize(job.config.seed);
       // A pass folder is the whole model: batch-norm running statistics come with the parameters.
       if (job.config.init_from && job.model.state_count > 0) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "compute/cpu/onednn_convolution.h"
 #include "core/error.h"
 
 namespace pstrain::compute {
@@ -63,13 +64,18 @@ void restart_with_blas_coretype(char** argv, const std::string& coretype, const 
 }
 
 int share_blas_threads(int ranks_on_node) {
+  bool user_set = false;
   for (const char* variable : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
-    if (std::getenv(variable) != nullptr) return openblas_get_num_threads();
+    user_set = user_set || std::getenv(variable) != nullptr;
   }
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
-  openblas_set_num_threads(std::max(1, cores / std::max(1, ranks_on_node)));
+  if (!user_set) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+    openblas_set_num_threads(std::max(1, cores / std::max(1, ranks_on_node)));
+  }
+  // oneDNN's convolutions run on OpenMP, which reads OMP_NUM_THREADS itself; otherwise as many as OpenBLAS.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) set_onednn_threads(openblas_get_num_threads());
   return openblas_get_num_threads();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "compute/cpu/onednn_convolution.h"
 #include "compute/cpu/softmax_kernels.h"
 #include "compute/cpu/vector_math.h"
 #include "core/error.h"
@@ -166,6 +167,12 @@ Backend::LossResult CpuBackend::softmax_cross_entropy(const float* logits, const
 float* CpuBackend::exp_scratch(int classes) {
   if (exp_scratch_.size() < static_cast<std::size_t>(classes)) exp_scratch_.resize(static_cast<std::size_t>(classes));
   return exp_scratch_.data();
+}
+
+std::unique_ptr<ConvolutionKernel> CpuBackend::make_convolution(const ConvGeometry& geometry, int filters,
+                                                                int max_batch) {
+  if (convolutions_ == CpuConvolutions::kIm2colGemm) return nullptr;
+  return make_onednn_convolution(geometry, filters, max_batch);
 }
 
 std::unique_ptr<Backend> make_cpu_backend() {

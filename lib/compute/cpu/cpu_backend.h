@@ -13,8 +13,15 @@
 
 namespace pstrain::compute {
 
+// How the CPU backend runs convolutions: oneDNN's primitives where the build has oneDNN and it has a kernel for
+// the shape (compute/cpu/onednn_convolution.h), else im2col + gemm; or im2col + gemm always (the results of
+// builds before oneDNN, bit for bit: the model pins of that path).
+enum class CpuConvolutions { kFastest, kIm2colGemm };
+
 class CpuBackend : public Backend {
  public:
+  explicit CpuBackend(CpuConvolutions convolutions = CpuConvolutions::kFastest) : convolutions_(convolutions) {}
+
   // Buffers start on a cache-line boundary so vector loads never straddle two lines at the start of a row
   // block, and so OpenBLAS's packing routines see aligned input.
   static constexpr std::size_t kAlignment = 64;
@@ -43,6 +50,8 @@ class CpuBackend : public Backend {
   void scale(float* data, std::size_t count, float factor) override;
   void im2col(const float* x, float* columns, const ConvGeometry& geometry, int batch) override;
   void col2im(const float* columns, float* dx, const ConvGeometry& geometry, int batch) override;
+  std::unique_ptr<ConvolutionKernel> make_convolution(const ConvGeometry& geometry, int filters,
+                                                      int max_batch) override;
   void max_pool_forward(const float* x, float* y, std::int32_t* argmax, const PoolGeometry& geometry,
                         int batch) override;
   void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx, const PoolGeometry& geometry,
@@ -74,6 +83,7 @@ class CpuBackend : public Backend {
   // One row of exp(logit - max) when the loss is wanted without its gradient (evaluation); grown, never shrunk.
   float* exp_scratch(int classes);
 
+  CpuConvolutions convolutions_;
   std::vector<float> exp_scratch_;
 };
 

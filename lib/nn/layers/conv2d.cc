@@ -30,9 +30,14 @@ class Conv2dLayer final : public Layer {
         filters_(static_cast<int>(build.plan.output[2])),
         weight_(build.parameters[0]),
         bias_(build.parameters.size() > 1 ? build.parameters[1] : ParameterView{}),
-        columns_(build.backend, build.max_batch * pixels() * static_cast<std::size_t>(geometry_.column_width())) {}
+        kernel_(build.backend.make_convolution(geometry_, filters_, static_cast<int>(build.max_batch))),
+        columns_(build.backend,
+                 kernel_ ? 0 : build.max_batch * pixels() * static_cast<std::size_t>(geometry_.column_width())) {}
+
+  std::string kernel_description() const override { return kernel_ ? kernel_->description() : "im2col + gemm"; }
 
   void forward(const StepContext& step, std::span<const float* const> inputs, float* output) override {
+    if (kernel_) return kernel_->forward(inputs[0], weight_.value, bias_.value, output, step.batch);
     const int rows = step.batch * static_cast<int>(pixels());
     backend_.im2col(inputs[0], columns_.data(), geometry_, step.batch);
     backend_.gemm(false, true, rows, filters_, geometry_.column_width(), 1.0f, columns_.data(), weight_.value, 0.0f,
@@ -40,8 +45,12 @@ class Conv2dLayer final : public Layer {
     if (bias_.value != nullptr) backend_.add_row_bias(output, bias_.value, rows, filters_);
   }
 
-  void backward(const StepContext& step, std::span<const float* const> /*inputs*/, const float* /*output*/,
-                const float* dy, std::span<float* const> input_gradients) override {
+  void backward(const StepContext& step, std::span<const float* const> inputs, const float* /*output*/, const float* dy,
+                std::span<float* const> input_gradients) override {
+    if (kernel_) {
+      return kernel_->backward(inputs[0], dy, weight_.value, weight_.gradient, bias_.gradient, input_gradients[0],
+                               step.batch);
+    }
     const int rows = step.batch * static_cast<int>(pixels());
     const int width = geometry_.column_width();
     backend_.gemm(true, false, filters_, width, rows, 1.0f, dy, columns_.data(), 0.0f, weight_.gradient);
@@ -62,7 +71,8 @@ class Conv2dLayer final : public Layer {
   int filters_;
   ParameterView weight_;
   ParameterView bias_;
-  compute::Buffer<float> columns_;  // im2col of the input; dL/d columns during backward
+  std::unique_ptr<compute::ConvolutionKernel> kernel_;  // the backend's own convolution, or null: im2col + gemm
+  compute::Buffer<float> columns_;  // im2col of the input; dL/d columns during backward (im2col + gemm only)
 };
 
 LayerPlan plan_conv2d(LayerAttributes& attributes, const std::vector<Shape>& inputs) {

@@ -20,6 +20,8 @@
 
 #include "compute/backend.h"
 #include "compute/cpu/blas_kernels.h"
+#include "compute/cpu/cpu_backend.h"
+#include "compute/cpu/onednn_convolution.h"
 #include "model_pins.h"
 #include "nn/initialization.h"
 
@@ -82,6 +84,7 @@ class ModelPinTest : public ::testing::Test {
   }
 
   std::unique_ptr<compute::Backend> backend_ = compute::make_cpu_backend();
+  compute::CpuBackend im2col_backend_{compute::CpuConvolutions::kIm2colGemm};
 };
 
 TEST_F(ModelPinTest, MlpReluKeepsItsTrainedParametersBitForBit) {
@@ -96,16 +99,35 @@ TEST_F(ModelPinTest, MlpTanhKeepsItsTrainedParametersBitForBit) {
   EXPECT_EQ(trained.last_gradient, 9322766369805082436ull);
 }
 
-TEST_F(ModelPinTest, CnnReluKeepsItsTrainedParametersBitForBit) {
-  const Trained trained = train_and_hash(*testing::pinned_cnn(*backend_, compute::Activation::kRelu));
+// The convolutions as pstrain ran them before oneDNN (im2col + one OpenBLAS product), still the path of builds
+// without oneDNN and of shapes oneDNN has no kernel for.
+TEST_F(ModelPinTest, CnnReluWithIm2colConvolutionsKeepsItsTrainedParametersBitForBit) {
+  const Trained trained = train_and_hash(*testing::pinned_cnn(im2col_backend_, compute::Activation::kRelu));
   EXPECT_EQ(trained.parameters, 15635944703334812131ull);
   EXPECT_EQ(trained.last_gradient, 17313457944356970834ull);
 }
 
-TEST_F(ModelPinTest, CnnSigmoidKeepsItsTrainedParametersBitForBit) {
-  const Trained trained = train_and_hash(*testing::pinned_cnn(*backend_, compute::Activation::kSigmoid));
+TEST_F(ModelPinTest, CnnSigmoidWithIm2colConvolutionsKeepsItsTrainedParametersBitForBit) {
+  const Trained trained = train_and_hash(*testing::pinned_cnn(im2col_backend_, compute::Activation::kSigmoid));
   EXPECT_EQ(trained.parameters, 12423323502620272040ull);
   EXPECT_EQ(trained.last_gradient, 5083582845917152159ull);
+}
+
+// Recorded on 2026-11-24 when the convolutions moved to oneDNN 2.6.3 (Debian 12's) kernels, on one OpenMP
+// thread (test_nn's, as OpenBLAS's; two threads give other bits, as they do for OpenBLAS), on this project's CI machine
+// (AVX-512: oneDNN's avx512_core kernels).
+TEST_F(ModelPinTest, CnnReluWithOnednnConvolutionsKeepsItsTrainedParametersBitForBit) {
+  if (!compute::onednn_available()) GTEST_SKIP() << "this build has no oneDNN";
+  const Trained trained = train_and_hash(*testing::pinned_cnn(*backend_, compute::Activation::kRelu));
+  EXPECT_EQ(trained.parameters, 4919171302490459436ull);
+  EXPECT_EQ(trained.last_gradient, 131770085688685606ull);
+}
+
+TEST_F(ModelPinTest, CnnSigmoidWithOnednnConvolutionsKeepsItsTrainedParametersBitForBit) {
+  if (!compute::onednn_available()) GTEST_SKIP() << "this build has no oneDNN";
+  const Trained trained = train_and_hash(*testing::pinned_cnn(*backend_, compute::Activation::kSigmoid));
+  EXPECT_EQ(trained.parameters, 10438551249844639909ull);
+  EXPECT_EQ(trained.last_gradient, 6800892602965732582ull);
 }
 
 // Recorded with the scalar softmax loops, before first_max_index and shifted_exp (compute/cpu/softmax_kernels.h).
