@@ -32,20 +32,8 @@ dims() { h5dump -H -d "/$2" "$1" | grep -m1 -o 'SIMPLE { ( [0-9, ]* )' | sed 's/
 cat "$work/stream.log"
 for f in vocab.txt train-00000.h5 train-00001.h5 valid.h5 test.h5; do [ -f "$work/stream/$f" ] || fail "missing $f"; done
 # The MANIFEST, written last, lists exactly these files with their sizes and zlib CRC-32s.
-python3 - "$work/stream" vocab.txt train-00000.h5 train-00001.h5 valid.h5 test.h5 <<'PY' || fail "MANIFEST does not list the files as written"
-import os, sys, zlib
-folder, expected = sys.argv[1], sorted(sys.argv[2:])
-lines = open(os.path.join(folder, "MANIFEST")).read().split("\n")
-assert lines[0] == "pstrain-data 1" and lines[-2:] == ["end", ""], lines
-listed = {}
-for line in lines[1:-2]:
-    crc, size, name = line.split(" ")
-    listed[name] = (crc, int(size))
-assert sorted(listed) == expected, (sorted(listed), expected)
-for name, (crc, size) in listed.items():
-    data = open(os.path.join(folder, name), "rb").read()
-    assert (crc, size) == ("%08x" % zlib.crc32(data), len(data)), name
-PY
+python3 "$(dirname "$0")/check_manifest.py" "$work/stream" vocab.txt train-00000.h5 train-00001.h5 valid.h5 \
+  test.h5 || fail "MANIFEST does not list the files as written"
 [ "$(head -1 "$work/stream/vocab.txt")" = "<unk>" ] || fail "vocab.txt does not start with <unk>"
 vocab_lines=$(wc -l < "$work/stream/vocab.txt")
 [ "$(attr "$work/stream/test.h5" vocab_size)" = "$vocab_lines" ] || fail "vocab_size is not the lines of vocab.txt"
