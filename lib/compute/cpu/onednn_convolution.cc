@@ -1,7 +1,7 @@
 #include "compute/cpu/onednn_convolution.h"
 
 #include <omp.h>
-#include <dnnl.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include <map>
 #include <string>

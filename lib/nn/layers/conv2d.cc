@@ -1,5 +1,6 @@
-// conv2d: a 2-D convolution over NHWC images as im2col + ONE matrix product over the whole batch (the im2col rows
-// are output pixels, so the product is already NHWC and the bias is a row bias). The weight is stored
+// conv2d: a 2-D convolution over NHWC images, on the backend's own kernel where it has one for the shape
+// (Backend::make_convolution: oneDNN's on the CPU), else as im2col + ONE matrix product over the whole batch (the
+// im2col rows are output pixels, so the product is already NHWC and the bias is a row bias). The weight is stored
 // {filters, kernel, kernel, channels}: a filters x (k*k*C) matrix whose columns are in im2col's (ky, kx, c) order
 // (NOT PyTorch's {out, in, kh, kw}).
 //   filters=N (required)  kernel=K (3)  stride=S (1)  padding=P ((K-1)/2, 'same' for odd K at stride 1)
