@@ -71,6 +71,9 @@ Samples read_shard(const std::filesystem::path& path);
 // or if the numbering has gaps), and the test.h5 path (throws if missing).
 std::vector<std::filesystem::path> list_train_shards(const std::filesystem::path& folder);
 std::filesystem::path test_shard_path(const std::filesystem::path& folder);
+// list_train_shards without the comparison with the folder's MANIFEST: what write_data_manifest lists, since the
+// MANIFEST there may be an earlier conversion's, about to be replaced.
+std::vector<std::filesystem::path> list_train_shards_as_found(const std::filesystem::path& folder);
 
 // Added for pstrain-data: file names inside a data folder, and removal of train shards left over from an
 // earlier conversion with a larger split count (so that list_train_shards sees one consistent set).

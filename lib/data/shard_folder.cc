@@ -78,6 +78,12 @@ std::string train_shard_file_name(std::size_t index) {
 }
 
 std::vector<fs::path> list_train_shards(const fs::path& folder) {
+  std::vector<fs::path> paths = list_train_shards_as_found(folder);
+  check_train_shards_against_manifest(folder, paths);
+  return paths;
+}
+
+std::vector<fs::path> list_train_shards_as_found(const fs::path& folder) {
   require_folder(folder);
   const auto found = find_train_shards(folder, ExitCode::kInputData);
   if (found.empty()) {
@@ -94,7 +100,6 @@ std::vector<fs::path> list_train_shards(const fs::path& folder) {
     }
     paths.push_back(found[i].second);
   }
-  check_train_shards_against_manifest(folder, paths);
   return paths;
 }
 

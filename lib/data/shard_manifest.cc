@@ -72,7 +72,7 @@ CheckedFiles& checked_files() {
 
 void write_data_manifest(const fs::path& folder) {
   std::vector<std::string> names;
-  for (const fs::path& shard : list_train_shards(folder)) names.push_back(shard.filename().string());
+  for (const fs::path& shard : list_train_shards_as_found(folder)) names.push_back(shard.filename().string());
   names.push_back(kTestShardFileName);
   for (const char* optional : {kValidShardFileName, kVocabularyFileName}) {
     std::error_code ec;

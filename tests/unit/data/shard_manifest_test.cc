@@ -102,6 +102,18 @@ TEST(DataManifestTest, ShardAddedAfterTheConversionIsRefused) {
                {"train-00002.h5 is not listed in", "MANIFEST"});
 }
 
+// Regression: a second conversion into the same folder with fewer shards (pstrain-data removes the stale ones)
+// listed its shards against the first conversion's MANIFEST and refused to write its own.
+TEST(DataManifestTest, ConvertingAgainWithFewerShardsReplacesTheManifest) {
+  TempDir dir;
+  write_converted_folder(dir.path());
+  write_shard(dir / train_shard_file_name(2), testing::make_samples(2));
+  write_data_manifest(dir.path());  // the first conversion: 3 shards
+  remove_train_shards_from(dir.path(), 2);
+  write_data_manifest(dir.path());  // the second: 2
+  EXPECT_EQ(list_train_shards(dir.path()).size(), 2u);
+}
+
 TEST(DataManifestTest, ManifestOfAnotherKindIsRefused) {
   TempDir dir;
   write_converted_folder(dir.path());
