@@ -64,6 +64,16 @@ class OnednnConvolution final : public ConvolutionKernel {
   Primitives& primitives(int batch) {
     auto found = by_batch_.find(batch);
     if (found != by_batch_.end()) return found->second;
+    try {
+      return by_batch_.emplace(batch, make_primitives(batch)).first->second;
+    } catch (const dnnl::error& failure) {  // a batch size oneDNN has no kernel for: say which, not only oneDNN's code
+      throw Error(ExitCode::kInternal,
+                  cat("oneDNN cannot run the ", geometry_.height, "x", geometry_.width, "x", geometry_.channels,
+                      " convolution with ", filters_, " filters at batch ", batch, ": ", failure.what()));
+    }
+  }
+
+  Primitives make_primitives(int batch) const {
     const auto src = any_desc(source_dims(batch)), weights = any_desc(weight_dims()),
                dst = any_desc(output_dims(batch));
     const memory::desc bias({filters_}, kFloat, Tag::x);
@@ -83,7 +93,7 @@ class OnednnConvolution final : public ConvolutionKernel {
                     dnnl::convolution_forward(forward),
                     dnnl::convolution_backward_weights(backward_weights),
                     dnnl::convolution_backward_data(backward_data)};
-    return by_batch_.emplace(batch, std::move(made)).first->second;
+    return made;
   }
 
   std::string description() const override { return description_; }
@@ -157,10 +167,10 @@ class OnednnConvolution final : public ConvolutionKernel {
     return {{dims, kFloat, tag}, engine_, const_cast<float*>(data)};
   }
   // `from` in layout `desc`: itself where it already is, else a reordered copy in the slot's buffer.
-  memory in_layout(Slot slot, const memory& from, const memory::desc& desc) {
+  memory in_layout(Slot slot, memory from, const memory::desc& desc) {  // memory is a handle: copies share data
     if (from.get_desc() == desc) return from;
     memory to = scratch(slot, desc);
-    dnnl::reorder(from, to).execute(stream_, const_cast<memory&>(from), to);
+    dnnl::reorder(from, to).execute(stream_, from, to);
     return to;
   }
   // Where a primitive writes a result that belongs in `user`: `user` itself, or scratch in the primitive's layout.
@@ -197,8 +207,10 @@ std::unique_ptr<ConvolutionKernel> make_onednn_convolution(const ConvGeometry& g
     auto convolution = std::make_unique<OnednnConvolution>(geometry, filters, algorithm);
     if (!convolution->all_fast(max_batch)) return nullptr;
     return convolution;
-  } catch (const dnnl::error&) {
-    return nullptr;  // no primitive for this shape: im2col + gemm
+  } catch (const dnnl::error&) {  // no CPU engine
+    return nullptr;
+  } catch (const Error&) {  // no primitive for this shape: im2col + gemm
+    return nullptr;
   }
 }
 
