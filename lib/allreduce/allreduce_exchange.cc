@@ -12,17 +12,12 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
+#include "core/timing.h"
 #include "exchange/step_protocol.h"
 
 namespace pstrain::allreduce {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 class AllreduceExchange final : public exchange::GradientExchange {
  public:

@@ -70,8 +70,14 @@ class Backend {
   virtual void fill(float* data, std::size_t count, float value) = 0;
 
   // c = alpha * op(a) * op(b) + beta * c; op(a) is m x k, op(b) is k x n, c is m x n.
-  virtual void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
-                    const float* b, float beta, float* c) = 0;
+  void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a, const float* b,
+            float beta, float* c) {
+    gemm_strided(transpose_a, transpose_b, m, n, k, alpha, a, transpose_a ? m : k, b, transpose_b ? k : n, beta, c, n);
+  }
+  // The same on matrices that are parts of wider ones: lda, ldb and ldc are the lengths of the stored rows of a,
+  // b and c (row-major, as stored: before any transpose), at least their widths.
+  virtual void gemm_strided(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+                            int lda, const float* b, int ldb, float beta, float* c, int ldc) = 0;
   // y[r, :] += bias for every row r of a rows x cols matrix.
   virtual void add_row_bias(float* y, const float* bias, int rows, int cols) = 0;
   // out[c] = beta * out[c] + sum_r x[r, c]  (bias gradients).

@@ -4,19 +4,10 @@
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
+#include "core/timing.h"
 #include "ps/exchange_modes.h"
 
 namespace pstrain::ps {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-}  // namespace
 
 AsyncExchange::AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval,
                              TableClient* tables)

@@ -2,18 +2,13 @@
 #include <chrono>
 
 #include "comm/watchdog.h"
+#include "core/timing.h"
 #include "exchange/step_protocol.h"
 #include "ps/exchange_modes.h"
 
 namespace pstrain::ps {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 class SyncExchange final : public exchange::GradientExchange {
  public:

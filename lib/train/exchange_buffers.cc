@@ -2,17 +2,9 @@
 
 #include <chrono>
 
+#include "core/timing.h"
+
 namespace pstrain::train {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-}  // namespace
 
 ExchangeBuffers::ExchangeBuffers(compute::Backend& backend, nn::Model& model)
     : backend_(backend),

@@ -11,6 +11,7 @@
 #include "core/counter_random.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/timing.h"
 #include "exchange/step_protocol.h"
 #include "report/event_writer.h"
 #include "report/progress_line.h"
@@ -25,12 +26,6 @@
 namespace pstrain::train {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // A pass in progress.
 struct PassState {

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "compute/cpu/onednn_convolution.h"
+#include "compute/cpu/onednn_gemm.h"
 #include "core/error.h"
 
 namespace pstrain::compute {
@@ -95,6 +96,7 @@ std::string blas_kernels_description() {
   } else if (std::getenv("OPENBLAS_CORETYPE") != nullptr) {
     description += " (OPENBLAS_CORETYPE set by the user)";
   }
+  if (const std::string onednn = onednn_sgemm_description(); !onednn.empty()) description += "; " + onednn;
   return description;
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "compute/cpu/onednn_convolution.h"
+#include "compute/cpu/onednn_gemm.h"
 #include "compute/cpu/softmax_kernels.h"
 #include "compute/cpu/vector_math.h"
 #include "core/error.h"
@@ -39,26 +40,28 @@ void CpuBackend::fill(float* data, std::size_t count, float value) {
   std::fill_n(data, count, value);
 }
 
-void CpuBackend::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
-                      const float* b, float beta, float* c) {
-  PSTRAIN_ASSERT(m >= 0 && n >= 0 && k >= 0, "gemm sizes m=", m, " n=", n, " k=", k);
+void CpuBackend::gemm_strided(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+                              int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  PSTRAIN_ASSERT(m >= 0 && n >= 0 && k >= 0 && ldc >= n, "gemm sizes m=", m, " n=", n, " k=", k, " ldc=", ldc);
   if (m == 0 || n == 0) return;
   if (k == 0) {
     // BLAS rejects a leading dimension of 0, but the product of empty matrices is well defined: c = beta * c,
     // where beta == 0 means "overwrite" (c may hold garbage, even NaN).
-    const std::size_t count = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
-    if (beta == 0.0f) {
-      std::fill_n(c, count, 0.0f);
-    } else {
-      for (std::size_t i = 0; i < count; ++i) c[i] *= beta;
+    for (int row = 0; row < m; ++row) {
+      float* const c_row = c + static_cast<std::size_t>(row) * static_cast<std::size_t>(ldc);
+      if (beta == 0.0f) {
+        std::fill_n(c_row, n, 0.0f);
+      } else {
+        for (int i = 0; i < n; ++i) c_row[i] *= beta;
+      }
     }
     return;
   }
-  // Row-major leading dimensions are the stored (not the transposed) row lengths.
-  const int lda = transpose_a ? m : k;
-  const int ldb = transpose_b ? k : n;
+  if (prefers_onednn_sgemm(m, n, k)) {
+    return onednn_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, m, n, k,
-              alpha, a, lda, b, ldb, beta, c, n);
+              alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void CpuBackend::add_row_bias(float* y, const float* bias, int rows, int cols) {

@@ -35,8 +35,8 @@ class CpuBackend : public Backend {
   void copy_to_host(void* host_destination, const void* source, std::size_t bytes) override;
   void fill(float* data, std::size_t count, float value) override;
 
-  void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a, const float* b,
-            float beta, float* c) override;
+  void gemm_strided(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a, int lda,
+                    const float* b, int ldb, float beta, float* c, int ldc) override;
   void add_row_bias(float* y, const float* bias, int rows, int cols) override;
   void sum_rows(const float* x, float* out, int rows, int cols, float beta) override;
 

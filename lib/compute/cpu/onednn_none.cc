@@ -1,5 +1,6 @@
-// Builds without oneDNN: every convolution runs as im2col + gemm.
+// Builds without oneDNN: every convolution runs as im2col + gemm, every product on OpenBLAS.
 #include "compute/cpu/onednn_convolution.h"
+#include "compute/cpu/onednn_gemm.h"
 
 namespace pstrain::compute {
 
@@ -12,5 +13,15 @@ bool onednn_available() {
 }
 
 void set_onednn_threads(int) {}
+
+std::string onednn_sgemm_description() {
+  return {};
+}
+
+bool prefers_onednn_sgemm(int, int, int) {
+  return false;
+}
+
+void onednn_sgemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int) {}
 
 }  // namespace pstrain::compute

@@ -187,13 +187,14 @@ void CudaBackend::fill(float* data, std::size_t count, float value) {
   launch_fill(stream(), data, count, value);
 }
 
-void CudaBackend::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
-                       const float* b, float beta, float* c) {
-  PSTRAIN_ASSERT(m >= 0 && n >= 0 && k >= 0, "gemm sizes m=", m, " n=", n, " k=", k);
+void CudaBackend::gemm_strided(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+                               int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  PSTRAIN_ASSERT(m >= 0 && n >= 0 && k >= 0 && ldc >= n, "gemm sizes m=", m, " n=", n, " k=", k, " ldc=", ldc);
   if (m == 0 || n == 0) return;
   make_current();
   if (k == 0) {
     // cuBLAS rejects a leading dimension of 0; the empty product leaves c = beta * c (beta 0 overwrites).
+    PSTRAIN_ASSERT(ldc == n, "an empty product into part of a wider matrix (ldc ", ldc, ", n ", n, ")");
     const std::size_t count = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
     if (beta == 0.0f) {
       launch_fill(stream(), c, count, 0.0f);
@@ -205,10 +206,8 @@ void CudaBackend::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, 
   // cuBLAS is column-major, and a row-major matrix read column-major is its transpose. So the row-major
   // C = op(A) op(B) (m x n) is computed as the column-major C^T = op(B)^T op(A)^T (n x m): B first, A second,
   // each with its own transpose flag and its stored (row-major) row length as leading dimension.
-  const int lda = transpose_a ? m : k;
-  const int ldb = transpose_b ? k : n;
   CUBLAS_CHECK(cublasSgemm(cublas_.get(), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, n));
+                           transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
 }
 
 void CudaBackend::add_row_bias(float* y, const float* bias, int rows, int cols) {

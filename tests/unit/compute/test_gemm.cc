@@ -57,7 +57,9 @@ void check_gemm(Backend& backend, const GemmCase& shape, float alpha, float beta
 
 TEST_P(GemmTest, MatchesNaiveProductForOddSizes) {
   const auto [transpose_a, transpose_b, size_set] = GetParam();
-  const int sizes[][3] = {{1, 1, 1}, {3, 5, 7}, {17, 13, 9}, {64, 33, 129}, {2, 257, 31}};
+  // The last two go to oneDNN's sgemm where the build has it (compute/cpu/onednn_gemm.h: k <= 256, m n >= 4096).
+  const int sizes[][3] = {{1, 1, 1},    {3, 5, 7},     {17, 13, 9},   {64, 33, 129},
+                          {2, 257, 31}, {67, 70, 100}, {40, 130, 256}};
   const auto& size = sizes[size_set];
   const GemmCase shape{transpose_a, transpose_b, size[0], size[1], size[2]};
   check_gemm(*backend_, shape, 1.0f, 0.0f, /*garbage_c=*/true);
@@ -66,7 +68,46 @@ TEST_P(GemmTest, MatchesNaiveProductForOddSizes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmTest,
-                         ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Range(0, 5)));
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Range(0, 7)));
+
+// Rows [first, first + rows) of dW = dy^T x, computed on the parts of the operands with their whole row lengths as
+// strides, are the bits of the same rows of the whole product: what computing a layer's weight gradient in blocks
+// of rows (to send each block while the next is computed) relies on. Sums of a batch's length (k = 64, oneDNN's
+// route) and longer than both libraries' inner blocks (k = 700, OpenBLAS's).
+class GemmRowBlockTest : public BackendTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(GemmRowBlockTest, RowBlocksOfTheTransposedProductAreTheWholeProductsBits) {
+  const int m = 256, n = 784, k = GetParam();
+  const auto a = random_floats(static_cast<std::size_t>(k) * m, 1);  // stored k x m: op(a) = a^T, as dy
+  const auto b = random_floats(static_cast<std::size_t>(k) * n, 2);  // stored k x n, as x
+  std::vector<float> whole(static_cast<std::size_t>(m) * n);
+  backend_->gemm(true, false, m, n, k, 1.0f, a.data(), b.data(), 0.0f, whole.data());
+  std::vector<float> blocked(whole.size(), std::numeric_limits<float>::quiet_NaN());
+  for (int first = 0; first < m; first += 37) {
+    const int rows = std::min(37, m - first);
+    backend_->gemm_strided(true, false, rows, n, k, 1.0f, a.data() + first, m, b.data(), n, 0.0f,
+                           blocked.data() + static_cast<std::size_t>(first) * n, n);
+  }
+  EXPECT_EQ(blocked, whole);
+}
+
+INSTANTIATE_TEST_SUITE_P(ShortAndLongSums, GemmRowBlockTest, ::testing::Values(64, 700));
+
+TEST_F(BackendTest, GemmStridedComputesOnPartsOfWiderMatrices) {
+  // c (3 x 4, inside a 3 x 6 buffer) = a (3 x 2, inside 3 x 5) * b (2 x 4, inside 2 x 7).
+  std::vector<float> a(15, 100.0f), b(14, 100.0f), c(18, -1.0f);
+  for (int i = 0; i < 3; ++i)
+    for (int p = 0; p < 2; ++p) a[i * 5 + p] = static_cast<float>(i + p);
+  for (int p = 0; p < 2; ++p)
+    for (int j = 0; j < 4; ++j) b[p * 7 + j] = static_cast<float>(p * j + 1);
+  backend_->gemm_strided(false, false, 3, 4, 2, 1.0f, a.data(), 5, b.data(), 7, 0.0f, c.data(), 6);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 6; ++j) {
+      const float expected = j < 4 ? static_cast<float>(i * 1 + (i + 1) * (j + 1)) : -1.0f;  // outside: untouched
+      EXPECT_EQ(c[i * 6 + j], expected) << i << "," << j;
+    }
+  }
+}
 
 TEST_F(BackendTest, GemmWithEmptyInnerDimensionScalesC) {
   auto c = to_backend(*backend_, std::vector<float>{1, 2, 3, 4, 5, 6});
