@@ -7,12 +7,12 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
+#include "core/timing.h"
 #include "exchange/step_protocol.h"
 
 namespace pstrain::ps {
 
 using comm::WindowLock;
-using Clock = std::chrono::steady_clock;
 
 ShardServer::ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout,
                          std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial)
@@ -77,7 +77,7 @@ int ShardServer::sync_step(int flags) {
     }
     apply(summed_);
     for (const auto& table : tables_) table->update(weights_);
-    stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    stats_.busy_seconds += seconds_since(start);
   }
   return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the parameters are published
 }
@@ -150,7 +150,7 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
       }
       applied[trainer] = pushed;
       applied_any = true;
-      stats_.busy_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      stats_.busy_seconds += seconds_since(start);
     }
     if (applied_any) {
       idle.reset();

@@ -4,14 +4,13 @@
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
+#include "core/timing.h"
 #include "ps/async_exchange.h"
 #include "ps/exchange_modes.h"
 
 namespace pstrain::ps {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Stale synchronous parallel: async steps, plus a gate after each one. Clocks count the steps finished in the
 // pass; a trainer that finished its pass publishes kClockPassDone so that nobody waits for it at the pass end.
@@ -43,7 +42,7 @@ class SspExchange final : public AsyncExchange {
       if (client_.checkpoint_request() != 0) break;
       std::this_thread::sleep_for(poll_interval_);
     }
-    timers_.gate_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    timers_.gate_seconds += seconds_since(start);
   }
 
   void finish_pass(std::span<float> parameters) override {

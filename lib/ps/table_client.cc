@@ -8,6 +8,7 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
+#include "core/timing.h"
 
 namespace pstrain::ps {
 
@@ -166,9 +167,9 @@ bool fetch_rows_for_batch(TableClient* tables, std::span<float> features, std::s
                           std::span<float> parameters, double& seconds) {
   if (tables == nullptr) return false;
   const comm::Watchdog::Wait wait("fetching table rows from the servers");
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   tables->fetch(features, count, parameters);
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  seconds += seconds_since(start);
   return true;
 }
 

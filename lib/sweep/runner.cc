@@ -15,6 +15,7 @@
 #include "checkpoint/pass_folder.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "core/timing.h"
 
 namespace fs = std::filesystem;
 
@@ -115,7 +116,7 @@ RunSummary run_sets(const RunSettings& settings, const std::vector<Hyperparamete
   std::map<pid_t, Running> running;
   const auto finish = [&](Running& run, ExitStatus status) {
     const auto& set = *run.set;
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
+    const double seconds = seconds_since(run.started);
     const fs::path log = run_dir(settings.sweep_dir, set.id) / "pstrain.log";
     if (status.ok() && set_complete(settings.sweep_dir, set)) {
       progress << set_name(set.id) << ": done in " << seconds << " s" << std::endl;

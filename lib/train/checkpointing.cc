@@ -8,12 +8,12 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/log.h"
+#include "core/timing.h"
 #include "exchange/step_protocol.h"
 
 namespace pstrain::train {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -87,8 +87,7 @@ int CheckpointWriter::local_flags() const {
   int flags = 0;
   if (stop_signal_received()) flags |= exchange::kCheckpointNow | exchange::kStopAfterCheckpoint;
   const double every = job_.config.checkpoint_every_seconds;
-  if (every > 0 && job_.layout.world_rank == 0 &&
-      std::chrono::duration<double>(Clock::now() - last_saved_).count() >= every) {
+  if (every > 0 && job_.layout.world_rank == 0 && seconds_since(last_saved_) >= every) {
     flags |= exchange::kCheckpointNow;
   }
   return flags;
@@ -107,7 +106,7 @@ int CheckpointWriter::async_wish(std::int64_t global_step, bool lead) const {
   const std::int64_t every = job_.config.checkpoint_every_steps;
   const double seconds = job_.config.checkpoint_every_seconds;
   const bool by_steps = every > 0 && global_step % every == 0;
-  const bool by_time = seconds > 0 && std::chrono::duration<double>(Clock::now() - last_saved_).count() >= seconds;
+  const bool by_time = seconds > 0 && seconds_since(last_saved_) >= seconds;
   return by_steps || by_time ? exchange::kCheckpointNow : 0;
 }
 
@@ -245,7 +244,7 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
   last_saved_ = Clock::now();
   if (writer) {
     log_info("checkpoint ", written.filename().string(), " (pass ", counters[0], ", step ", counters[1],
-             ") written in ", std::chrono::duration<double>(Clock::now() - start).count(), " s");
+             ") written in ", seconds_since(start), " s");
   }
 }
 

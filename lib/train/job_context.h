@@ -4,6 +4,7 @@
 #include <string>
 
 #include "comm/layout.h"
+#include "core/timing.h"
 #include "nn/model_plan.h"
 #include "ps/table_plan.h"
 #include "train/data_plan.h"
@@ -28,9 +29,7 @@ struct JobContext {
 
   // Every trainer takes the same steps together (sync parameter server, or all-reduce).
   bool sync() const { return config.mode == Mode::kSync || config.mode == Mode::kAllreduce; }
-  double elapsed_seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  }
+  double elapsed_seconds() const { return seconds_since(started); }
 };
 
 }  // namespace pstrain::train

@@ -8,6 +8,7 @@
 #include "checkpoint/pass_folder.h"
 #include "core/files.h"
 #include "core/log.h"
+#include "core/timing.h"
 #include "train/language_metrics.h"
 #include "train/metrics.h"
 
@@ -209,7 +210,7 @@ void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::
   if (board == nullptr) return;
   // This trainer's figures so far in the pass, at step = its global step.
   const double done = static_cast<double>(steps_done);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
+  const double seconds = seconds_since(pass_start);
   const exchange::ExchangeTimers& timers = exchange.timers();
   board->write_scalars(global_step, {{"step/train_loss", totals.train_loss()},
                                      {"step/train_accuracy", totals.train_accuracy()},

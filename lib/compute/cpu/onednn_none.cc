@@ -1,6 +1,7 @@
 // Builds without oneDNN: every convolution runs as im2col + gemm, every product on OpenBLAS.
 #include "compute/cpu/onednn_convolution.h"
 #include "compute/cpu/onednn_gemm.h"
+#include "core/error.h"
 
 namespace pstrain::compute {
 
@@ -22,6 +23,8 @@ bool prefers_onednn_sgemm(int, int, int) {
   return false;
 }
 
-void onednn_sgemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int) {}
+void onednn_sgemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int) {
+  PSTRAIN_ASSERT(false, "oneDNN's sgemm called in a build without oneDNN");
+}
 
 }  // namespace pstrain::compute
