@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "allreduce/bucket_stream.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
@@ -40,15 +42,30 @@ class AllreduceExchange final : public exchange::GradientExchange {
   // the mean loss over all N samples of the step as one trainer with batch N would get it, and returns true.
   // Otherwise (GPU trainers without NCCL) step() sums the host copy of the gradient that the trainer makes anyway,
   // rather than copying it out, back in and out again.
+  nn::ParameterStream* stream_in_place(std::span<const float>, std::span<float>) override {
+    // The buckets are summed where the model keeps its gradient: host memory that MPI reads (the CPU backend).
+    if (setup_.stream_bucket_floats == 0 || !setup_.backend->host_accessible() || summation_->sums_device_memory()) {
+      return nullptr;
+    }
+    buckets_.emplace(setup_.trainers, *setup_.backend, std::span<float>(setup_.backend_gradient, setup_.length),
+                     setup_.stream_bucket_floats);
+    return &*buckets_;
+  }
+  void begin_step(std::size_t count) override {
+    if (buckets_) buckets_->begin(count);
+  }
+
   bool combine_in_place(std::size_t count, int& flags) override {
     const comm::Watchdog::Wait wait("an all-reduce step");
     const auto start = Clock::now();
+    // Streaming: every bucket starts before the agreement below, on every trainer (bucket_stream.h).
+    if (buckets_) buckets_->end();
     std::int64_t agreed[3] = {static_cast<std::int64_t>(count), (flags & exchange::kCheckpointNow) ? 1 : 0,
                               (flags & exchange::kStopAfterCheckpoint) ? 1 : 0};
     MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_INT64_T, MPI_SUM, setup_.trainers));
     step_samples_ = agreed[0];
     flags = (agreed[1] > 0 ? exchange::kCheckpointNow : 0) | (agreed[2] > 0 ? exchange::kStopAfterCheckpoint : 0);
-    if (step_samples_ > 0 && sums_in_backend_) {
+    if (step_samples_ > 0 && sums_in_backend_ && !buckets_) {
       if (count == 0) {  // the buffer holds an older step's gradient: it must count for nothing
         setup_.backend->fill(setup_.backend_gradient, setup_.length, 0.0f);
       } else {
@@ -112,6 +129,7 @@ class AllreduceExchange final : public exchange::GradientExchange {
   std::vector<float> host_sum_;  // the host-side sum when the summation cannot read backend memory
   std::int64_t step_samples_ = 0;
   std::int64_t steps_ = 0;
+  std::optional<BucketStream> buckets_;  // streaming (stream_in_place)
 };
 
 }  // namespace

@@ -18,9 +18,11 @@ namespace pstrain::allreduce {
 struct AllreduceSetup {
   MPI_Comm trainers = MPI_COMM_NULL;
   compute::Backend* backend = nullptr;
-  float* backend_gradient = nullptr;   // the model's flat gradient in backend memory
-  std::size_t length = 0;              // parameter count
-  std::int64_t check_every_steps = 0;  // also compare replicas every N steps (0: at the end of passes only)
+  float* backend_gradient = nullptr;     // the model's flat gradient in backend memory
+  std::size_t length = 0;                // parameter count
+  std::int64_t check_every_steps = 0;    // also compare replicas every N steps (0: at the end of passes only)
+  std::size_t stream_bucket_floats = 0;  // > 0: all-reduce buckets of this size behind the backward pass, where the
+                                         // model can stream and the sum is MPI's on host memory (bucket_stream.h)
 };
 
 std::unique_ptr<exchange::GradientExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,

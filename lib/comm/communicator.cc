@@ -12,6 +12,12 @@ Communicator Communicator::split(MPI_Comm parent, int color, int key) {
   return result;
 }
 
+Communicator Communicator::duplicate(MPI_Comm parent) {
+  Communicator result;
+  MPI_CHECK(MPI_Comm_dup(parent, &result.comm_));
+  return result;
+}
+
 Communicator Communicator::split_shared(MPI_Comm parent) {
   Communicator result;
   MPI_CHECK(MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &result.comm_));

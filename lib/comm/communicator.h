@@ -16,6 +16,9 @@ class Communicator {
   Communicator() = default;
   // Collective over `parent` (MPI_Comm_split). Ranks passing MPI_UNDEFINED get an empty Communicator.
   static Communicator split(MPI_Comm parent, int color, int key);
+  // Collective over `parent` (MPI_Comm_dup): the same ranks, a context of its own, so that one protocol's
+  // messages never match another's.
+  static Communicator duplicate(MPI_Comm parent);
   // Ranks that share memory with this one (one node): the local rank chooses a GPU.
   static Communicator split_shared(MPI_Comm parent);
   ~Communicator() {  // collective, like Window's destructor: skipped while an exception unwinds

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "exchange/exchange_stats.h"
+#include "nn/parameter_stream.h"
 #include "optim/optimizer.h"
 
 namespace pstrain::exchange {
@@ -44,6 +45,20 @@ class GradientExchange {
     static_cast<void>(out);
     return false;
   }
+  // Communication behind computation (nn/parameter_stream.h): a mode that can send the gradient while the
+  // backward pass runs and receive the next parameters while the forward pass runs returns the stream the
+  // model should report to, working in place on the model's host buffers `gradient` and `parameters`; null
+  // where the mode exchanges in step() alone. Called once, before the first step, and only for a model that can
+  // report (nn::Model::can_stream_parameters): an exchange that returned a stream relies on its reports.
+  virtual nn::ParameterStream* stream_in_place(std::span<const float> gradient, std::span<float> parameters) {
+    static_cast<void>(gradient);
+    static_cast<void>(parameters);
+    return nullptr;
+  }
+  // Before the computation of every training step (count: the step's samples, 0 for none), streaming or not,
+  // after every other MPI call of the step: until step() the trainer calls no MPI (a mode may hand MPI to a
+  // communication thread meanwhile).
+  virtual void begin_step(std::size_t count) { static_cast<void>(count); }
   // `gradient` is d(mean loss)/d(parameters) over `count` samples; on return `parameters` holds what to compute
   // the next step on. count may be 0 (a trainer with no samples left in a sync step still takes part).
   // `flags` (StepFlags) go in with this rank's wishes and come out agreed where the mode has a common step

@@ -12,6 +12,16 @@ void meet_all_ranks(const char* what) {
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+void StepFlagAgreement::begin(MPI_Comm world, int flags) {
+  flags_ = flags;
+  MPI_CHECK(MPI_Iallreduce(&flags_, &agreed_, 1, MPI_INT, MPI_BOR, world, &request_));
+}
+
+int StepFlagAgreement::finish() {
+  MPI_CHECK(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+  return agreed_;
+}
+
 void all_gradients_written() {
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }

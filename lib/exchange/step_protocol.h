@@ -10,24 +10,50 @@
 //   included, so sync rounds and checkpoints line up without messages: in sync modes every trainer takes the
 //   largest trainer's count (a trainer out of samples contributes empty batches).
 //
-// Sync step (--mode sync), one round per step, all over the world:
+// Sync step (--mode sync), one round per step, in one of two transports (ps/sync_transport.h; --overlap, chosen
+// in train/job.cc, the same on every rank); both compute the same bits.
+// One-sided (SyncTransport::kOneSided), all over the world:
 //   trainers put gradient and sample count into their slot on every shard;
 //   all_gradients_written (barrier)           servers sum the slots in trainer order (the same bits every run),
 //                                             then run their optimizer once;
 //   agree_on_step_flags (MPI_Allreduce BOR)   the second meeting: the parameters of the step are published, and
 //                                             every rank's StepFlags wishes come out OR-ed;
 //   trainers get the parameters.
-// Row tables in a sync step (ps/table_plan.h, when the servers hold a table by rows): before its forward pass a
-//   trainer gets the rows its batch looks up (one-sided, no server involved: the rows are quiet between the
-//   second meeting of one step and the first of the next); with its gradient it puts those rows' gradients and
-//   indices into its row slots on every shard (an empty slot when it had no batch). After all_gradients_written
-//   each server sums the row slots in trainer order with the dense sum's weights and updates the touched rows,
-//   before agree_on_step_flags. A trainer holds only its batch's rows (its row caches); at the end of a pass the
-//   lead trainer gets, one-sidedly, the rows of each evaluation batch and the whole table a block of rows at a
-//   time for the pass folder, while the servers wait in the end-of-pass checkpoint.
+// Streamed (SyncTransport::kStreamed), in messages (ps/block_messages.h) on the world's duplicate:
+//   trainer: before its computation, sends its sample count to every shard (kCountTag); the last step's blocks
+//            may still be on their way (a block's receive is complete before the block's next one is posted);
+//   shard:   begins the flag agreement (StepFlagAgreement), receives every trainer's count (the weights), and
+//            posts a receive for each of its blocks from each trainer with samples;
+//   trainer: sends each block of its gradient to the shard holding it as soon as the backward pass has finished
+//            the block (nn/parameter_stream.h; a model that cannot stream: all blocks after the backward pass; a
+//            trainer without samples sends none) and at once posts the receive of that block's update into the
+//            parameters, whose values there the step reads no more;
+//   shard:   as soon as every trainer's part of a block is in, sums the parts in trainer order (the same bits
+//            every run, and whatever order the blocks come in), updates the block (Optimizer::update_range) and
+//            sends it to every trainer; after the last block, bumps the version;
+//   both:    finish the flag agreement (an MPI_Iallreduce BOR begun on entering the step, by a trainer after its
+//            computation): every rank's StepFlags wishes come out OR-ed;
+//   trainer: the next forward pass waits for each block just before it reads it. A step whose agreed flags are
+//            not 0 (a checkpoint, a stop), the end of a pass and the end of training wait for every block first.
+//   Nobody waits for a barrier: a trainer waits for its own sends, for the agreement, and for the blocks it reads.
+// Row tables in a sync step (ps/table_plan.h, when the servers hold a table by rows): the dense part goes as
+//   above, but the flags are agreed by the two meetings (streamed: not by the nonblocking agreement). Before its
+//   forward pass a trainer gets the rows its batch looks up (one-sided, no server involved: the rows are quiet
+//   between the second meeting of one step and the first of the next); with its dense gradient it puts those
+//   rows' gradients and indices into its row slots on every shard (an empty slot when it had no batch), then
+//   all_gradients_written (world barrier): each server, done with its dense part, sums the row slots in
+//   trainer order with the dense sum's weights and updates the touched rows;
+//   agree_on_step_flags (MPI_Allreduce BOR): the rows (and, one-sided, the dense part) are published and the
+//   flags agreed.
+//   A trainer holds only its batch's rows (its row caches); at the end of a pass the lead trainer gets,
+//   one-sidedly, the rows of each evaluation batch and the whole table a block of rows at a time for the pass
+//   folder, while the servers wait in the end-of-pass checkpoint.
 // All-reduce step: the trainers agree on the step's sample count and flags in one MPI_Allreduce over the trainers,
 //   sum their count-weighted gradients, and each applies the same update; replicas are compared (CRC-32) at the
-//   end of every pass. Local step: the only rank's flags are the agreed flags.
+//   end of every pass. With buckets streamed (allreduce/bucket_stream.h) the collectives start in one order on
+//   every trainer: the count's MPI_Iallreduce before the computation, each bucket's MPI_Iallreduce in descending
+//   order (during the backward pass, or all at the end for a trainer without samples), then the blocking
+//   agreement on the flags once every bucket is summed. Local step: the only rank's flags are the agreed flags.
 //
 // Checkpoints with a common step boundary (sync, all-reduce, local): after a step every rank holds the same
 //   (pass, step, global step) and agreed flags. When a checkpoint is due (train/checkpointing.h: agreed
@@ -36,11 +62,12 @@
 //   every pass every rank saves once more (pass + 1, step 0); a stop flag from the pass's last step then ends the
 //   run, completed only if that pass was the last.
 //
-// Async step (--mode async): a trainer puts its gradient into its slot (free: its previous push is applied),
-//   writes (pushed_seq, base version) on every shard and polls until every shard's applied_seq reached it (never
-//   waiting for other trainers), then gets the parameters as they are. Servers poll their control words, apply
-//   each new slot as its own update under an exclusive lock on params, bump the version and publish applied_seq
-//   and the staleness; they keep calling MPI between polls, which osc/pt2pt needs for progress.
+// Async step (--mode async): a trainer puts its gradient into its slot (free: its previous push is applied; with
+//   pushes streamed, ps/push_stream.h, block by block during the backward pass in one epoch that completes before
+//   the announcement), writes (pushed_seq, base version) on every shard and polls until every shard's applied_seq
+//   reached it (never waiting for other trainers), then gets the parameters as they are. Servers poll their control
+//   words, apply each new slot as its own update under an exclusive lock on params, bump the version and publish
+//   applied_seq and the staleness; they keep calling MPI between polls, which osc/pt2pt needs for progress.
 // Row tables in an async step: the trainer gets its batch's rows as they are (a shared-lock epoch: each table
 //   arrives whole, between two servers' updates), and puts its row slots before it announces the push; the
 //   server applies a push's rows right after its dense slot, under an exclusive lock on the rows. The slots are
@@ -76,6 +103,8 @@
 // End of training. Async trainers wait until their pushes are applied and announce "done" on every shard;
 //   servers return once all T announced and nothing is left to apply. Every rank then meets at a world barrier
 //   (meet_all_ranks) so that nobody frees the windows while another rank still uses them.
+#include <mpi.h>
+
 #include <cstdint>
 #include <functional>
 
@@ -95,9 +124,25 @@ inline bool stops_after_checkpoint(std::int64_t flags) {
 // The world barrier at the start and at the end of training, under a watchdog wait named `what`.
 void meet_all_ranks(const char* what);
 
-// Sync step, first meeting (world barrier): every trainer's slot is complete. The caller holds a watchdog wait.
+// Sync step without row tables: the flag agreement alone, nonblocking, so that it never makes a rank wait for
+// the servers' last block. Every rank begins it as it enters the step (a trainer: when its computation is done)
+// and finishes it as it leaves; returns the OR of every rank's flags. The caller holds a watchdog wait.
+class StepFlagAgreement {
+ public:
+  void begin(MPI_Comm world, int flags);
+  int finish();
+
+ private:
+  int flags_ = 0;
+  int agreed_ = 0;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+// Sync step with row tables, first meeting (world barrier): every trainer's row slots are complete. The caller
+// holds a watchdog wait.
 void all_gradients_written();
-// Sync step, second meeting (world): the servers' update is published; returns the OR of every rank's `flags`.
+// Sync step with row tables, second meeting (world): the rows are published; returns the OR of every rank's
+// `flags`.
 // The caller holds a watchdog wait.
 int agree_on_step_flags(int flags);
 

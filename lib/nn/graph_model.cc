@@ -41,7 +41,7 @@ void GraphModel::build_nodes() {
                      .index = i};
     for (const std::size_t index : planned.parameters) {
       const std::size_t offset = plan_.parameters[index].offset;
-      build.parameters.push_back({parameters_.data() + offset, gradients_.data() + offset});
+      build.parameters.push_back({parameters_.data() + offset, gradients_.data() + offset, offset});
     }
     for (const std::size_t index : planned.state) build.state.push_back(state_.data() + plan_.state[index].offset);
     LayerAttributes attributes(planned.spec.attributes, plan_.spec.where(planned.spec));
@@ -126,7 +126,10 @@ std::span<const float> GraphModel::host_gradients() const {
 BatchResult GraphModel::train_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                                     std::size_t count) {
   PSTRAIN_ASSERT(count > 0, "train_batch needs at least one sample");
-  const StepContext step{.batch = load_batch(features, labels, count), .training = true, .random_key = step_key_};
+  const StepContext step{.batch = load_batch(features, labels, count),
+                         .training = true,
+                         .random_key = step_key_,
+                         .stream = stream_};
   const float* logits = forward(step);
   // The loss writes d(mean loss)/d(logits) straight into the output node's gradient, where backward starts.
   const BatchResult result = loss_(backend_, logits, labels_.data(), nodes_.back().gradient_view, step.batch);
@@ -150,6 +153,7 @@ const float* GraphModel::forward(const StepContext& step) {
     const std::vector<int>& inputs = plan_.nodes[i].inputs;
     for (std::size_t k = 0; k < inputs.size(); ++k) input_pointers_[k] = node_output(inputs[k]);
     if (plan_.nodes[i].type->reshapes_only) continue;
+    if (step.stream != nullptr) stream_before_forward(i);
     nodes_[i].layer->forward(step, std::span(input_pointers_.data(), inputs.size()), nodes_[i].output.data());
   }
   return nodes_.back().output_view;
@@ -177,6 +181,7 @@ void GraphModel::backward(const StepContext& step) {
     }
     nodes_[i].layer->backward(step, std::span(input_pointers_.data(), inputs.size()), nodes_[i].output_view,
                               nodes_[i].gradient_view, std::span(gradient_pointers_.data(), inputs.size()));
+    if (step.stream != nullptr) stream_after_backward(i);
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       if (gradient_pointers_[k] == nullptr) continue;
       const auto input = static_cast<std::size_t>(inputs[k]);
@@ -186,6 +191,25 @@ void GraphModel::backward(const StepContext& step) {
       }
       gradient_written_[input] = true;
     }
+  }
+}
+
+void GraphModel::set_parameter_stream(ParameterStream* stream) {
+  PSTRAIN_ASSERT(stream == nullptr || can_stream_parameters(), "a parameter stream for a model on device memory");
+  stream_ = stream;
+}
+
+void GraphModel::stream_before_forward(std::size_t node) const {
+  if (nodes_[node].layer->streams_parameters()) return;
+  for (const std::size_t index : plan_.nodes[node].parameters) {
+    stream_->before_forward(plan_.parameters[index].offset, plan_.parameters[index].size);
+  }
+}
+
+void GraphModel::stream_after_backward(std::size_t node) const {
+  if (nodes_[node].layer->streams_parameters()) return;
+  for (const std::size_t index : plan_.nodes[node].parameters) {
+    stream_->after_backward(plan_.parameters[index].offset, plan_.parameters[index].size);
   }
 }
 

@@ -52,6 +52,9 @@ class GraphModel final : public Model {
   float* backend_parameters() override { return parameters_.data(); }
   float* backend_gradients() override { return gradients_.data(); }
 
+  // Streams when its buffers are host memory (a CPU backend), where the exchange sends and receives in place.
+  bool can_stream_parameters() const override { return backend_.host_accessible(); }
+  void set_parameter_stream(ParameterStream* stream) override;
   BatchResult train_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                           std::size_t count) override;
   BatchResult evaluate_batch(std::span<const float> features, std::span<const std::int32_t> labels,
@@ -75,12 +78,16 @@ class GraphModel final : public Model {
   void backward(const StepContext& step);
   const float* node_output(int index) const;
   void check_flat_size(std::size_t size, std::size_t expected, const char* caller) const;
+  // The graph's share of streaming (parameter_stream.h): a node's parameters, whole, unless its layer streams.
+  void stream_before_forward(std::size_t node) const;
+  void stream_after_backward(std::size_t node) const;
 
   compute::Backend& backend_;
   ModelPlan plan_;
   std::size_t max_batch_;
   SoftmaxCrossEntropy loss_;
   std::uint64_t step_key_ = 0;
+  ParameterStream* stream_ = nullptr;
   compute::Buffer<float> parameters_;
   compute::Buffer<float> gradients_;
   compute::Buffer<float> state_;

@@ -17,6 +17,7 @@
 
 #include "compute/backend.h"
 #include "nn/layer_attributes.h"
+#include "nn/parameter_stream.h"
 #include "nn/shape.h"
 
 namespace pstrain::nn {
@@ -49,6 +50,7 @@ struct LayerPlan {
 struct ParameterView {
   float* value = nullptr;
   float* gradient = nullptr;
+  std::size_t offset = 0;  // of value and gradient in the model's flat buffers (model.h)
 };
 
 struct LayerBuild {
@@ -66,6 +68,9 @@ struct StepContext {
   int batch = 0;
   bool training = false;         // batch norm uses batch statistics, dropout drops
   std::uint64_t random_key = 0;  // the step's key (seed, step, trainer); layers mix in their index
+  // Training with communication behind computation: null otherwise. Only layers that stream their own
+  // parameters (Layer::streams_parameters) call it; the graph reports the others'.
+  ParameterStream* stream = nullptr;
 };
 
 class Layer {
@@ -80,6 +85,9 @@ class Layer {
   // How the layer computes where the backend offers a choice (a convolution: "oneDNN direct (...)" or "im2col +
   // gemm"), for the log; empty elsewhere.
   virtual std::string kernel_description() const { return {}; }
+  // True when forward() and backward() report this layer's parameters to step.stream themselves
+  // (parameter_stream.h), in parts that suit their computation.
+  virtual bool streams_parameters() const { return false; }
 };
 
 }  // namespace pstrain::nn

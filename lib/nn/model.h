@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compute/backend.h"
+#include "nn/parameter_stream.h"
 
 namespace pstrain::nn {
 
@@ -65,6 +66,11 @@ class Model {
   virtual float* backend_parameters() = 0;
   virtual float* backend_gradients() = 0;
 
+  // Whether the model can report to a ParameterStream (parameter_stream.h): its parameters live in host memory.
+  // Ask before giving an exchange the model's buffers to stream in place.
+  virtual bool can_stream_parameters() const { return false; }
+  // The listener of the next training steps, or null for none; only where can_stream_parameters().
+  virtual void set_parameter_stream(ParameterStream* stream) { static_cast<void>(stream); }
   // Forward and backward on `count` samples (features host row-major count x input_size()).
   // Afterwards the gradient buffer holds d(mean loss over the batch)/d(parameters).
   virtual BatchResult train_batch(std::span<const float> features, std::span<const std::int32_t> labels,

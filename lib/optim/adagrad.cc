@@ -16,19 +16,21 @@ class Adagrad final : public OptimizerBase {
 
   std::string name() const override { return "adagrad"; }
 
-  void step(std::span<float> parameters, std::span<const float> gradients) override {
-    begin_step(parameters, gradients);
-    const float learning_rate = this->learning_rate();
-    for (std::size_t i = 0; i < parameters.size(); ++i) {
-      const float gradient = gradients[i] + weight_decay(i) * parameters[i];
-      sum_[i] += gradient * gradient;
-      parameters[i] -= learning_rate * gradient / (std::sqrt(sum_[i]) + kAdagradEpsilon);
-    }
-  }
-
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"sum", &sum_}}; }
 
  private:
+  void update_elements(std::size_t first, std::span<float> parameters, std::span<const float> gradients) override {
+    const float learning_rate = this->learning_rate();
+    float* const sum = sum_.data() + first;
+    with_weight_decay(first, [&](auto decay) {
+      for (std::size_t i = 0; i < parameters.size(); ++i) {
+        const float gradient = gradients[i] + decay(i) * parameters[i];
+        sum[i] += gradient * gradient;
+        parameters[i] -= learning_rate * gradient / (std::sqrt(sum[i]) + kAdagradEpsilon);
+      }
+    });
+  }
+
   std::vector<float> sum_;
 };
 

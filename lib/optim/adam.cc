@@ -19,25 +19,29 @@ class Adam final : public OptimizerBase {
 
   std::string name() const override { return "adam"; }
 
-  void step(std::span<float> parameters, std::span<const float> gradients) override {
-    const std::uint64_t t = begin_step(parameters, gradients);
+  std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"m", &m_}, {"v", &v_}}; }
+
+ private:
+  void prepare_update(std::uint64_t update) override {
+    // The bias corrections are per-update scalars; computing them in double keeps 1 - b^t accurate when b^t is
+    // close to 1 (early updates with b2 = 0.999).
+    const auto t = static_cast<double>(update);
+    inverse_correction1_ = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta1_), t)));
+    inverse_correction2_ = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta2_), t)));
+  }
+
+  void update_elements(std::size_t first, std::span<float> parameters, std::span<const float> gradients) override {
     const float learning_rate = this->learning_rate();
-    // The bias corrections are per-step scalars; computing them in double keeps 1 - b^t accurate when b^t is
-    // close to 1 (early steps with b2 = 0.999).
-    const auto t_as_double = static_cast<double>(t);
-    const auto inverse_correction1 =
-        static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta1_), t_as_double)));
-    const auto inverse_correction2 =
-        static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta2_), t_as_double)));
     // Raw pointers and locals, the decay without a branch: written so, the loop vectorises (element by element
     // the same operations in the same order as the scalar form, so the same bits).
     float* const w = parameters.data();
     const float* const g = gradients.data();
-    float* const m = m_.data();
-    float* const v = v_.data();
+    float* const m = m_.data() + first;
+    float* const v = v_.data() + first;
     const std::size_t n = parameters.size();
     const float beta1 = beta1_, beta2 = beta2_, epsilon = epsilon_;
-    with_weight_decay([&](auto decay) {
+    const float inverse_correction1 = inverse_correction1_, inverse_correction2 = inverse_correction2_;
+    with_weight_decay(first, [&](auto decay) {
       for (std::size_t i = 0; i < n; ++i) {
         const float gradient = g[i] + decay(i) * w[i];
         const float m_i = beta1 * m[i] + (1.0f - beta1) * gradient;
@@ -49,14 +53,13 @@ class Adam final : public OptimizerBase {
     });
   }
 
-  std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"m", &m_}, {"v", &v_}}; }
-
- private:
   float beta1_;
   float beta2_;
   float epsilon_;
   std::vector<float> m_;
   std::vector<float> v_;
+  float inverse_correction1_ = 1;
+  float inverse_correction2_ = 1;
 };
 
 }  // namespace

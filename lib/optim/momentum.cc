@@ -15,20 +15,22 @@ class Momentum final : public OptimizerBase {
 
   std::string name() const override { return nesterov_ ? "nesterov" : "momentum"; }
 
-  void step(std::span<float> parameters, std::span<const float> gradients) override {
-    begin_step(parameters, gradients);
-    const float learning_rate = this->learning_rate();
-    for (std::size_t i = 0; i < parameters.size(); ++i) {
-      const float gradient = gradients[i] + weight_decay(i) * parameters[i];
-      // With v starting at 0 the first step gives v = g', which is what PyTorch does explicitly.
-      velocity_[i] = momentum_ * velocity_[i] + gradient;
-      parameters[i] -= learning_rate * (nesterov_ ? gradient + momentum_ * velocity_[i] : velocity_[i]);
-    }
-  }
-
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"velocity", &velocity_}}; }
 
  private:
+  void update_elements(std::size_t first, std::span<float> parameters, std::span<const float> gradients) override {
+    const float learning_rate = this->learning_rate();
+    float* const velocity = velocity_.data() + first;
+    with_weight_decay(first, [&](auto decay) {
+      for (std::size_t i = 0; i < parameters.size(); ++i) {
+        const float gradient = gradients[i] + decay(i) * parameters[i];
+        // With v starting at 0 the first step gives v = g', which is what PyTorch does explicitly.
+        velocity[i] = momentum_ * velocity[i] + gradient;
+        parameters[i] -= learning_rate * (nesterov_ ? gradient + momentum_ * velocity[i] : velocity[i]);
+      }
+    });
+  }
+
   float momentum_;
   bool nesterov_;
   std::vector<float> velocity_;

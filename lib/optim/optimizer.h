@@ -61,7 +61,16 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
   virtual std::string name() const = 0;
-  virtual void step(std::span<float> parameters, std::span<const float> gradients) = 0;
+  // How many parameters it updates (a server's slice, a local trainer's whole vector).
+  virtual std::size_t size() const = 0;
+  // One update of every parameter.
+  void step(std::span<float> parameters, std::span<const float> gradients);
+  // The same update in pieces, so that a server can update the part of its slice whose gradients have arrived
+  // while the rest is still on its way: begin_update() counts the update (and fixes its learning rate), then
+  // update_range() is called on disjoint ranges [first, first + parameters.size()) of the slice that together
+  // cover it, in any order. Element for element the arithmetic is step()'s, so the results are the same bits.
+  virtual void begin_update() = 0;
+  virtual void update_range(std::size_t first, std::span<float> parameters, std::span<const float> gradients) = 0;
 
   // State for checkpoints: named float vectors of the same length as the parameters ("velocity", "m", "v")
   // plus the step count.

@@ -10,10 +10,24 @@ OptimizerBase::OptimizerBase(const OptimizerConfig& config, std::size_t size, st
                  " entries for an optimizer of ", size_, " parameters");
 }
 
-std::uint64_t OptimizerBase::begin_step(std::span<const float> parameters, std::span<const float> gradients) {
-  PSTRAIN_ASSERT(parameters.size() == size_ && gradients.size() == size_, name(), " optimizer built for ", size_,
+void Optimizer::step(std::span<float> parameters, std::span<const float> gradients) {
+  PSTRAIN_ASSERT(parameters.size() == size() && gradients.size() == size(), name(), " optimizer built for ", size(),
                  " parameters got ", parameters.size(), " parameters and ", gradients.size(), " gradients");
-  return ++steps_;
+  begin_update();
+  update_range(0, parameters, gradients);
+}
+
+void OptimizerBase::begin_update() {
+  ++steps_;
+  learning_rate_ = scheduled_learning_rate(config_, steps_);
+  prepare_update(steps_);
+}
+
+void OptimizerBase::update_range(std::size_t first, std::span<float> parameters, std::span<const float> gradients) {
+  PSTRAIN_ASSERT(first <= size_ && parameters.size() <= size_ - first && gradients.size() == parameters.size(), name(),
+                 " optimizer built for ", size_, " parameters got ", parameters.size(), " parameters and ",
+                 gradients.size(), " gradients at ", first);
+  update_elements(first, parameters, gradients);
 }
 
 }  // namespace pstrain::optim

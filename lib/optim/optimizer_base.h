@@ -14,30 +14,30 @@ namespace pstrain::optim {
 class OptimizerBase : public Optimizer {
  public:
   OptimizerBase(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> decay_mask);
+  std::size_t size() const override { return size_; }
   std::uint64_t steps_taken() const override { return steps_; }
   void set_steps_taken(std::uint64_t steps) override { steps_ = steps; }
+  void begin_update() final;
+  // Checks that the range lies in the slice this optimizer was built for, then update_elements().
+  void update_range(std::size_t first, std::span<float> parameters, std::span<const float> gradients) final;
 
  protected:
-  // Checks that both spans match the size this optimizer was built for and counts the step; returns the new
-  // step count (1 on the first call), which Adam's bias correction needs.
-  std::uint64_t begin_step(std::span<const float> parameters, std::span<const float> gradients);
-  std::size_t size() const { return size_; }
-  // The learning rate of the step begun last.
-  float learning_rate() const { return scheduled_learning_rate(config_, steps_); }
-  // The weight decay of element i: config.weight_decay unless the decay mask leaves the element out. With every
-  // element decayed it is exactly config.weight_decay, so results do not change bit for bit.
-  float weight_decay(std::size_t i) const {
-    return decay_mask_.empty() || decay_mask_[i] != 0 ? config_.weight_decay : 0.0f;
-  }
-  // Calls loop(decay) with decay(i) == weight_decay(i), as a function without a test of the mask inside: a loop
-  // over the elements that calls it vectorises (the mask test in weight_decay(i) keeps Adam's loop scalar).
+  // The update begun last is number `update` (1 on the first), which Adam's bias correction needs.
+  virtual void prepare_update(std::uint64_t update) { static_cast<void>(update); }
+  // The update of elements [first, first + parameters.size()) of the slice: w[i] is element first + i.
+  virtual void update_elements(std::size_t first, std::span<float> parameters, std::span<const float> gradients) = 0;
+  // The learning rate of the update begun last.
+  float learning_rate() const { return learning_rate_; }
+  // Calls loop(decay) with decay(i) the weight decay of element first + i (config.weight_decay unless the decay
+  // mask leaves the element out), as a function without a test of the mask inside: a loop over the elements
+  // that calls it vectorises. With every element decayed it is exactly config.weight_decay.
   template <typename Loop>
-  void with_weight_decay(Loop&& loop) const {
+  void with_weight_decay(std::size_t first, Loop&& loop) const {
     const float decay = config_.weight_decay;
     if (decay_mask_.empty()) {
       loop([decay](std::size_t) { return decay; });
     } else {
-      loop([decay, mask = decay_mask_.data()](std::size_t i) { return mask[i] != 0 ? decay : 0.0f; });
+      loop([decay, mask = decay_mask_.data() + first](std::size_t i) { return mask[i] != 0 ? decay : 0.0f; });
     }
   }
 
@@ -46,6 +46,7 @@ class OptimizerBase : public Optimizer {
   std::size_t size_;
   std::vector<std::uint8_t> decay_mask_;  // empty: every element decays
   std::uint64_t steps_ = 0;
+  float learning_rate_ = 0;
 };
 
 std::unique_ptr<Optimizer> make_sgd(const OptimizerConfig& config, std::size_t size, std::vector<std::uint8_t> mask);

@@ -11,16 +11,18 @@ class Sgd final : public OptimizerBase {
 
   std::string name() const override { return "sgd"; }
 
-  void step(std::span<float> parameters, std::span<const float> gradients) override {
-    begin_step(parameters, gradients);
-    const float learning_rate = this->learning_rate();
-    for (std::size_t i = 0; i < parameters.size(); ++i) {
-      const float gradient = gradients[i] + weight_decay(i) * parameters[i];
-      parameters[i] -= learning_rate * gradient;
-    }
-  }
-
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {}; }  // stateless
+
+ private:
+  void update_elements(std::size_t first, std::span<float> parameters, std::span<const float> gradients) override {
+    const float learning_rate = this->learning_rate();
+    with_weight_decay(first, [&](auto decay) {
+      for (std::size_t i = 0; i < parameters.size(); ++i) {
+        const float gradient = gradients[i] + decay(i) * parameters[i];
+        parameters[i] -= learning_rate * gradient;
+      }
+    });
+  }
 };
 
 }  // namespace

@@ -10,11 +10,13 @@
 namespace pstrain::ps {
 
 AsyncExchange::AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval,
-                             TableClient* tables)
-    : client_(client),
-      tables_(tables),
+                             TableClient* tables, bool stream_pushes)
+    : TableRowsExchange(tables),
+      client_(client),
       trainers_(trainers),
       poll_interval_(poll_interval),
+      stream_pushes_(stream_pushes),
+      pushes_(client),
       pushed_(client.shards(), 0),
       observed_(client.shards(), 0) {}
 
@@ -22,17 +24,14 @@ void AsyncExchange::start(std::span<float> parameters) {
   client_.pull(parameters);
 }
 
-bool AsyncExchange::fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) {
-  // The rows as they are now, like the dense pull.
-  return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
+nn::ParameterStream* AsyncExchange::stream_in_place(std::span<const float> gradient, std::span<float>) {
+  if (!stream_pushes_) return nullptr;
+  pushes_.stream_in_place(gradient);
+  return &pushes_;
 }
 
-bool AsyncExchange::fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) {
-  return fetch_rows_for_evaluation(tables_, features, count, parameters);
-}
-
-bool AsyncExchange::read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
-  return ps::read_table_rows(tables_, table, first, count, out);
+void AsyncExchange::begin_step(std::size_t) {
+  if (pushes_.streaming()) pushes_.begin();
 }
 
 void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) {
@@ -41,7 +40,11 @@ void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std
   // the other trainers' pushes and frees the slot for the next step.
   const comm::Watchdog::Wait wait("an async step (push, wait for the shards to apply it, pull)");
   auto start = Clock::now();
-  client_.push(gradient, static_cast<float>(count));
+  if (pushes_.streaming()) {
+    pushes_.end(static_cast<float>(count));  // the blocks the backward pass finished are there or on their way
+  } else {
+    client_.push(gradient, static_cast<float>(count));
+  }
   if (tables_ != nullptr) tables_->push(gradient);  // complete before the push is announced
   for (int shard = 0; shard < client_.shards(); ++shard) {
     client_.announce_push(shard, ++pushed_[shard], client_.version(shard));
@@ -116,8 +119,8 @@ void AsyncExchange::wait_until_applied() {
 
 std::unique_ptr<exchange::GradientExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
                                                                 std::chrono::microseconds poll_interval,
-                                                                TableClient* tables) {
-  return std::make_unique<AsyncExchange>(client, trainers, poll_interval, tables);
+                                                                bool stream_pushes, TableClient* tables) {
+  return std::make_unique<AsyncExchange>(client, trainers, poll_interval, tables, stream_pushes);
 }
 
 }  // namespace pstrain::ps

@@ -9,19 +9,22 @@
 
 #include "exchange/gradient_exchange.h"
 #include "ps/client.h"
+#include "ps/push_stream.h"
 #include "ps/table_client.h"
+#include "ps/table_rows_exchange.h"
 
 namespace pstrain::ps {
 
-class AsyncExchange : public exchange::GradientExchange {
+class AsyncExchange : public TableRowsExchange {
  public:
-  // `tables`: the row tables the servers hold by rows (null: none).
-  AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, TableClient* tables);
+  // `tables`: the row tables the servers hold by rows (null: none). `stream_pushes`: put the gradient block by
+  // block during the backward pass (ps/push_stream.h) where the model can report its blocks.
+  AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, TableClient* tables,
+                bool stream_pushes);
 
   void start(std::span<float> parameters) override;
-  bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) override;
-  bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) override;
-  bool read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override;
+  nn::ParameterStream* stream_in_place(std::span<const float> gradient, std::span<float> parameters) override;
+  void begin_step(std::size_t count) override;
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override;
   void finish_pass(std::span<float> parameters) override;
   int checkpoint_request(int wish) override;
@@ -34,7 +37,6 @@ class AsyncExchange : public exchange::GradientExchange {
   void wait_until_applied();
 
   PsClient& client_;
-  TableClient* tables_;
   MPI_Comm trainers_;
   std::chrono::microseconds poll_interval_;
   std::function<bool()> on_checkpoint_request_;
@@ -43,6 +45,8 @@ class AsyncExchange : public exchange::GradientExchange {
   bool stopped_in_meeting_ = false;
 
  private:
+  bool stream_pushes_;
+  PushStream pushes_;
   std::vector<std::int64_t> pushed_;
   std::vector<std::int64_t> observed_;
 };

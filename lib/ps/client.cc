@@ -27,17 +27,35 @@ PsClient::PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldL
 void PsClient::push(std::span<const float> gradient, float count) {
   // A trainer's vector may carry row caches after the blocks (ps/table_client.h): they go by rows.
   PSTRAIN_ASSERT(gradient.size() >= plan_.total_size(), gradient.size(), " vs ", plan_.total_size());
+  // One epoch over all shards so the puts to different shards overlap; end_push completes them everywhere.
+  begin_push();
+  for (int shard = 0; shard < plan_.shards(); ++shard) {
+    const auto slot = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(plan_.shard_size(shard)));
+    MPI_CHECK(MPI_Put(gradient.data(), 1, shard_types_[shard].handle(), shard, slot,
+                      static_cast<int>(plan_.shard_size(shard)), MPI_FLOAT, windows_.grads.handle()));
+  }
+  end_push(count);
+}
+
+void PsClient::begin_push() {
+  MPI_CHECK(MPI_Win_lock_all(0, windows_.grads.handle()));
+}
+
+void PsClient::push_block(const Block& block, std::span<const float> gradient) {
+  const auto slot = layout_.trainer_index * slot_stride(plan_.shard_size(block.shard));
+  MPI_CHECK(MPI_Put(gradient.data() + block.place.global_offset, static_cast<int>(block.place.length), MPI_FLOAT,
+                    block.shard, static_cast<MPI_Aint>(slot + block.place.local_offset),
+                    static_cast<int>(block.place.length), MPI_FLOAT, windows_.grads.handle()));
+}
+
+void PsClient::end_push(float count) {
   const MPI_Win window = windows_.grads.handle();
-  // One epoch over all shards so the puts to different shards overlap; unlock_all completes them everywhere.
-  MPI_CHECK(MPI_Win_lock_all(0, window));
   for (int shard = 0; shard < plan_.shards(); ++shard) {
     const std::size_t slice = plan_.shard_size(shard);
-    const auto slot = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(slice));
-    MPI_CHECK(MPI_Put(gradient.data(), 1, shard_types_[shard].handle(), shard, slot, static_cast<int>(slice), MPI_FLOAT,
-                      window));
-    MPI_CHECK(MPI_Put(&count, 1, MPI_FLOAT, shard, slot + static_cast<MPI_Aint>(slice), 1, MPI_FLOAT, window));
+    const auto at = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(slice) + slice);
+    MPI_CHECK(MPI_Put(&count, 1, MPI_FLOAT, shard, at, 1, MPI_FLOAT, window));
   }
-  MPI_CHECK(MPI_Win_unlock_all(window));
+  MPI_CHECK(MPI_Win_unlock_all(window));  // `count` lives until here
 }
 
 void PsClient::pull(std::span<float> parameters) {

@@ -1,5 +1,6 @@
 #pragma once
-// Trainer side of the parameter service: one-sided push and pull of the whole flat vector against every shard.
+// Trainer side of the parameter service: one-sided push and pull of the whole flat vector against every shard (the
+// async modes' steps, and every mode's first pull; a sync step's blocks go as messages, ps/block_stream.h).
 // One indexed datatype per shard gathers that shard's blocks straight out of the flat vector, so each shard costs
 // one MPI_Put (push) or one MPI_Get (pull) and no packing copy.
 #include <cstdint>
@@ -25,6 +26,13 @@ class PsClient {
   // Puts `gradient` (full flat vector) and `count` into this trainer's slot on every shard; returns when the
   // data is complete at every target.
   void push(std::span<const float> gradient, float count);
+  // The same push block by block, as the backward pass finishes them (ps/push_stream.h): begin_push opens the
+  // epoch, push_block puts one block of `gradient` (which must not change before end_push), end_push puts `count`
+  // and returns when every put is complete at its target.
+  void begin_push();
+  void push_block(const Block& block, std::span<const float> gradient);
+  void end_push(float count);
+  const ShardPlan& plan() const { return plan_; }
   // Gets every shard's slice into `parameters` (full flat vector) and records each shard's version.
   void pull(std::span<float> parameters);
   // Version of shard s's parameters as of the last pull.

@@ -13,15 +13,23 @@
 namespace pstrain::ps {
 
 // `tables` (every mode): the row tables the servers hold by rows (null: none); their rows are fetched per batch.
+// Sync over SyncTransport::kOneSided.
 std::unique_ptr<exchange::GradientExchange> make_sync_exchange(PsClient& client, TableClient* tables = nullptr);
+// Sync over SyncTransport::kStreamed: `blocks` deals the trainer's flat vector to the shards; `channel` is the
+// world's duplicate that carries the step's messages (block_messages.h), the same communicator the servers were
+// given.
+std::unique_ptr<exchange::GradientExchange> make_streamed_sync_exchange(PsClient& client, const ShardPlan& blocks,
+                                                                        MPI_Comm channel,
+                                                                        TableClient* tables = nullptr);
 // `trainers` is the communicator of all trainers (for the end-of-pass agreement); `poll_interval` is the pause
-// between two looks at a shard's control words while waiting for an update to be applied.
+// between two looks at a shard's control words while waiting for an update to be applied; `stream_pushes`: put
+// the gradient block by block during the backward pass (ps/push_stream.h).
 std::unique_ptr<exchange::GradientExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
                                                                 std::chrono::microseconds poll_interval,
-                                                                TableClient* tables = nullptr);
+                                                                bool stream_pushes, TableClient* tables = nullptr);
 // Async with bounded staleness: a trainer never starts a step more than `staleness` steps ahead of the slowest.
 std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
                                                               std::chrono::microseconds poll_interval, int staleness,
-                                                              TableClient* tables = nullptr);
+                                                              bool stream_pushes, TableClient* tables = nullptr);
 
 }  // namespace pstrain::ps

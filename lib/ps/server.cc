@@ -9,18 +9,26 @@
 #include "core/error.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
+#include "ps/block_messages.h"
 
 namespace pstrain::ps {
 
 using comm::WindowLock;
 
 ShardServer::ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout,
-                         std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial)
+                         SyncTransport transport, MPI_Comm channel, std::unique_ptr<optim::Optimizer> optimizer,
+                         std::span<const float> initial)
     : windows_(windows),
       layout_(layout),
       slice_size_(plan.shard_size(layout.shard_index)),
       optimizer_(std::move(optimizer)),
+      transport_(transport),
+      channel_(channel),
       summed_(slice_size_) {
+  check_block_tags(channel, plan.blocks().size());
+  for (std::size_t block = 0; block < plan.blocks().size(); ++block) {
+    if (plan.blocks()[block].shard == layout.shard_index) blocks_.emplace_back(block, plan.blocks()[block].place);
+  }
   const int self = layout_.world_rank;
   {
     WindowLock lock(windows_.params.handle(), self, WindowLock::Mode::kExclusive);
@@ -47,39 +55,138 @@ void ShardServer::apply(std::span<const float> gradient) {
 
 int ShardServer::sync_step(int flags) {
   const comm::Watchdog::Wait wait("a sync step (waiting for the trainers' gradients)");
-  const int self = layout_.world_rank;
-  const std::size_t stride = slot_stride(slice_size_);
+  return transport_ == SyncTransport::kStreamed ? streamed_step(flags) : one_sided_step(flags);
+}
+
+int ShardServer::one_sided_step(int flags) {
+  exchange::all_gradients_written();
+  const auto start = Clock::now();
   {
-    exchange::all_gradients_written();
-    const auto start = Clock::now();
-    {
-      WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kShared);
-      const auto slots = windows_.grads.local();
-      // The average of the trainers' mean gradients weighted by their sample counts, accumulated in trainer
-      // order: the same bits on every run. One pass over each slot.
-      float total = 0;
-      for (int trainer = 0; trainer < layout_.trainers; ++trainer) total += slots[trainer * stride + slice_size_];
-      PSTRAIN_ASSERT(total > 0, "no samples in sync update ", version_ + 1);
-      weights_.resize(static_cast<std::size_t>(layout_.trainers));
-      bool first = true;
-      for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
-        const float* slot = slots.data() + trainer * stride;
-        const float weight = slot[slice_size_] / total;
-        weights_[static_cast<std::size_t>(trainer)] = weight;
-        if (weight == 0) continue;
-        if (first) {
-          for (std::size_t i = 0; i < slice_size_; ++i) summed_[i] = weight * slot[i];
-        } else {
-          for (std::size_t i = 0; i < slice_size_; ++i) summed_[i] += weight * slot[i];
-        }
-        first = false;
-      }
+    WindowLock lock(windows_.grads.handle(), layout_.world_rank, WindowLock::Mode::kShared);
+    const auto slots = windows_.grads.local();
+    const std::size_t stride = slot_stride(slice_size_);
+    std::vector<float> counts(static_cast<std::size_t>(layout_.trainers));
+    for (std::size_t trainer = 0; trainer < counts.size(); ++trainer) {
+      counts[trainer] = slots[trainer * stride + slice_size_];
     }
-    apply(summed_);
-    for (const auto& table : tables_) table->update(weights_);
-    stats_.busy_seconds += seconds_since(start);
+    set_weights(counts);
+    sum_range(0, slice_size_);
   }
+  apply(summed_);
+  for (const auto& table : tables_) table->update(weights_);
+  stats_.busy_seconds += seconds_since(start);
   return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the parameters are published
+}
+
+int ShardServer::streamed_step(int flags) {
+  exchange::StepFlagAgreement agreement;
+  if (tables_.empty()) agreement.begin(channel_, flags);
+  stream_updates(receive_counts());
+  if (tables_.empty()) return agreement.finish();
+  exchange::all_gradients_written();  // every trainer's rows are in its row slots
+  const auto start = Clock::now();
+  for (const auto& table : tables_) table->update(weights_);
+  stats_.busy_seconds += seconds_since(start);
+  return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the rows are published
+}
+
+int ShardServer::set_weights(std::span<const float> counts) {
+  float total = 0;
+  for (const float count : counts) total += count;  // in trainer order, as the sum
+  PSTRAIN_ASSERT(total > 0, "no samples in sync update ", version_ + 1);
+  weights_.resize(counts.size());
+  int contributing = 0;
+  for (std::size_t trainer = 0; trainer < counts.size(); ++trainer) {
+    weights_[trainer] = counts[trainer] / total;
+    if (weights_[trainer] != 0) ++contributing;
+  }
+  return contributing;
+}
+
+int ShardServer::receive_counts() {
+  std::vector<float> counts(static_cast<std::size_t>(layout_.trainers));
+  std::vector<MPI_Request> requests(counts.size());
+  for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
+    MPI_CHECK(MPI_Irecv(&counts[trainer], 1, MPI_FLOAT, layout_.trainer_rank(trainer), kCountTag, channel_,
+                        &requests[trainer]));
+  }
+  MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  return set_weights(counts);
+}
+
+// The average of the trainers' mean gradients weighted by their sample counts, accumulated in trainer order: the
+// same bits on every run, and the same for a block as for the whole slice at once. One pass over each slot.
+void ShardServer::sum_range(std::size_t offset, std::size_t length) {
+  const std::size_t stride = slot_stride(slice_size_);
+  const float* const slots = windows_.grads.local().data();
+  float* const summed = summed_.data() + offset;
+  bool first = true;
+  for (std::size_t trainer = 0; trainer < weights_.size(); ++trainer) {
+    const float weight = weights_[trainer];
+    if (weight == 0) continue;
+    const float* slot = slots + trainer * stride + offset;
+    if (first) {
+      for (std::size_t i = 0; i < length; ++i) summed[i] = weight * slot[i];
+    } else {
+      for (std::size_t i = 0; i < length; ++i) summed[i] += weight * slot[i];
+    }
+    first = false;
+  }
+}
+
+void ShardServer::stream_updates(int contributing) {
+  const int self = layout_.world_rank;
+  const auto trainers = static_cast<std::size_t>(layout_.trainers);
+  const std::size_t stride = slot_stride(slice_size_);
+  // Held for the whole step: the trainers reach neither window one-sidedly during a sync step.
+  WindowLock grads_lock(windows_.grads.handle(), self, WindowLock::Mode::kExclusive);
+  WindowLock params_lock(windows_.params.handle(), self, WindowLock::Mode::kExclusive);
+  float* const slots = windows_.grads.local().data();
+  receives_.assign(blocks_.size() * trainers, MPI_REQUEST_NULL);
+  sends_.assign(blocks_.size() * trainers, MPI_REQUEST_NULL);
+  arrived_.assign(blocks_.size(), 0);
+  for (std::size_t mine = 0; mine < blocks_.size(); ++mine) {
+    const auto& [block, place] = blocks_[mine];
+    for (std::size_t trainer = 0; trainer < trainers; ++trainer) {
+      if (weights_[trainer] == 0) continue;  // a trainer without samples sends no gradient
+      MPI_CHECK(MPI_Irecv(slots + trainer * stride + place.local_offset, static_cast<int>(place.length), MPI_FLOAT,
+                          layout_.trainer_rank(static_cast<int>(trainer)), block_tag(block), channel_,
+                          &receives_[mine * trainers + trainer]));
+    }
+  }
+  optimizer_->begin_update();
+  std::vector<int> done(receives_.size());
+  for (std::size_t updated = 0; updated < blocks_.size();) {
+    int count = 0;
+    MPI_CHECK(
+        MPI_Waitsome(static_cast<int>(receives_.size()), receives_.data(), &count, done.data(), MPI_STATUSES_IGNORE));
+    PSTRAIN_ASSERT(count != MPI_UNDEFINED, "a sync step ran out of blocks to wait for");
+    for (int i = 0; i < count; ++i) {
+      const std::size_t mine = static_cast<std::size_t>(done[i]) / trainers;
+      if (++arrived_[mine] < contributing) continue;
+      update_block(mine);
+      ++updated;
+    }
+  }
+  write_version(windows_.params.local().data(), ++version_);
+  ++stats_.updates;
+  MPI_CHECK(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE));
+}
+
+void ShardServer::update_block(std::size_t mine) {
+  const auto start = Clock::now();
+  const Segment& place = blocks_[mine].second;
+  const auto trainers = static_cast<std::size_t>(layout_.trainers);
+  sum_range(place.local_offset, place.length);
+  const float* const summed = summed_.data() + place.local_offset;
+  float* const values = windows_.params.local().data() + kParamsHeader + place.local_offset;
+  optimizer_->update_range(place.local_offset, {values, place.length}, {summed, place.length});
+  for (std::size_t trainer = 0; trainer < trainers; ++trainer) {
+    MPI_CHECK(MPI_Isend(values, static_cast<int>(place.length), MPI_FLOAT,
+                        layout_.trainer_rank(static_cast<int>(trainer)), block_tag(blocks_[mine].first), channel_,
+                        &sends_[mine * trainers + trainer]));
+  }
+  stats_.busy_seconds += seconds_since(start);
 }
 
 SliceState ShardServer::export_state() {

@@ -12,6 +12,7 @@
 #include "comm/layout.h"
 #include "optim/optimizer.h"
 #include "ps/shard_plan.h"
+#include "ps/sync_transport.h"
 #include "ps/table_plan.h"
 #include "ps/table_shard.h"
 #include "ps/windows.h"
@@ -34,15 +35,17 @@ struct ServerStats {
 
 class ShardServer {
  public:
-  // `initial` is this shard's slice (its dense blocks, local order). Call before the job's start barrier.
-  ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout,
-              std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial);
+  // `initial` is this shard's slice (its dense blocks, local order). `transport`: how sync steps travel, the same
+  // on every rank; `channel`: the world's duplicate that carries streamed steps' messages (block_messages.h). Call
+  // before the job's start barrier.
+  ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout, SyncTransport transport,
+              MPI_Comm channel, std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial);
   // The row tables this shard serves beside its dense blocks.
   void serve_tables(std::vector<std::unique_ptr<TableShard>> tables) { tables_ = std::move(tables); }
 
-  // Sync: one round of [barrier, sum slots in trainer order, one update, flag agreement]. The second meeting is an
-  // MPI_Allreduce(BOR) of `flags` instead of a plain barrier, so control decisions (checkpoint now, stop) ride on
-  // it for free; returns the agreed flags.
+  // Sync: one step (exchange/step_protocol.h): the trainers' gradients summed in trainer order (the same bits
+  // every run) and the optimizer run on the sum, for the whole slice at once (one-sided) or block by block as each
+  // arrives (streamed); then the agreement on `flags`, which it returns.
   int sync_step(int flags);
   // Async: applies each trainer's push as its own update until every trainer announced it is done (kDone), or
   // until a checkpoint was requested and every trainer quiesced for it (kCheckpoint; call again afterwards).
@@ -67,13 +70,29 @@ class ShardServer {
 
  private:
   void apply(std::span<const float> gradient);
+  int one_sided_step(int flags);
+  int streamed_step(int flags);
+  // Sync: each trainer's weight in the step, its count over the total (weights_); returns how many are not 0.
+  int set_weights(std::span<const float> counts);
+  int receive_counts();  // streamed: the counts come as messages
+  // Sync: summed_[offset, offset + length) = the weighted sum of the trainers' slots there.
+  void sum_range(std::size_t offset, std::size_t length);
+  // Streamed: receives, sums, updates and sends back every block of this shard.
+  void stream_updates(int contributing);
+  void update_block(std::size_t mine);
 
   PsWindows& windows_;
   comm::WorldLayout layout_;
   std::size_t slice_size_;
   std::unique_ptr<optim::Optimizer> optimizer_;
-  std::vector<float> summed_;   // sync: the averaged gradient of one step
-  std::vector<float> weights_;  // each trainer's weight in a table update (TableShard::update)
+  SyncTransport transport_;
+  MPI_Comm channel_;
+  std::vector<std::pair<std::size_t, Segment>> blocks_;  // sync: this shard's blocks (plan index, place)
+  std::vector<MPI_Request> receives_;                    // sync: block-major, one per trainer
+  std::vector<MPI_Request> sends_;                       // sync: the same layout
+  std::vector<int> arrived_;                             // sync: trainers' parts in, per block
+  std::vector<float> summed_;                            // sync: the averaged gradient of one step
+  std::vector<float> weights_;                           // each trainer's weight in a table update (TableShard::update)
   std::vector<std::unique_ptr<TableShard>> tables_;
   std::int64_t version_ = 0;
   std::vector<std::int64_t> applied_;  // async: last push applied, per trainer

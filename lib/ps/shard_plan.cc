@@ -26,6 +26,7 @@ ShardPlan::ShardPlan(const std::vector<std::size_t>& parameter_sizes, int shards
       const std::size_t length = std::min(block_size, size - start);
       const auto lightest = std::min_element(shard_sizes_.begin(), shard_sizes_.end());
       const auto shard = static_cast<std::size_t>(lightest - shard_sizes_.begin());
+      blocks_.push_back({static_cast<int>(shard), {offset + start, shard_sizes_[shard], length}});
       auto& owned = segments_[shard];
       if (!owned.empty() && owned.back().global_offset + owned.back().length == offset + start) {
         owned.back().length += length;  // adjacent to its previous block: one segment, one MPI block
@@ -54,6 +55,12 @@ void ShardPlan::scatter(int shard, std::span<const float> slice, std::span<float
     std::memcpy(full.data() + segment.global_offset, slice.data() + segment.local_offset,
                 segment.length * sizeof(float));
   }
+}
+
+std::vector<exchange::FlatRange> ShardPlan::block_ranges() const {
+  std::vector<exchange::FlatRange> ranges;
+  for (const Block& block : blocks_) ranges.push_back({block.place.global_offset, block.place.length});
+  return ranges;
 }
 
 }  // namespace pstrain::ps

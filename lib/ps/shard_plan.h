@@ -12,12 +12,20 @@
 #include <span>
 #include <vector>
 
+#include "exchange/range_progress.h"
+
 namespace pstrain::ps {
 
 struct Segment {
   std::size_t global_offset = 0;  // into the flat vector
   std::size_t local_offset = 0;   // into the shard's slice
   std::size_t length = 0;
+};
+
+// One block as dealt: the unit in which a sync step streams gradients to a shard and parameters back.
+struct Block {
+  int shard = 0;
+  Segment place;
 };
 
 class ShardPlan {
@@ -31,6 +39,10 @@ class ShardPlan {
   std::size_t shard_size(int shard) const { return shard_sizes_.at(shard); }
   std::size_t largest_block() const { return largest_block_; }
   const std::vector<Segment>& segments(int shard) const { return segments_.at(shard); }
+  // Every block, in increasing global offset (a shard's segments are its blocks, adjacent ones merged).
+  const std::vector<Block>& blocks() const { return blocks_; }
+  // The same blocks as ranges of the flat vector, for tracking which the backward pass has finished.
+  std::vector<exchange::FlatRange> block_ranges() const;
 
   // Copies shard `shard`'s elements between the full vector and its slice.
   void gather(int shard, std::span<const float> full, std::span<float> slice) const;
@@ -41,6 +53,7 @@ class ShardPlan {
   std::size_t largest_block_ = 0;
   std::vector<std::size_t> shard_sizes_;
   std::vector<std::vector<Segment>> segments_;
+  std::vector<Block> blocks_;
 };
 
 }  // namespace pstrain::ps

@@ -17,8 +17,8 @@ namespace {
 class SspExchange final : public AsyncExchange {
  public:
   SspExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, int staleness,
-              TableClient* tables)
-      : AsyncExchange(client, trainers, poll_interval, tables), staleness_bound_(staleness) {}
+              bool stream_pushes, TableClient* tables)
+      : AsyncExchange(client, trainers, poll_interval, tables, stream_pushes), staleness_bound_(staleness) {}
 
   void start(std::span<float> parameters) override {
     client_.publish_clock(0);
@@ -65,8 +65,8 @@ class SspExchange final : public AsyncExchange {
 
 std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
                                                               std::chrono::microseconds poll_interval, int staleness,
-                                                              TableClient* tables) {
-  return std::make_unique<SspExchange>(client, trainers, poll_interval, staleness, tables);
+                                                              bool stream_pushes, TableClient* tables) {
+  return std::make_unique<SspExchange>(client, trainers, poll_interval, staleness, stream_pushes, tables);
 }
 
 }  // namespace pstrain::ps

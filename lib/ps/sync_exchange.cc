@@ -1,28 +1,20 @@
-// --mode sync, the trainer's side: push, meet, pull (exchange/step_protocol.h).
+// --mode sync over SyncTransport::kOneSided, the trainer's side: push, meet, pull (exchange/step_protocol.h).
 #include <chrono>
 
 #include "comm/watchdog.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 #include "ps/exchange_modes.h"
+#include "ps/table_rows_exchange.h"
 
 namespace pstrain::ps {
 
 namespace {
 
-class SyncExchange final : public exchange::GradientExchange {
+class SyncExchange final : public TableRowsExchange {
  public:
-  SyncExchange(PsClient& client, TableClient* tables) : client_(client), tables_(tables) {}
+  SyncExchange(PsClient& client, TableClient* tables) : TableRowsExchange(tables), client_(client) {}
   void start(std::span<float> parameters) override { client_.pull(parameters); }
-  bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) override {
-    return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
-  }
-  bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) override {
-    return fetch_rows_for_evaluation(tables_, features, count, parameters);
-  }
-  bool read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override {
-    return ps::read_table_rows(tables_, table, first, count, out);
-  }
   void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
     const comm::Watchdog::Wait wait("a sync step (push, barrier, update, pull)");
     auto start = Clock::now();
@@ -44,7 +36,6 @@ class SyncExchange final : public exchange::GradientExchange {
 
  private:
   PsClient& client_;
-  TableClient* tables_;
 };
 
 }  // namespace

@@ -4,7 +4,9 @@
 // Server shard s (world rank s) exposes three windows; trainers expose nothing (zero-size windows):
 //   params  float  [2 + L]        words 0-1 hold the int64 version (updates applied so far) so that a trainer
 //                                 reads parameters and their version in one shared-lock epoch; then the slice.
-//   grads   float  T x [L + 1]    one slot per trainer: its gradient for the slice, then its sample count.
+//   grads   float  T x [L + 1]    one slot per trainer: its gradient for the slice, then its sample count
+//                                 (async: put one-sidedly; sync: the blocks arrive as messages into the slot,
+//                                 and the count comes in a message of its own).
 //   control int64  [4 + 5T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
 //                                 [1] trainers done (MPI_Accumulate SUM);
 //                                 [2] checkpoint request bits (StepFlags, MPI_Accumulate BOR), [3] trainers

@@ -52,6 +52,7 @@ std::unique_ptr<exchange::GradientExchange> make_allreduce(const JobContext& job
   setup.backend_gradient = parts.model.backend_gradients();
   setup.length = job.model.parameter_count;
   setup.check_every_steps = job.config.check_replicas_every_steps;
+  setup.stream_bucket_floats = parts.overlap.allreduce_bucket_floats;
   // NCCL refuses two ranks on one GPU: trainers beyond the node's GPU count share one and use MPI instead.
   const bool exclusive_gpu = job.layout.local_trainer_rank < compute::gpu_count();
   auto summation = allreduce::make_summation(parts.trainers, parts.backend, exclusive_gpu);
@@ -65,12 +66,17 @@ std::unique_ptr<exchange::GradientExchange> make_allreduce(const JobContext& job
 std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts) {
   if (job.layout.world_size == 1) return make_local(job, parts);
   const auto poll = std::chrono::microseconds(job.config.poll_interval_us);
+  const bool stream_pushes = parts.overlap.stream_pushes;
   switch (job.config.mode) {
     case Mode::kAllreduce: return make_allreduce(job, parts);
-    case Mode::kSync: return ps::make_sync_exchange(*parts.client, parts.tables);
-    case Mode::kAsync: return ps::make_async_exchange(*parts.client, parts.trainers, poll, parts.tables);
+    case Mode::kSync:
+      if (parts.overlap.sync == ps::SyncTransport::kOneSided)
+        return ps::make_sync_exchange(*parts.client, parts.tables);
+      return ps::make_streamed_sync_exchange(*parts.client, *parts.blocks, parts.channel, parts.tables);
+    case Mode::kAsync: return ps::make_async_exchange(*parts.client, parts.trainers, poll, stream_pushes, parts.tables);
     case Mode::kSsp:
-      return ps::make_ssp_exchange(*parts.client, parts.trainers, poll, job.config.staleness, parts.tables);
+      return ps::make_ssp_exchange(*parts.client, parts.trainers, poll, job.config.staleness, stream_pushes,
+                                   parts.tables);
   }
   PSTRAIN_ASSERT(false, "no exchange for mode ", to_string(job.config.mode));
   return nullptr;

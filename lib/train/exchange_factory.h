@@ -12,6 +12,7 @@
 #include "ps/client.h"
 #include "ps/table_client.h"
 #include "train/job_context.h"
+#include "train/overlap_plan.h"
 #include "train/run_state.h"
 
 namespace pstrain::train {
@@ -20,10 +21,13 @@ namespace pstrain::train {
 struct ExchangeParts {
   compute::Backend& backend;
   nn::Model& model;
-  MPI_Comm trainers;                  // all trainers (MPI_COMM_SELF when training locally)
-  ps::PsClient* client = nullptr;     // the parameter-server modes' client (null without servers)
-  const RunState& run;                // starting parameters and the checkpoint resumed from (whole-model modes)
-  ps::TableClient* tables = nullptr;  // the row tables the servers hold by rows (null: none)
+  MPI_Comm trainers;                      // all trainers (MPI_COMM_SELF when training locally)
+  ps::PsClient* client = nullptr;         // the parameter-server modes' client (null without servers)
+  const RunState& run;                    // starting parameters and the checkpoint resumed from (whole-model modes)
+  ps::TableClient* tables = nullptr;      // the row tables the servers hold by rows (null: none)
+  OverlapPlan overlap;                    // parameter-server modes: what travels behind the computation
+  const ps::ShardPlan* blocks = nullptr;  // streamed sync: the trainer's flat vector dealt to the shards
+  MPI_Comm channel = MPI_COMM_NULL;       // streamed sync: the world's duplicate for the step's messages
 };
 
 // Local training when the job has one rank; otherwise the exchange of job.config.mode. Collective over the

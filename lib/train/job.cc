@@ -29,6 +29,7 @@
 #include "train/exchange_factory.h"
 #include "train/memory_check.h"
 #include "train/model_factory.h"
+#include "train/overlap_plan.h"
 #include "train/progress.h"
 #include "train/provenance.h"
 #include "train/run_state.h"
@@ -161,11 +162,14 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
   const ps::ShardPlan plan = server_blocks(job);
   const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
+  const OverlapPlan overlap = plan_overlap(job);
+  const comm::Communicator channel = comm::Communicator::duplicate(MPI_COMM_WORLD);  // streamed sync steps
   std::vector<ps::TableWindows> table_windows;
   for (std::size_t t = 0; t < tables.size(); ++t) table_windows.emplace_back(MPI_COMM_WORLD, job.layout, tables, t);
   bool completed = true;
   if (job.layout.is_server()) {
-    completed = run_server(job, windows, table_windows, partition, run, job.model.parameters);
+    completed =
+        run_server(job, windows, table_windows, overlap.sync, channel.handle(), partition, run, job.model.parameters);
   } else {
     // The trainer's flat vector is the dense layout, then its row caches (train/table_layout.h): the same blocks
     // dealt the same way, at their offsets in that layout.
@@ -185,8 +189,9 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
       }
     }
     exchange::meet_all_ranks("the start (waiting for the servers)");  // every slice initialised
-    auto gradient_exchange = make_exchange(job, {backend, *model, trainers.handle(), &client, run,
-                                                 tables.empty() ? nullptr : &table_client});
+    auto gradient_exchange =
+        make_exchange(job, {backend, *model, trainers.handle(), &client, run, tables.empty() ? nullptr : &table_client,
+                            overlap, &dense_blocks, channel.handle()});
     DataDispatch dispatch;
     if (job.config.dynamic_dispatch) {
       dispatch.take_chunk = [&client] {
@@ -215,7 +220,9 @@ bool run_local(const JobContext& job, compute::Backend& backend, nn::Model& mode
 
 // Every rank a trainer with the whole model; world rank 0 contributes the model state to checkpoints.
 bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
-  auto gradient_exchange = make_exchange(job, {backend, model, MPI_COMM_WORLD, nullptr, run});
+  ExchangeParts parts{backend, model, MPI_COMM_WORLD, nullptr, run};
+  parts.overlap = plan_overlap(job);
+  auto gradient_exchange = make_exchange(job, parts);
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
   const ps::TablePlan no_tables;
   const ps::ModelPartition partition(whole, no_tables);

@@ -79,7 +79,8 @@ void resume_table_rows(const JobContext& job, const std::vector<std::unique_ptr<
 }  // namespace
 
 bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
-                const ps::ModelPartition& partition, RunState& run, const std::vector<nn::ParameterInfo>& parameters) {
+                ps::SyncTransport transport, MPI_Comm channel, const ps::ModelPartition& partition, RunState& run,
+                const std::vector<nn::ParameterInfo>& parameters) {
   const int shard = job.layout.shard_index;
   const ps::ShardPlan& plan = partition.blocks();
   auto tables = table_shards(job, table_windows, partition.tables());
@@ -87,7 +88,7 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::T
   const std::vector<float> start =
       run.resumed ? std::vector<float>(plan.shard_size(shard), 0.0f) : fill_server_start(job, partition, tables);
   if (run.resumed) resume_table_rows(job, tables, run);
-  ps::ShardServer server(windows, plan, job.layout,
+  ps::ShardServer server(windows, plan, job.layout, transport, channel,
                          optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
                                                decay_mask(job.config.optimizer, parameters, plan, shard)),
                          start);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "nn/model.h"
+#include "ps/sync_transport.h"
 #include "ps/table_plan.h"
 #include "ps/windows.h"
 #include "train/job_context.h"
@@ -16,6 +17,7 @@ namespace pstrain::train {
 // which dense blocks and which table rows this shard holds (`table_windows`: one per table of the partition).
 // `parameters` is the model's layout, which the optimizer's weight-decay mask is built from (train/decay_mask.h).
 bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
-                const ps::ModelPartition& partition, RunState& run, const std::vector<nn::ParameterInfo>& parameters);
+                ps::SyncTransport transport, MPI_Comm channel, const ps::ModelPartition& partition, RunState& run,
+                const std::vector<nn::ParameterInfo>& parameters);
 
 }  // namespace pstrain::train

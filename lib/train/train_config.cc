@@ -38,6 +38,7 @@ po::options_description train_options() {
       ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
       ("chunk-size", po::value<long long>()->default_value(512), "dynamic dispatch: samples per chunk")
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
+      ("overlap", po::value<std::string>()->default_value("auto"), "communication behind the computation: true | false | auto. Sync PS: each gradient block goes to its shard as soon as the backward pass has it and the next forward pass waits only for the blocks it reads (auto: where every rank has a processor of its own; false: one-sided exchange after the backward pass); async/ssp: the gradient is put block by block (auto: where all ranks share a node); all-reduce: buckets summed during the backward pass (auto: never, measured slower). The same bits every way, except all-reduce with --overlap true at more than 2 trainers")
       ("table-exchange", po::value<std::string>()->default_value("auto"), "row tables (embedding tables): sparse (the servers hold them by row; a step fetches and updates only the rows its batch looks up) | dense (shipped whole, as any parameter) | auto (sparse wherever there are servers, else dense)")
       ("poll-interval-us", po::value<int>()->default_value(100), "async server: sleep between polls that found nothing")
       ("timeout-seconds", po::value<double>()->default_value(600, "600"), "end the job when a rank waits this long for others (a rank died or stalled)")
@@ -280,6 +281,11 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
     throw Error(ExitCode::kUsage, "--progress-every-s must be a finite number >= 0");
   }
   config.tensorboard = values["tensorboard"].as<bool>();
+  const std::string overlap = values["overlap"].as<std::string>();
+  if (overlap != "auto" && overlap != "true" && overlap != "false") {
+    throw Error(ExitCode::kUsage, cat("--overlap '", overlap, "' is not one of auto, true, false"));
+  }
+  config.overlap = overlap == "auto" ? Overlap::kAuto : overlap == "true" ? Overlap::kOn : Overlap::kOff;
 
   config.checkpoint_every_steps = values["checkpoint-every-steps"].as<long long>();
   if (config.checkpoint_every_steps < 0) throw Error(ExitCode::kUsage, "--checkpoint-every-steps must be >= 0");

@@ -17,6 +17,9 @@ namespace pstrain::train {
 enum class Mode { kSync, kAsync, kSsp, kAllreduce };
 std::string to_string(Mode mode);
 
+// --overlap: communication behind computation; kAuto decides from the layout (train/overlap_plan.h).
+enum class Overlap { kAuto, kOn, kOff };
+
 inline constexpr std::size_t kNplmHidden = 100;  // nplm's hidden width when --hidden is not given
 
 struct TrainConfig {
@@ -66,6 +69,7 @@ struct TrainConfig {
   int staleness = 3;                            // ssp: how many steps a trainer may run ahead of the slowest
   bool dynamic_dispatch = false;                // trainers take chunks from a dispatcher instead of fixed shards
   std::size_t chunk_size = 512;                 // samples per dispatched chunk
+  Overlap overlap = Overlap::kAuto;             // communication behind computation where the mode can
   double test_slow_factor = 1;                  // test only: --test-slow-trainer's steps take this many times as long
   int test_leave_delay_ms = 0;                  // test only: --test-slow-trainer pauses this long before MPI_Finalize
   std::int64_t check_replicas_every_steps = 0;  // allreduce: compare trainer replicas every N steps too

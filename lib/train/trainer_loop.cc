@@ -52,6 +52,7 @@ class TrainerLoop {
   // A value: the run ends with it (false: stopped after a checkpoint); none: go on with the next pass.
   using Outcome = std::optional<bool>;
 
+  void attach_stream();
   Outcome run_pass(int pass);
   PassState begin_pass(int pass);
   void train_step(PassState& state, const BatchRange& batch);
@@ -106,6 +107,7 @@ TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::M
 }
 
 bool TrainerLoop::run() {
+  attach_stream();
   {
     const comm::Watchdog::Wait wait("the first pull of the parameters");
     exchange_.start(buffers_.parameters());
@@ -116,6 +118,16 @@ bool TrainerLoop::run() {
   }
   exchange_.finish();
   return true;
+}
+
+// Communication behind computation where the exchange (streamed sync steps, train/job.cc chooses) and the model
+// allow it (nn/parameter_stream.h).
+void TrainerLoop::attach_stream() {
+  if (!model_.can_stream_parameters() || model_.host_parameters().empty()) return;
+  nn::ParameterStream* stream = exchange_.stream_in_place(model_.host_gradients(), model_.host_parameters());
+  if (stream == nullptr) return;
+  model_.set_parameter_stream(stream);
+  if (lead()) log_info("overlap: gradient blocks go out during the backward pass");
 }
 
 TrainerLoop::Outcome TrainerLoop::run_pass(int pass) {
@@ -151,9 +163,15 @@ PassState TrainerLoop::begin_pass(int pass) {
 
 // Compute, exchange, and the test-only slow-downs around them.
 void TrainerLoop::train_step(PassState& state, const BatchRange& batch) {
+  // Waits for streamed parameters happen inside the computation; they count as pulling, not computing.
+  const double pulling_before = exchange_.timers().pull_seconds;
   const auto step_start = Clock::now();
-  if (batch.count > 0) train_batch(state, batch);
-  state.totals.compute_seconds += seconds_since(step_start);
+  if (batch.count > 0) {
+    train_batch(state, batch);
+  } else {
+    exchange_.begin_step(0);
+  }
+  state.totals.compute_seconds += seconds_since(step_start) - (exchange_.timers().pull_seconds - pulling_before);
   exchange_gradient(state, batch.count);
   const int trainer = job_.layout.trainer_index;
   if (config_.test_slow_factor > 1 && config_.test_slow_trainer == trainer) {  // the whole step, F times as long
@@ -174,6 +192,7 @@ void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
   if (exchange_.fetch_for_batch(batch_.features(n), n, buffers_.parameters())) {  // table rows the batch reads
     state.totals.copy_seconds += buffers_.publish_parameters();
   }
+  exchange_.begin_step(n);  // the last MPI call before the computation: a communication thread may take over
   // Random layers (dropout) draw from (seed, global step, trainer): a resumed step draws what it drew before.
   model_.set_step_key(pstrain::combine_key(pstrain::combine_key(config_.seed, static_cast<std::uint64_t>(global_step_)),
                                            static_cast<std::uint64_t>(trainer)));

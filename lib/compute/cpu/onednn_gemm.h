@@ -6,8 +6,8 @@
 // OpenBLAS 0.3.21's SkylakeX/Cooperlake kernels (784-256 dW at batch 256: 113.4 against 104.0 GFLOP/s; 256-128
 // forward 108.2 against 101.4), and with the same bits: both sum each element's terms in order, in one block.
 // Longer sums (the 784-input forward product) are blocked differently (5e-7 apart, no faster) and thin products
-// (10 outputs) run faster on OpenBLAS; both stay there. The rule is fixed by the shape, so that every run of a
-// model computes the same way.
+// (10 outputs) run faster on OpenBLAS; both stay there. The rule is fixed by the shape, so a product and any block
+// of its rows (nn/layers/dense.cc streams dW in blocks) go to the same library.
 #include <string>
 
 namespace pstrain::compute {

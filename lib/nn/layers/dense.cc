@@ -1,6 +1,7 @@
 // dense: y = x W^T + b on a flat input, W stored {units, inputs} as in PyTorch.
 //   units=N (required)  bias=true|false (true)  init=kaiming|glorot (kaiming): U(-a, a) weights, a from
 //   (fan_in, fan_out) = (inputs, units) as initialization.h says; the bias starts at 0.
+#include <algorithm>
 #include <limits>
 
 #include "nn/initialization.h"
@@ -20,6 +21,12 @@ class DenseLayer final : public Layer {
         bias_(build.parameters.size() > 1 ? build.parameters[1] : ParameterView{}) {}
 
   void forward(const StepContext& step, std::span<const float* const> inputs, float* output) override {
+    // The whole weight at once: computing y in blocks of columns as the blocks arrive changes the bits where the
+    // BLAS picks another kernel for a narrow product (a CNN's fc1, 3136 inputs), and measured no faster.
+    if (step.stream != nullptr) {
+      step.stream->before_forward(weight_.offset, weight_size());
+      if (bias_.value != nullptr) step.stream->before_forward(bias_.offset, static_cast<std::size_t>(units_));
+    }
     // beta = 0 writes the product straight into y: no zeroing pass, no temporary.
     backend_.gemm(false, true, step.batch, units_, inputs_, 1.0f, inputs[0], weight_.value, 0.0f, output);
     if (bias_.value != nullptr) backend_.add_row_bias(output, bias_.value, step.batch, units_);
@@ -27,6 +34,7 @@ class DenseLayer final : public Layer {
 
   void backward(const StepContext& step, std::span<const float* const> inputs, const float* /*output*/, const float* dy,
                 std::span<float* const> input_gradients) override {
+    if (step.stream != nullptr) return streamed_backward(step, inputs[0], dy, input_gradients[0]);
     backend_.gemm(true, false, units_, inputs_, step.batch, 1.0f, dy, inputs[0], 0.0f, weight_.gradient);
     if (bias_.value != nullptr) backend_.sum_rows(dy, bias_.gradient, step.batch, units_, 0.0f);
     if (input_gradients[0] != nullptr) {
@@ -34,7 +42,42 @@ class DenseLayer final : public Layer {
     }
   }
 
+  bool streams_parameters() const override { return true; }
+
  private:
+  std::size_t weight_size() const { return static_cast<std::size_t>(units_) * static_cast<std::size_t>(inputs_); }
+
+  // Visits W's rows in blocks of about kStreamBlockFloats floats: visit(first, rows).
+  template <typename Visit>
+  void for_each_row_block(Visit&& visit) const {
+    const std::size_t blocks = (weight_size() + kStreamBlockFloats - 1) / kStreamBlockFloats;
+    const int rows_per_block = static_cast<int>((static_cast<std::size_t>(units_) + blocks - 1) / blocks);
+    for (int first = 0; first < units_; first += rows_per_block) visit(first, std::min(rows_per_block, units_ - first));
+  }
+
+  // The same products, ordered so that the weight gradient goes out in blocks of rows while the next block is
+  // computed: the bias gradient and dx (which reads all of W) first, then dW block by block. Each element of dW
+  // is the same dot product over the batch as in the whole product, so the bits are the same (checked for the
+  // BLAS in use, a batch beyond its inner blocking included, by tests/unit/nn/test_parameter_stream.cc).
+  void streamed_backward(const StepContext& step, const float* x, const float* dy, float* dx) {
+    if (bias_.value != nullptr) {
+      backend_.sum_rows(dy, bias_.gradient, step.batch, units_, 0.0f);
+      step.stream->after_backward(bias_.offset, static_cast<std::size_t>(units_));
+    }
+    if (dx != nullptr) backend_.gemm(false, false, step.batch, inputs_, units_, 1.0f, dy, weight_.value, 0.0f, dx);
+    for_each_row_block([&](int first, int rows) {
+      const std::size_t at = static_cast<std::size_t>(first) * static_cast<std::size_t>(inputs_);
+      // dW[first : first + rows, :] = dy[:, first : first + rows]^T x
+      backend_.gemm_strided(true, false, rows, inputs_, step.batch, 1.0f, dy + first, units_, x, inputs_, 0.0f,
+                            weight_.gradient + at, inputs_);
+      step.stream->after_backward(weight_.offset + at, static_cast<std::size_t>(rows) * inputs_);
+    });
+  }
+
+  // About 128 KiB of weight gradient per block: small enough that the last block's transfer is short, large
+  // enough that the block's product runs near the kernel's full rate.
+  static constexpr std::size_t kStreamBlockFloats = 32768;
+
   compute::Backend& backend_;
   int inputs_;
   int units_;

@@ -70,10 +70,10 @@ TEST_P(GemmTest, MatchesNaiveProductForOddSizes) {
 INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmTest,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Range(0, 7)));
 
-// Rows [first, first + rows) of dW = dy^T x, computed on the parts of the operands with their whole row lengths as
-// strides, are the bits of the same rows of the whole product: what computing a layer's weight gradient in blocks
-// of rows (to send each block while the next is computed) relies on. Sums of a batch's length (k = 64, oneDNN's
-// route) and longer than both libraries' inner blocks (k = 700, OpenBLAS's).
+// A dense layer streams dW = dy^T x in blocks of rows (nn/layers/dense.cc): rows [first, first + rows) of the
+// product, computed on the parts of the operands with their whole row lengths as strides, must be the bits of the
+// same rows of the whole product (else a streamed sync step would not give an unstreamed one's results). Sums of
+// a batch's length (k = 64, oneDNN's route) and longer than both libraries' inner blocks (k = 700, OpenBLAS's).
 class GemmRowBlockTest : public BackendTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(GemmRowBlockTest, RowBlocksOfTheTransposedProductAreTheWholeProductsBits) {

@@ -1,0 +1,63 @@
+// --mode sync over SyncTransport::kStreamed, the trainer's side: the gradient out block by block, the updated
+// blocks back, the flags agreed (exchange/step_protocol.h).
+#include <chrono>
+
+#include "comm/watchdog.h"
+#include "core/timing.h"
+#include "exchange/step_protocol.h"
+#include "ps/block_stream.h"
+#include "ps/exchange_modes.h"
+#include "ps/table_rows_exchange.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+class StreamedSyncExchange final : public TableRowsExchange {
+ public:
+  StreamedSyncExchange(PsClient& client, const ShardPlan& blocks, MPI_Comm channel, TableClient* tables)
+      : TableRowsExchange(tables), client_(client), channel_(channel), blocks_(blocks, channel, timers_) {}
+  void start(std::span<float> parameters) override { client_.pull(parameters); }
+  nn::ParameterStream* stream_in_place(std::span<const float> gradient, std::span<float> parameters) override {
+    blocks_.stream_in_place(gradient, parameters);
+    return &blocks_;
+  }
+  void begin_step(std::size_t count) override { blocks_.begin(static_cast<float>(count)); }
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
+    static_cast<void>(count);  // the shards have it from begin_step
+    const comm::Watchdog::Wait wait("a sync step (gradient out, updated parameters in)");
+    exchange::StepFlagAgreement agreement;
+    if (tables_ == nullptr) agreement.begin(channel_, flags);
+    blocks_.end(gradient, parameters);
+    const auto start = Clock::now();
+    if (tables_ == nullptr) {
+      flags = agreement.finish();
+    } else {
+      tables_->push(gradient);  // an empty slot when this trainer had no batch
+      exchange::all_gradients_written();
+      flags = exchange::agree_on_step_flags(flags);  // the servers updated the rows meanwhile
+    }
+    timers_.sync_seconds += seconds_since(start);
+    // The blocks still on their way land while the next forward pass runs (BlockStream::before_forward), unless
+    // nobody streams or the step ends in a checkpoint or a stop, which must see the step's parameters.
+    if (!blocks_.streaming() || flags != 0) blocks_.settle();
+    staleness_.record(0);
+  }
+  // Every trainer already holds the same dense parameters; evaluation fetches the rows it looks up, batch by batch.
+  void finish_pass(std::span<float>) override { blocks_.settle(); }
+  void finish() override { blocks_.settle(); }
+
+ private:
+  PsClient& client_;
+  MPI_Comm channel_;
+  BlockStream blocks_;
+};
+
+}  // namespace
+
+std::unique_ptr<exchange::GradientExchange> make_streamed_sync_exchange(PsClient& client, const ShardPlan& blocks,
+                                                                        MPI_Comm channel, TableClient* tables) {
+  return std::make_unique<StreamedSyncExchange>(client, blocks, channel, tables);
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,32 @@
+#pragma once
+// What every parameter-server exchange (sync either way, async, ssp) does with the row tables the servers hold by
+// rows: fetch a batch's rows before it, evaluation's rows, and a pass folder's rows (ps/table_client.h). Null
+// `tables`: the model has none; each call then does nothing and returns false.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "exchange/gradient_exchange.h"
+#include "ps/table_client.h"
+
+namespace pstrain::ps {
+
+class TableRowsExchange : public exchange::GradientExchange {
+ public:
+  explicit TableRowsExchange(TableClient* tables) : tables_(tables) {}
+
+  bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) override {
+    return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
+  }
+  bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) override {
+    return fetch_rows_for_evaluation(tables_, features, count, parameters);
+  }
+  bool read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override {
+    return ps::read_table_rows(tables_, table, first, count, out);
+  }
+
+ protected:
+  TableClient* tables_;
+};
+
+}  // namespace pstrain::ps
