@@ -3,6 +3,8 @@
 # gradient blocks go out during the backward pass, parameter blocks come in during the forward pass) and --overlap
 # false (one-sided, everything exchanged after the backward pass; the same bits), against pstrain local,
 # alternating in every round; medians over ROUNDS. MODE=async or ssp compares their pushes streamed and whole.
+# COMPARE=poll compares instead the pause between polls of async/ssp (--poll-interval-us 0, yielding the
+# processor, against 100, sleeping 100 us; --overlap auto both times).
 # 1 server + TRAINERS trainers, on each MPI path of PATHS (shm: Open MPI's defaults; tcp: --mca btl tcp,self
 # --mca osc pt2pt, the cross-node path), for each model of MODELS at batch BATCH.
 # Prints a table (samples/s, the ratio to local, the per-step breakdown of the last round) and writes it with
@@ -11,7 +13,7 @@
 # Data: Fashion-MNIST converted from DATA_DIR (the IDX files) into scratch folders, the first MLP_LIMIT (24576) or
 # CNN_LIMIT (3072) training samples, as speed_report.sh does.
 #
-# Settings (environment): MODE=sync ROUNDS=5 MODELS="mlp cnn" BATCH=64 PATHS="shm tcp" TRAINERS=1 PASSES=3 THREADS=1
+# Settings (environment): MODE=sync COMPARE=overlap ROUNDS=5 MODELS="mlp cnn" BATCH=64 PATHS="shm tcp" TRAINERS=1 PASSES=3 THREADS=1
 #   MLP_LIMIT=24576 CNN_LIMIT=3072 DATA_DIR=/usr/share/datasets/fashion-mnist BUILD_DIR=<repo>/build
 #   RESULTS_ROOT=<repo>/benchmarks/results RUN_TIMEOUT=600
 set -euo pipefail
@@ -20,13 +22,18 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=benchmarks/lib/common.sh
 source "$SCRIPT_DIR/lib/common.sh"
 NOTE_TAG=overlap
-set_defaults MODE=sync ROUNDS=5 MODELS="mlp cnn" BATCH=64 PATHS="shm tcp" TRAINERS=1 PASSES=3 THREADS=1 MLP_LIMIT=24576 \
+set_defaults MODE=sync COMPARE=overlap ROUNDS=5 MODELS="mlp cnn" BATCH=64 PATHS="shm tcp" TRAINERS=1 PASSES=3 THREADS=1 MLP_LIMIT=24576 \
   CNN_LIMIT=3072 DATA_DIR=/usr/share/datasets/fashion-mnist BUILD_DIR="$REPO/build" \
   RESULTS_ROOT="$REPO/benchmarks/results" RUN_TIMEOUT=600
 check_positive ROUNDS BATCH TRAINERS PASSES THREADS MLP_LIMIT CNN_LIMIT RUN_TIMEOUT
 PSTRAIN="$BUILD_DIR/bin/pstrain"
 [[ -x "$PSTRAIN" ]] || die "no $PSTRAIN: build first (bash mpi_launch/setup.sh)"
 require_tools mpirun python3
+case $COMPARE in
+  overlap) CONFIGS=(overlap serial) ;;
+  poll) CONFIGS=(yield sleep100) ;;
+  *) die "COMPARE=$COMPARE: overlap or poll" ;;
+esac
 
 OUT="$RESULTS_ROOT/$(date -u +%Y%m%dT%H%M%SZ)-overlap"
 mkdir -p "$OUT/raw"
@@ -44,6 +51,16 @@ export OPENBLAS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 { git_info; echo "rounds=$ROUNDS batch=$BATCH trainers=$TRAINERS passes=$PASSES threads=$THREADS limits=$MLP_LIMIT,$CNN_LIMIT";
   echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) cores=$(nproc)"; } > "$OUT/environment.txt"
 
+# The flags that make a configuration of CONFIGS.
+config_flags() {
+  case $1 in
+    overlap) echo "--overlap true" ;;
+    serial) echo "--overlap false" ;;
+    yield) echo "--poll-interval-us 0" ;;
+    sleep100) echo "--poll-interval-us 100" ;;
+  esac
+}
+
 model_flags() {
   case $1 in
     mlp) echo "--model mlp" ;;
@@ -60,10 +77,11 @@ run_one() {
   local cmd=("$PSTRAIN" --data-dir "${DATA_OF[$model]}" --output-dir "$dir" "${flags[@]}" --batch-size "$BATCH"
              --passes "$PASSES" --optimizer momentum --lr 0.05 --seed 1 --tensorboard false --progress-every-s 0)
   if [[ $config != local ]]; then
-    local mca=()
+    local mca=() chosen
     [[ $path == tcp ]] && mca=(--mca btl tcp,self --mca osc pt2pt)
+    read -r -a chosen <<< "$(config_flags "$config")"
     cmd=(env "${MPI_ENV[@]}" mpirun --oversubscribe --bind-to none -np $((TRAINERS + 1)) "${mca[@]}" "${cmd[@]}"
-         --mode "$MODE" --num-pservers 1 --overlap "$([[ $config == overlap ]] && echo true || echo false)")
+         --mode "$MODE" --num-pservers 1 "${chosen[@]}")
   fi
   timeout "$RUN_TIMEOUT" "${cmd[@]}" > "$dir.log" 2>&1 || die "run failed: ${cmd[*]} (log: $dir.log)"
   python3 - "$dir/metrics.jsonl" "$round,$model,$path,$config" >> "$ROWS" <<'PY'
@@ -84,8 +102,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   for model in $MODELS; do
     run_one "$round" "$model" - local
     for path in $PATHS; do
-      run_one "$round" "$model" "$path" overlap
-      run_one "$round" "$model" "$path" serial
+      for config in "${CONFIGS[@]}"; do run_one "$round" "$model" "$path" "$config"; done
     done
   done
 done
@@ -107,6 +124,7 @@ for model, path, config in keys:
     ms = {k: statistics.median(float(r[k + "_ms"]) for r in mine) for k in ("compute", "push", "barrier", "pull")}
     print(f"| {model} | {path} | {config} | {sps:.0f} | {ratio:.3f} | {ms['compute']:.3f} | {ms['push']:.3f} | "
           f"{ms['barrier']:.3f} | {ms['pull']:.3f} |")
-print("\nper-step milliseconds: medians over rounds; config overlap = --overlap true (streamed), serial = --overlap false (one-sided)")
+print("\nper-step milliseconds: medians over rounds; config overlap = --overlap true (streamed), serial = --overlap "
+      "false (one-sided), yield = --poll-interval-us 0, sleep100 = --poll-interval-us 100")
 PY
 note "results: $OUT"

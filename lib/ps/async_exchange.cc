@@ -1,9 +1,9 @@
 #include "ps/async_exchange.h"
 
-#include <thread>
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
+#include "core/poll_pause.h"
 #include "core/timing.h"
 #include "ps/exchange_modes.h"
 
@@ -73,7 +73,7 @@ void AsyncExchange::finish_pass(std::span<float> parameters) {
         return;
       }
     } else {
-      std::this_thread::sleep_for(poll_interval_);
+      pause_between_polls(poll_interval_);
     }
   }
   client_.pull(parameters);
@@ -111,7 +111,7 @@ void AsyncExchange::wait_until_applied() {
         staleness_.record(control.staleness);
       } else {
         // Back off: a tight loop of shared locks would keep the server from taking its exclusive one.
-        std::this_thread::sleep_for(poll_interval_);
+        pause_between_polls(poll_interval_);
       }
     }
   }

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <optional>
-#include <thread>
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
+#include "core/poll_pause.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 #include "ps/block_messages.h"
@@ -283,7 +283,7 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
       return AsyncOutcome::kCheckpoint;
     }
     if (!idle) idle.emplace("the server loop, no trainer pushing anything");
-    std::this_thread::sleep_for(poll_interval);
+    pause_between_polls(poll_interval);
   }
 }
 

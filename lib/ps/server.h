@@ -49,8 +49,8 @@ class ShardServer {
   int sync_step(int flags);
   // Async: applies each trainer's push as its own update until every trainer announced it is done (kDone), or
   // until a checkpoint was requested and every trainer quiesced for it (kCheckpoint; call again afterwards).
-  // Between polls that found nothing it sleeps `poll_interval`, so it neither burns a core nor delays a trainer
-  // longer.
+  // Between polls that found nothing it pauses `poll_interval` (core/poll_pause.h: 0 yields the processor, so a
+  // rank sharing it runs meanwhile while no push waits longer than the server takes to be scheduled again).
   enum class AsyncOutcome { kDone, kCheckpoint };
   AsyncOutcome serve_async(std::chrono::microseconds poll_interval);
   // The request bits that made serve_async return kCheckpoint.

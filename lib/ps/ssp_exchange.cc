@@ -1,9 +1,9 @@
 // --mode ssp: async steps plus the staleness gate (exchange/step_protocol.h).
 #include <algorithm>
-#include <thread>
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
+#include "core/poll_pause.h"
 #include "core/timing.h"
 #include "ps/async_exchange.h"
 #include "ps/exchange_modes.h"
@@ -40,7 +40,7 @@ class SspExchange final : public AsyncExchange {
       }
       // A slower trainer may be quiescing for a checkpoint: go to the step boundary and join it.
       if (client_.checkpoint_request() != 0) break;
-      std::this_thread::sleep_for(poll_interval_);
+      pause_between_polls(poll_interval_);
     }
     timers_.gate_seconds += seconds_since(start);
   }

@@ -25,7 +25,7 @@ struct ExchangeParts {
   ps::PsClient* client = nullptr;         // the parameter-server modes' client (null without servers)
   const RunState& run;                    // starting parameters and the checkpoint resumed from (whole-model modes)
   ps::TableClient* tables = nullptr;      // the row tables the servers hold by rows (null: none)
-  OverlapPlan overlap;                    // parameter-server modes: what travels behind the computation
+  OverlapPlan overlap{};                  // parameter-server modes: what travels behind the computation
   const ps::ShardPlan* blocks = nullptr;  // streamed sync: the trainer's flat vector dealt to the shards
   MPI_Comm channel = MPI_COMM_NULL;       // streamed sync: the world's duplicate for the step's messages
 };

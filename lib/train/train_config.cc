@@ -40,7 +40,9 @@ po::options_description train_options() {
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
       ("overlap", po::value<std::string>()->default_value("auto"), "communication behind the computation: true | false | auto. Sync PS: each gradient block goes to its shard as soon as the backward pass has it and the next forward pass waits only for the blocks it reads (auto: where every rank has a processor of its own; false: one-sided exchange after the backward pass); async/ssp: the gradient is put block by block (auto: where all ranks share a node); all-reduce: buckets summed during the backward pass (auto: never, measured slower). The same bits every way, except all-reduce with --overlap true at more than 2 trainers")
       ("table-exchange", po::value<std::string>()->default_value("auto"), "row tables (embedding tables): sparse (the servers hold them by row; a step fetches and updates only the rows its batch looks up) | dense (shipped whole, as any parameter) | auto (sparse wherever there are servers, else dense)")
-      ("poll-interval-us", po::value<int>()->default_value(100), "async server: sleep between polls that found nothing")
+      ("poll-interval-us", po::value<int>()->default_value(0),
+       "async and ssp: pause between polls that found nothing (the server's loop, the trainers' waits); 0 yields "
+       "the processor instead of sleeping")
       ("timeout-seconds", po::value<double>()->default_value(600, "600"), "end the job when a rank waits this long for others (a rank died or stalled)")
       ("check-replicas-every-steps", po::value<long long>()->default_value(0), "allreduce: also compare the trainers' parameter checksums every N steps (they are compared at the end of every pass anyway)")
       ("device", po::value<std::string>()->default_value("cpu"), "cpu | gpu | auto (a GPU when this node has one); trainer k on a node uses GPU (k mod GPUs)");
