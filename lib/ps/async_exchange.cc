@@ -1,6 +1,5 @@
 #include "ps/async_exchange.h"
 
-
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/poll_pause.h"

@@ -52,7 +52,7 @@ struct TrainConfig {
   bool shuffle = true;
   std::size_t block_size = 8192;
   std::string table_exchange = "auto";  // row tables: auto | sparse | dense (train/table_layout.h)
-  int poll_interval_us = 0;  // 0: yield the processor between polls (core/poll_pause.h)
+  int poll_interval_us = 0;             // 0: yield the processor between polls (core/poll_pause.h)
   std::size_t eval_batch_size = 1000;
   std::size_t log_every_steps = 0;  // 0: per-pass lines only
   double progress_every_s = 10;     // a progress line every S s of a pass (report/progress_line.h); 0: off
