@@ -62,6 +62,8 @@ void add_dense(std::vector<Shape>& shapes, const std::string& layer, int batch, 
   if (with_dx) shapes.push_back({layer + " dX", false, false, batch, in, out});
 }
 
+const Shape kSquare{"square 1024", false, false, 1024, 1024, 1024, true};
+
 std::vector<Shape> trainer_shapes(bool small_only) {
   std::vector<Shape> shapes;
   const int widths[] = {784, 256, 128, 10};  // the MLP 784-256-128-10
@@ -79,7 +81,7 @@ std::vector<Shape> trainer_shapes(bool small_only) {
   // CNN (--conv-filters 32,64 --kernel-size 3, Fashion-MNIST), batch 64: the second convolution's forward
   // product (lib/nn/layers/conv2d.cc), im2col rows for 14x14 pixels (after the 2x2 pool), K = 3x3x32, 64 filters.
   shapes.push_back({"CNN b64 conv2 forward", false, true, 64 * 14 * 14, 64, 3 * 3 * 32});
-  shapes.push_back({"square 1024", false, false, 1024, 1024, 1024, true});
+  shapes.push_back(kSquare);
   return shapes;
 }
 
@@ -549,6 +551,7 @@ void write_csv(const std::string& file, const std::vector<Shape>& shapes, const 
 struct Options {
   int reps = 9;
   bool small_only = false;
+  bool peak_only = false;  // the 1024^3 square alone: the machine's single-core rate (speed_report.sh)
   std::string csv;
   std::string openblas = "libopenblas.so.0";
   std::string dnnl = "libdnnl.so.2";
@@ -568,6 +571,8 @@ Options parse(int argc, char** argv) {
       if (options.reps < 1) throw std::invalid_argument("--reps must be at least 1");
     } else if (flag == "--small-only") {
       options.small_only = true;
+    } else if (flag == "--peak-only") {
+      options.peak_only = true;
     } else if (flag == "--csv") {
       options.csv = value();
     } else if (flag == "--openblas") {
@@ -578,7 +583,7 @@ Options parse(int argc, char** argv) {
       options.blis = value();
     } else {
       throw std::invalid_argument("unknown flag " + flag +
-                                  " (flags: --reps N --small-only --csv FILE --openblas LIB --dnnl LIB --blis LIB)");
+                                  " (flags: --reps N --small-only --peak-only --csv FILE --openblas LIB --dnnl LIB --blis LIB)");
     }
   }
   return options;
@@ -605,7 +610,8 @@ int main(int argc, char** argv) {
     constexpr int kSkylakeX = 1;
     const int reference = providers[kSkylakeX].bind ? kSkylakeX : -1;
 
-    const std::vector<Shape> shapes = trainer_shapes(options.small_only);
+    const std::vector<Shape> shapes =
+        options.peak_only ? std::vector<Shape>{kSquare} : trainer_shapes(options.small_only);
     std::vector<std::vector<Result>> results;
     for (const Shape& s : shapes) {
       std::cerr << "[gemm] " << s.label << " (" << s.m << " x " << s.n << " x " << s.k << ")\n";

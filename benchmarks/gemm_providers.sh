@@ -15,15 +15,17 @@
 # whatever links -lblas keeps OpenBLAS.
 #
 # Settings (environment): REPS=9 (timed repetitions per product and provider) SMALL_ONLY=0 (1: the MLP's
-#   products only, a quick check) INSTALL=1 (0: never apt-get) OUT_DIR=<repo>/benchmarks/results/gemm-providers
+#   products only, a quick check) PEAK_ONLY=0 (1: the 1024^3 square only, the machine's single-core sgemm rate;
+#   speed_report.sh runs it every round) INSTALL=1 (0: never apt-get) OUT_DIR=<repo>/benchmarks/results/gemm-providers
 #   (the binary, table.md, results.csv, build logs)
 set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/lib/common.sh"
 NOTE_TAG=gemm
-set_defaults REPS=9 SMALL_ONLY=0 INSTALL=1 OUT_DIR="$REPO/benchmarks/results/gemm-providers"
+set_defaults REPS=9 SMALL_ONLY=0 PEAK_ONLY=0 INSTALL=1 OUT_DIR="$REPO/benchmarks/results/gemm-providers"
 check_positive REPS
 [[ "$SMALL_ONLY" == 0 || "$SMALL_ONLY" == 1 ]] || die "SMALL_ONLY must be 0 or 1 (got '$SMALL_ONLY')"
+[[ "$PEAK_ONLY" == 0 || "$PEAK_ONLY" == 1 ]] || die "PEAK_ONLY must be 0 or 1 (got '$PEAK_ONLY')"
 require_tools g++
 PACKAGES=(libdnnl-dev libblis-serial-dev libxsmm-dev)
 BLIS_SERIAL=/usr/lib/x86_64-linux-gnu/blis-serial/libblis.so.4
@@ -60,10 +62,11 @@ build() {
 mkdir -p "$OUT_DIR"
 install_packages
 BINARY="$OUT_DIR/gemm_providers"
-build
+[[ "$BINARY" -nt "$SCRIPT_DIR/gemm_providers.cc" ]] || build  # built once per OUT_DIR and source
 
 args=(--reps "$REPS" --csv "$OUT_DIR/results.csv")
 (( SMALL_ONLY == 0 )) || args+=(--small-only)
+(( PEAK_ONLY == 0 )) || args+=(--peak-only)
 if [[ -f "$BLIS_SERIAL" ]]; then
   args+=(--blis "$BLIS_SERIAL")
 else

@@ -12,6 +12,9 @@
 #   shm = Open MPI's defaults (shared memory, osc/sm); tcp = --mca btl tcp,self --mca osc pt2pt (the cross-node
 #   path). Table: samples/s of all trainers, the ratio to local (per round, then the median) and the per-step
 #   breakdown that pstrain writes to metrics.jsonl (compute, push, barrier = waiting, pull, allreduce, other).
+# Part "sgemm": the machine's single-core sgemm rate, the best provider's on a 1024^3 square (gemm_providers.sh
+#   PEAK_ONLY=1, 3 repetitions), measured every round after part local, for the bar "MLP local at batch 256 >= 85%
+#   of it" (pstrain's rate: samples/s x 1.007 MFLOP, the MLP's GEMM work per training sample).
 # ROUNDS rounds; within a round every configuration runs once, in a fixed interleaved order (part local, then
 # part scaling), so slow phases of a shared machine hit them all alike. Medians are over the rounds.
 # samples/s: the pass time each program reports (pstrain: metrics.jsonl samples_per_sec, all trainers, the
@@ -29,7 +32,7 @@
 #
 # Settings (environment):
 #   ROUNDS=5  BATCHES="32 64 256"  MODELS="mlp cnn resnet"  SCALE_MODELS="mlp cnn"  SCALE_BATCHES=64
-#   RANKS="1 2 3 4"  PATHS="shm tcp"  PARTS="local scaling"  PASSES=3  THREADS=1  LIMIT (all models)
+#   RANKS="1 2 3 4"  PATHS="shm tcp"  PARTS="local sgemm scaling"  PASSES=3  THREADS=1  LIMIT (all models)
 #   MLP_LIMIT=24576  CNN_LIMIT=3072  RESNET_LIMIT=1536  TEST_LIMIT=1000  SHARDS=12  RESNET_WIDTH=0.25
 #   LR=0.05  MOMENTUM=0.9  SEED=1  DATA_DIR=/usr/share/datasets/fashion-mnist  BUILD_DIR=<repo>/build
 #   PYTHON=/usr/bin/python3  RESULTS_ROOT=<repo>/benchmarks/results  RUN_TIMEOUT=600 (seconds, per run)
@@ -43,7 +46,7 @@ source "$SCRIPT_DIR/lib/common.sh"
 NOTE_TAG=speed
 
 set_defaults ROUNDS=5 BATCHES="32 64 256" MODELS="mlp cnn resnet" SCALE_MODELS="mlp cnn" SCALE_BATCHES=64 \
-  RANKS="1 2 3 4" PATHS="shm tcp" PARTS="local scaling" PASSES=3 THREADS=1 TEST_LIMIT=1000 SHARDS=12 \
+  RANKS="1 2 3 4" PATHS="shm tcp" PARTS="local sgemm scaling" PASSES=3 THREADS=1 TEST_LIMIT=1000 SHARDS=12 \
   RESNET_WIDTH=0.25 LR=0.05 MOMENTUM=0.9 SEED=1 DATA_DIR=/usr/share/datasets/fashion-mnist \
   BUILD_DIR="$REPO/build" PYTHON=/usr/bin/python3 RESULTS_ROOT="$REPO/benchmarks/results" RUN_TIMEOUT=600 \
   BINARY_WAIT=180 MPIRUN_ARGS= INSTALL=1
@@ -74,7 +77,7 @@ check_words() {
 check_words MODELS mlp cnn resnet
 check_words SCALE_MODELS mlp cnn resnet
 check_words PATHS shm tcp
-check_words PARTS local scaling
+check_words PARTS local sgemm scaling
 for b in $SCALE_BATCHES; do
   [[ "$b" =~ ^[1-9][0-9]*$ ]] || die "SCALE_BATCHES must hold positive integers (got '$b')"
 done
@@ -199,8 +202,18 @@ torch_run() {
   echo "local,$round,$model,$batch,pytorch,torch,-,1,$name-b$batch" >> "$PLAN"
 }
 
+# sgemm_run ROUND: the single-core sgemm rate of every provider gemm_providers.sh can load (its results.csv).
+sgemm_run() {
+  local round=$1 name="r$1-sgemm"
+  PEAK_ONLY=1 REPS=3 INSTALL="$INSTALL" OUT_DIR="$OUT/sgemm" bash "$SCRIPT_DIR/gemm_providers.sh" \
+    > "$OUT/raw/$name.log" 2>&1 || die "gemm_providers.sh failed (log: $OUT/raw/$name.log)"
+  cp "$OUT/sgemm/results.csv" "$OUT/raw/$name.csv"
+  echo "sgemm,$round,-,0,gemm_providers,peak,-,1,$name" >> "$PLAN"
+}
+
 runs_per_round=0
 has_part local && runs_per_round=$(( $(wc -w <<< "$MODELS") * $(wc -w <<< "$BATCHES") * 2 ))
+has_part sgemm && runs_per_round=$((runs_per_round + 1))
 if has_part scaling; then
   per=0
   for r in $RANKS; do if (( r == 1 )); then per=$((per + 1)); else per=$((per + 2 * $(wc -w <<< "$PATHS"))); fi; done
@@ -218,6 +231,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
       done
     done
   fi
+  has_part sgemm && sgemm_run "$round"
   if has_part scaling; then
     for model in $SCALE_MODELS; do
       for batch in $SCALE_BATCHES; do
