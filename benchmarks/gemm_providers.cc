@@ -582,8 +582,9 @@ Options parse(int argc, char** argv) {
     } else if (flag == "--blis") {
       options.blis = value();
     } else {
-      throw std::invalid_argument("unknown flag " + flag +
-                                  " (flags: --reps N --small-only --peak-only --csv FILE --openblas LIB --dnnl LIB --blis LIB)");
+      throw std::invalid_argument(
+          "unknown flag " + flag +
+          " (flags: --reps N --small-only --peak-only --csv FILE --openblas LIB --dnnl LIB --blis LIB)");
     }
   }
   return options;
