@@ -277,7 +277,23 @@ def sgemm_share(runs):
 
 # ---- the PNG ---------------------------------------------------------------------------------------------------
 
-def draw(out, local, scaling, environment):
+def draw_sgemm(axis, share):
+    """pstrain's MLP GFLOP/s at batch 256 beside the single-core sgemm rate, with the share."""
+    axis.set_visible(True)
+    heights = [share["mlp_gflops"], share["peak_gflops"]]
+    axis.bar([0, 1], heights, 0.6, color=["C0", "C7"])
+    axis.annotate(f"{share['measured']:.1%}", (0, heights[0]), ha="center", va="bottom", fontsize=9)
+    axis.axhline(share["minimum"] * share["peak_gflops"], color="C3", linestyle=":",
+                 label=f"bar: {share['minimum']:.0%} of the sgemm rate")
+    axis.set_xticks([0, 1])
+    axis.set_xticklabels(["pstrain mlp, batch 256", f"sgemm 1024^3\n({', '.join(share['peak_providers'])})"])
+    axis.set_ylabel("GFLOP/s, 1 thread (median)")
+    axis.set_title("mlp local against the single-core sgemm rate")
+    axis.margins(y=0.15)
+    axis.legend(fontsize=8, loc="lower right")
+
+
+def draw(out, local, scaling, environment, share):
     try:
         import matplotlib
         matplotlib.use("Agg")  # no display: files only
@@ -355,6 +371,8 @@ def draw(out, local, scaling, environment):
             axis.set_ylabel("ms per step (median)")
             axis.set_title(f"{model}, batch {batch}: per-step breakdown")
             axis.legend(fontsize=7)
+        if share["measured"] is not None and len(combos) < columns:  # the free place beside the scaling curves
+            draw_sgemm(axes[row][len(combos)], share)
     stamp = environment.get("timestamp_utc", "")
     figure.suptitle(f"pstrain speed report {stamp}\n{environment.get('cpu', 'cpu')}, {environment.get('nproc', '?')} "
                     f"cores; medians of {environment.get('rounds', '?')} round(s)", fontsize=10)
@@ -431,7 +449,7 @@ def main(argv):
     for c in checks:
         measured = fmt(c["measured"], ".1%") if c.get("unit") == "%" else fmt(c["measured"], ".2f", "x")
         lines.append(f"{c['result']}: {c['bar']}: measured {measured}")
-    png = draw(out, local, scaling, environment)
+    png = draw(out, local, scaling, environment, share)
     lines += ["", f"Plot: {png}" if png else "Plot: none (no matplotlib)"]
     text = "\n".join(lines) + "\n"
     print(text, end="")
