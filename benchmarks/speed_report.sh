@@ -23,7 +23,7 @@
 # Data: Fashion-MNIST converted from DATA_DIR (the IDX files) by pstrain-data into a scratch folder, in SHARDS
 # shards (12: every trainer count of 1..4 gets the same number of samples), the first LIMIT training samples and
 # the first TEST_LIMIT test samples (evaluation only, untimed). Each model has its own LIMIT (samples per pass):
-# MLP_LIMIT=24576, CNN_LIMIT=3072, RESNET_LIMIT=1536 (the resnet at width RESNET_WIDTH=0.25 trains ~500 samples/s
+# MLP_LIMIT=24576, CNN_LIMIT=3072, RESNET_LIMIT=1536 (the resnet at width RESNET_WIDTH=0.25 trains ~1000 samples/s
 # on one core here); LIMIT=N sets all three.
 #
 # Prints the tables and the PASS/FAIL lines of the bars; writes them (table.md), summary.json,
