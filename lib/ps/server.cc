@@ -233,13 +233,15 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
   applied_.resize(static_cast<std::size_t>(layout_.trainers), 0);
   std::vector<std::int64_t>& applied = applied_;
   std::optional<comm::Watchdog::Wait> idle;  // armed while no trainer pushes anything
+  // Outside the loop: an idle server polls as fast as it is scheduled (core/poll_pause.h), so nothing there
+  // allocates.
+  std::vector<std::int64_t> staleness(static_cast<std::size_t>(layout_.trainers), 0);
   for (;;) {
     {
       WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
       std::ranges::copy(windows_.control.local(), control.begin());
     }
     bool applied_any = false;
-    std::vector<std::int64_t> staleness(layout_.trainers, 0);
     for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
       const std::int64_t pushed = control[control_index(trainer, kPushedSeq)];
       if (pushed <= applied[trainer]) continue;
