@@ -56,8 +56,8 @@ class GradientExchange {
     return nullptr;
   }
   // Before the computation of every training step (count: the step's samples, 0 for none), streaming or not,
-  // after every other MPI call of the step: until step() the trainer calls no MPI (a mode may hand MPI to a
-  // communication thread meanwhile).
+  // after every other MPI call of the step: until step() the trainer's only MPI calls are its stream's, made from
+  // the model's reports during the computation.
   virtual void begin_step(std::size_t count) { static_cast<void>(count); }
   // `gradient` is d(mean loss)/d(parameters) over `count` samples; on return `parameters` holds what to compute
   // the next step on. count may be 0 (a trainer with no samples left in a sync step still takes part).

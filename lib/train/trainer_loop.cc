@@ -120,8 +120,8 @@ bool TrainerLoop::run() {
   return true;
 }
 
-// Communication behind computation where the exchange (streamed sync steps, train/job.cc chooses) and the model
-// allow it (nn/parameter_stream.h).
+// Communication behind computation where the exchange (streamed sync blocks, async pushes or all-reduce buckets, as
+// train/overlap_plan.h chose) and the model allow it (nn/parameter_stream.h).
 void TrainerLoop::attach_stream() {
   if (!model_.can_stream_parameters() || model_.host_parameters().empty()) return;
   nn::ParameterStream* stream = exchange_.stream_in_place(model_.host_gradients(), model_.host_parameters());
@@ -192,7 +192,7 @@ void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
   if (exchange_.fetch_for_batch(batch_.features(n), n, buffers_.parameters())) {  // table rows the batch reads
     state.totals.copy_seconds += buffers_.publish_parameters();
   }
-  exchange_.begin_step(n);  // the last MPI call before the computation: a communication thread may take over
+  exchange_.begin_step(n);  // the last MPI call before the computation (a streamed step's count goes out here)
   // Random layers (dropout) draw from (seed, global step, trainer): a resumed step draws what it drew before.
   model_.set_step_key(pstrain::combine_key(pstrain::combine_key(config_.seed, static_cast<std::uint64_t>(global_step_)),
                                            static_cast<std::uint64_t>(trainer)));
