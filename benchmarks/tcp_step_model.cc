@@ -6,7 +6,9 @@
 // The last --last-layer-share of it stands for the first layer's weight gradient, the product that ends the
 // backward pass: its gradient (--floats, all of the model's bytes, as the MLP's first layer holds 85% of them)
 // goes to the server, which applies an update and sends the parameters back; the next forward pass waits for all
-// of them (splitting the first layer's forward product would change its sums and so the sync bits). Variants:
+// of them, or with --split-forward 1 runs the first layer's product (another --last-layer-share of the step) in
+// pieces, each as soon as its parameters are back (cut along the input features, that would change the sums and
+// so the sync bits; along the outputs it would need the layer stored as column blocks). Variants:
 //   compute        the step without an exchange (the local run)
 //   socket-inline  after the backward, one blocking send and receive on a loopback TCP socket
 //   socket-thread  a communication thread sends each of --pieces pieces as the backward produces it, blocking
@@ -44,7 +46,7 @@ struct Options {
   double step_ms = 0.75;
   long floats = 235146;
   int pieces = 4;
-  double last_layer_share = 0.28;
+  double last_layer_share = 0.37;
   bool split_forward = false;
   int steps = 2000;
   int warmup = 200;
