@@ -33,12 +33,12 @@ PARTS = ("compute", "push", "barrier", "pull", "allreduce")
 CONFIG_LABEL = {"local": "local", "sync": "sync PS", "allreduce": "all-reduce"}
 # The bars: (model, batch, minimum ratio pstrain local / PyTorch).
 LOCAL_BARS = (("mlp", 64, 1.2), ("mlp", 256, 1.1), ("cnn", 64, 1.2), ("cnn", 256, 1.2))
-SYNC_BAR = (64, 0.85)
+SYNC_BAR = (64, 0.85)  # 1 server + 1 trainer sync over tcp >= 0.85x local samples/s at batch 64
 # MLP 784-256-128-10 local at batch 256 >= 85% of the machine's single-core sgemm rate. Its GEMM work per training
 # sample: forward and dW of the three dense layers, dX of the last two (the first has no input gradient).
 WIDTHS = (784, 256, 128, 10)
 MLP_FLOP = sum(2 * 2 * a * b for a, b in zip(WIDTHS, WIDTHS[1:])) + sum(2 * a * b for a, b in zip(WIDTHS[1:], WIDTHS[2:]))
-SGEMM_BAR = ("mlp", 256, 0.85)  # 1 server + 1 trainer sync over tcp >= 0.85x local samples/s at batch 64
+SGEMM_BAR = ("mlp", 256, 0.85)
 
 
 def fail(message):
