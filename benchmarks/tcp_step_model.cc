@@ -129,40 +129,61 @@ void recv_all(int fd, float* data, long count) {
   }
 }
 
+// A file descriptor, closed when it goes.
+class Descriptor {
+ public:
+  explicit Descriptor(int fd) : fd_(fd) {
+    if (fd_ < 0) throw std::runtime_error("cannot open a socket");
+  }
+  ~Descriptor() { close(fd_); }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
 // A loopback TCP connection between the two ranks: the server listens on an ephemeral port and broadcasts it.
 class LoopbackSocket {
  public:
-  explicit LoopbackSocket(int rank) {
+  explicit LoopbackSocket(int rank) : connection_(rank == 0 ? accept_one() : connect_to_server()) {
+    const int one = 1;
+    setsockopt(connection_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  int fd() const { return connection_.get(); }
+
+ private:
+  static sockaddr_in loopback() {
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int listener = -1;
-    if (rank == 0) {
-      listener = socket(AF_INET, SOCK_STREAM, 0);
-      socklen_t length = sizeof address;
-      if (bind(listener, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(listener, 1) != 0 ||
-          getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0)
-        throw std::runtime_error("cannot listen on the loopback interface");
-    }
-    MPI_Bcast(&address.sin_port, sizeof address.sin_port, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-      fd_ = accept(listener, nullptr, nullptr);
-      close(listener);
-    } else {
-      fd_ = socket(AF_INET, SOCK_STREAM, 0);
-      if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-        throw std::runtime_error("cannot connect to the server's port");
-    }
-    const int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return address;
   }
-  ~LoopbackSocket() { close(fd_); }
-  LoopbackSocket(const LoopbackSocket&) = delete;
-  LoopbackSocket& operator=(const LoopbackSocket&) = delete;
-  int fd() const { return fd_; }
 
- private:
-  int fd_ = -1;
+  static int accept_one() {
+    sockaddr_in address = loopback();
+    const Descriptor listener(socket(AF_INET, SOCK_STREAM, 0));
+    socklen_t length = sizeof address;
+    if (bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(listener.get(), 1) != 0 ||
+        getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0)
+      throw std::runtime_error("cannot listen on the loopback interface");
+    MPI_Bcast(&address.sin_port, sizeof address.sin_port, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return accept(listener.get(), nullptr, nullptr);
+  }
+
+  static int connect_to_server() {
+    sockaddr_in address = loopback();
+    MPI_Bcast(&address.sin_port, sizeof address.sin_port, MPI_BYTE, 0, MPI_COMM_WORLD);
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+      close(fd);
+      throw std::runtime_error("cannot connect to the server's port");
+    }
+    return fd;
+  }
+
+  Descriptor connection_;
 };
 
 // wait_yielding: MPI_Testall until done, yielding the core between tests (pstrain's poll pause).
