@@ -11,42 +11,30 @@
 
 namespace pstrain {
 
-namespace {
+FileDescriptor::FileDescriptor(const std::filesystem::path& path, int flags, mode_t mode)
+    : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)), path_(path) {
+  if (fd_ < 0) throw Error(ExitCode::kOutput, cat("cannot open ", path.string(), ": ", std::strerror(errno)));
+}
 
-// RAII for a POSIX file descriptor.
-class FileDescriptor {
- public:
-  FileDescriptor(const std::filesystem::path& path, int flags, mode_t mode = 0644)
-      : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)), path_(path) {
-    if (fd_ < 0) throw Error(ExitCode::kOutput, cat("cannot open ", path.string(), ": ", std::strerror(errno)));
-  }
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
+FileDescriptor::~FileDescriptor() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
-  void write_all(const std::string& data) {
-    std::size_t written = 0;
-    while (written < data.size()) {
-      const ssize_t n = ::write(fd_, data.data() + written, data.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw Error(ExitCode::kOutput, cat("cannot write ", path_.string(), ": ", std::strerror(errno)));
-      written += static_cast<std::size_t>(n);
-    }
+void FileDescriptor::write_all(const std::string& data) {
+  std::size_t written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd_, data.data() + written, data.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(ExitCode::kOutput, cat("cannot write ", path_.string(), ": ", std::strerror(errno)));
+    written += static_cast<std::size_t>(n);
   }
-  void sync() {
-    // EINVAL: this file system cannot sync (some cannot sync folders); there is nothing more to do.
-    if (::fsync(fd_) != 0 && errno != EINVAL)
-      throw Error(ExitCode::kOutput, cat("cannot fsync ", path_.string(), ": ", std::strerror(errno)));
-  }
+}
 
- private:
-  int fd_;
-  std::filesystem::path path_;
-};
-
-}  // namespace
+void FileDescriptor::sync() {
+  // EINVAL: this file system cannot sync (some cannot sync folders); there is nothing more to do.
+  if (::fsync(fd_) != 0 && errno != EINVAL)
+    throw Error(ExitCode::kOutput, cat("cannot fsync ", path_.string(), ": ", std::strerror(errno)));
+}
 
 void fsync_path(const std::filesystem::path& path) {
   FileDescriptor file(path, O_RDONLY);
@@ -74,6 +62,27 @@ void append_line_durably(const std::filesystem::path& path, const std::string& l
   FileDescriptor file(path, O_WRONLY | O_CREAT | O_APPEND);
   file.write_all(line + "\n");
   file.sync();
+}
+
+void check_writable_folder(const std::filesystem::path& folder) {
+  std::error_code error;
+  if (std::filesystem::is_directory(folder, error)) {
+    const std::filesystem::path probe = folder / (".write-probe-" + std::to_string(::getpid()));
+    try {
+      FileDescriptor file(probe, O_WRONLY | O_CREAT | O_TRUNC);
+    } catch (const Error& failure) {
+      throw Error(ExitCode::kOutput, cat("output folder ", folder.string(), " is not writable: ", failure.what()));
+    }
+    std::filesystem::remove(probe, error);
+    return;
+  }
+  // Not there yet: the nearest folder that exists must let us create it (and nothing on the way may be a file).
+  std::filesystem::path ancestor = std::filesystem::absolute(folder, error);
+  while (!std::filesystem::exists(ancestor, error) && ancestor.has_relative_path()) ancestor = ancestor.parent_path();
+  if (!std::filesystem::is_directory(ancestor, error) || ::access(ancestor.c_str(), W_OK | X_OK) != 0) {
+    throw Error(ExitCode::kOutput, cat("cannot create output folder ", folder.string(), ": ", ancestor.string(),
+                                       " is not a writable folder"));
+  }
 }
 
 void ensure_writable_folder(const std::filesystem::path& folder) {

@@ -26,6 +26,10 @@ void Logger::open_file(const std::string& path) {
   std::lock_guard lock(mutex_);
   file_.open(path, std::ios::app);
   if (!file_) throw Error(ExitCode::kOutput, cat("cannot write log file ", path));
+  file_ << pending_;
+  file_.flush();
+  pending_.clear();
+  pending_.shrink_to_fit();
 }
 
 static const char* level_name(LogLevel level) {
@@ -42,12 +46,14 @@ void Logger::write(LogLevel level, const std::string& message) {
   std::lock_guard lock(mutex_);
   const std::string line = cat("[", prefix_, "] ", level >= LogLevel::kWarning ? level_name(level) : "",
                                level >= LogLevel::kWarning ? ": " : "", message);
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
   if (file_.is_open()) {
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
     file_ << stamp << ' ' << level_name(level) << ' ' << line << '\n';
     file_.flush();
+  } else if (pending_.size() < kPendingLimit) {
+    pending_ += cat(stamp, ' ', level_name(level), ' ', line, '\n');
   }
   if (level >= LogLevel::kWarning) {
     std::cerr << line << std::endl;

@@ -1,6 +1,6 @@
 #pragma once
 // Logging with a rank/role prefix. Every line goes to this rank's log file (node_<rank>/train.log or
-// server.log) once one is opened; lines at kInfo and above from the rank chosen as "console" also go to
+// server.log) once one is opened (lines before that are kept and written first); lines at kInfo and above from the rank chosen as "console" also go to
 // stdout, so a multi-rank job prints one readable stream instead of N interleaved ones. Warnings and errors
 // go to stderr from every rank.
 #include <fstream>
@@ -30,6 +30,10 @@ class Logger {
   std::string prefix_ = "pstrain";
   bool console_ = true;
   std::ofstream file_;
+  // Lines written before the file is opened: a run opens its log only once it is sure to start (a run that
+  // fails before that leaves no file behind, train/run_folder.h), and the file then begins with them.
+  static constexpr std::size_t kPendingLimit = 1 << 20;
+  std::string pending_;
 };
 
 template <typename... Parts>

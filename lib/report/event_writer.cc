@@ -63,6 +63,18 @@ void EventWriter::write_scalars(std::int64_t step, std::initializer_list<Scalar>
   write_event();
 }
 
+void EventWriter::write_restart(std::int64_t step) {
+  proto::Event restart;
+  restart.set_wall_time(now_seconds());
+  restart.set_step(step);
+  restart.mutable_session_log()->set_status(proto::SessionLog::START);
+  if (!restart.SerializeToString(&bytes_)) {
+    throw Error(ExitCode::kInternal, cat("cannot encode a TensorBoard event for ", path().string()));
+  }
+  records_.write(bytes_);
+  records_.flush();
+}
+
 void EventWriter::write_event() {
   if (!event_->SerializeToString(&bytes_)) {
     throw Error(ExitCode::kInternal, cat("cannot encode a TensorBoard event for ", path().string()));

@@ -34,6 +34,10 @@ class EventWriter {
   EventWriter& operator=(const EventWriter&) = delete;
 
   void write_scalars(std::int64_t step, std::initializer_list<Scalar> scalars);
+  // A SessionLog START at `step`: TensorBoard then forgets every event of the run's earlier files at or after
+  // `step` (what PyTorch's SummaryWriter(purge_step=step) writes), so a resumed run's curves continue the earlier
+  // ones instead of doubling back over the steps it trains again.
+  void write_restart(std::int64_t step);
   const std::filesystem::path& path() const { return records_.path(); }
 
  private:

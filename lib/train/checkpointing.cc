@@ -3,6 +3,7 @@
 #include <csignal>
 #include <sstream>
 
+#include "checkpoint/pass_folder.h"
 #include "checkpoint/table_rows.h"
 #include "comm/communicator.h"
 #include "comm/mpi_check.h"
@@ -63,21 +64,31 @@ checkpoint::Checkpoint load_checkpoint(const JobContext& job, const fs::path& fo
                                      job.data.shard_samples, job.model.state, checksum);
 }
 
-std::optional<fs::path> choose_checkpoint(const JobContext& job) {
+CheckpointChoice choose_checkpoint(const JobContext& job) {
   const std::string& wanted = job.config.resume;
   if (wanted != "auto") {
+    if (!fs::exists(wanted)) {
+      throw Error(ExitCode::kInputData, cat("--resume ", wanted, ": no such checkpoint folder (checkpoints are ",
+                                            "OUTPUT/checkpoints/ckpt-N; --resume auto takes the newest that fits)"));
+    }
+    if (!checkpoint::list_checkpoints(wanted).empty() || !checkpoint::list_pass_folders(wanted).empty()) {
+      throw Error(ExitCode::kUsage, cat("--resume ", wanted, " is a run folder, not a checkpoint: give one of its ",
+                                        "checkpoints/ckpt-N folders, or --output-dir ", wanted, " --resume auto"));
+    }
     load_checkpoint(job, wanted);  // throws, naming what is wrong
-    return fs::path(wanted);
+    return {fs::path(wanted), {}};
   }
+  CheckpointChoice choice;
   for (const fs::path& folder : checkpoint::list_checkpoints(job.config.output_dir)) {
     try {
       load_checkpoint(job, folder);
-      return folder;
+      choice.chosen = folder;
+      break;
     } catch (const Error& error) {
-      log_warning("skipping checkpoint ", folder.string(), ": ", error.what());
+      choice.skipped.emplace_back(folder, error.what());
     }
   }
-  return std::nullopt;
+  return choice;
 }
 
 CheckpointWriter::CheckpointWriter(const JobContext& job, std::string config_ini)

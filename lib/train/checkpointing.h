@@ -40,9 +40,13 @@ class SampleIndex {
 };
 
 // Which checkpoint to resume from (called on rank 0 only): --resume auto takes the newest one that verifies and
-// reads, warning about each one it skips and why, or none if there is none (a fresh start); --resume PATH takes
-// that one or throws Error(kInputData) saying why not.
-std::optional<std::filesystem::path> choose_checkpoint(const JobContext& job);
+// reads, listing each one it skips and why (none chosen: the caller decides between a fresh start and a refusal,
+// train/run_folder.h); --resume PATH takes that one or throws Error(kInputData) saying why not.
+struct CheckpointChoice {
+  std::optional<std::filesystem::path> chosen;
+  std::vector<std::pair<std::filesystem::path, std::string>> skipped;  // newer ones passed over, with the reason
+};
+CheckpointChoice choose_checkpoint(const JobContext& job);
 
 // Reads a checkpoint checked against this run's model, optimizer and data (any rank). `chosen`: rank 0 has just
 // verified every file of it (choose_checkpoint), so the row files, the bulk of a large table's checkpoint, are

@@ -32,6 +32,7 @@
 #include "train/overlap_plan.h"
 #include "train/progress.h"
 #include "train/provenance.h"
+#include "train/run_folder.h"
 #include "train/run_state.h"
 #include "train/server_role.h"
 #include "train/server_start.h"
@@ -60,32 +61,6 @@ std::optional<Failure> attempt(Work&& work) {
   }
 }
 
-void prepare_output_folder(const TrainConfig& config, const std::string& resolved_ini) {
-  ensure_writable_folder(config.output_dir);
-  if (config.resume.empty()) {
-    const auto checkpoints = checkpoint::list_checkpoints(config.output_dir);
-    if (!checkpoints.empty()) {
-      throw Error(ExitCode::kUsage, cat(config.output_dir.string(),
-                                        " already holds checkpoints (newest: ", checkpoints.front().filename().string(),
-                                        "): continue that run with --resume auto, or start "
-                                        "fresh with a new --output-dir"));
-    }
-    const auto existing = checkpoint::list_pass_folders(config.output_dir);
-    if (!existing.empty()) {
-      throw Error(ExitCode::kUsage, cat(config.output_dir.string(), " already holds ", existing.size(),
-                                        " pass folder(s) (", existing.front().filename().string(),
-                                        " ...); pstrain does not overwrite them: choose a new "
-                                        "--output-dir, or start from one with --init-from ",
-                                        existing.back().string()));
-    }
-  } else {
-    for (const std::string& stray : checkpoint::remove_stale_temporaries(config.output_dir)) {
-      log_warning("removed ", stray, ", an unfinished checkpoint of an earlier run");
-    }
-  }
-  write_file_atomically(config.output_dir / "config.ini", resolved_ini);
-}
-
 // On resume, the passes from the checkpoint's on will be trained again: their old metrics lines go (the pass
 // folders are replaced when rewritten).
 void forget_passes_from(const fs::path& output_dir, std::int64_t first_pass) {
@@ -99,6 +74,35 @@ void forget_passes_from(const fs::path& output_dir, std::int64_t first_pass) {
     if (at == std::string::npos || std::stoll(line.substr(at + 8)) < first_pass) kept += line + "\n";
   }
   write_file_atomically(metrics, kept);
+}
+
+// Rank 0, once every rank has agreed that training starts: the folder is claimed (created, locked for the
+// run's lifetime) and only now written: the resolved flags, the provenance, and on a resume the records of what
+// will be trained again go.
+void write_run_records(const JobContext& job, const std::string& resolved_ini, const RunState& run) {
+  if (run.resumed) {
+    for (const std::string& stray : checkpoint::remove_stale_temporaries(job.config.output_dir)) {
+      log_warning("removed ", stray, ", an unfinished checkpoint of an earlier run");
+    }
+    forget_passes_from(job.config.output_dir, run.resumed->training.pass);
+  }
+  write_file_atomically(job.config.output_dir / "config.ini", resolved_ini);
+  write_provenance(job, resolved_ini);
+}
+
+// Rank 0: the checkpoint this run resumes from, or "" for a fresh start (train/run_folder.h states when that is
+// allowed).
+std::string checkpoint_to_resume(const JobContext& job, const FolderContents& folder, const std::string& resolved_ini) {
+  const CheckpointChoice choice = choose_checkpoint(job);
+  if (choice.chosen) {
+    for (const auto& [skipped, why] : choice.skipped) log_warning("skipping checkpoint ", skipped.string(), ": ", why);
+    return choice.chosen->string();
+  }
+  if (folder.holds_run()) {
+    throw Error(ExitCode::kUsage, resume_refusal(job.config.output_dir, folder, choice.skipped, resolved_ini));
+  }
+  log_info("--resume auto: ", job.config.output_dir.string(), " holds no earlier run; starting fresh");
+  return "";
 }
 
 // How many updates each optimizer (every shard's, or the local one) applies over the run: one per sync step,
@@ -252,6 +256,7 @@ int run_job(int argc, char** argv) {
 
   // Phase 1: configuration, identical on every rank.
   JobContext job;
+  FolderContents folder;  // rank 0: what --output-dir held when the run started
   std::string resolved_ini;
   bool exit_early = false;
   auto failure = attempt([&] {
@@ -291,7 +296,10 @@ int run_job(int argc, char** argv) {
 
   // Phase 2: output folder (rank 0) and data layout (every rank, metadata only).
   failure = attempt([&] {
-    if (rank == 0 && !job.config.describe_model) prepare_output_folder(job.config, resolved_ini);
+    if (rank == 0 && !job.config.describe_model) {
+      folder = inspect_run_folder(job.config.output_dir);
+      check_run_folder(job.config.output_dir, !job.config.resume.empty(), job.config.init_from, folder);
+    }
     job.data = plan_data(job.config.data_dir, job.layout.trainers, job.config.dynamic_dispatch);
     data::check_augmentable(job.config.augment, job.data.meta);  // images of a size the augmentation fits
     job.model = plan_job_model(job.config, job.data.meta);
@@ -300,7 +308,6 @@ int run_job(int argc, char** argv) {
       exit_early = true;
       return;
     }
-    if (rank == 0) write_provenance(job, resolved_ini);
     job.config.optimizer.total_updates = total_updates(job);
     job.config.optimizer.updates_per_pass =
         job.config.optimizer.total_updates / static_cast<std::uint64_t>(job.config.passes);
@@ -332,9 +339,6 @@ int run_job(int argc, char** argv) {
   RunState run;
   std::string resume_from;
   failure = attempt([&] {
-    const fs::path node_dir = job.config.output_dir / cat("node_", rank);
-    ensure_writable_folder(node_dir);
-    logger.open_file(node_dir / (job.layout.is_server() ? "server.log" : "train.log"));
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ", job.layout.local_size,
@@ -369,12 +373,7 @@ int run_job(int argc, char** argv) {
     } else if (job.layout.pservers == 0) {
       run.initial = initial_parameters(job);
     }
-    if (rank == 0 && !job.config.resume.empty()) {
-      const auto chosen = choose_checkpoint(job);
-      resume_from = chosen ? chosen->string() : "";
-      if (!chosen)
-        log_warning("--resume auto: no complete checkpoint in ", job.config.output_dir.string(), "; starting fresh");
-    }
+    if (rank == 0 && !job.config.resume.empty()) resume_from = checkpoint_to_resume(job, folder, resolved_ini);
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
 
@@ -388,12 +387,27 @@ int run_job(int argc, char** argv) {
       run.resumed = load_checkpoint(job, resume_from, /*chosen=*/true);
       run.resumed_from = resume_from;
       if (model && !run.resumed->model.state.empty()) model->set_state(run.resumed->model.state);
-      if (rank == 0) forget_passes_from(job.config.output_dir, run.resumed->training.pass);
     }
     run.progress =
         std::make_unique<Progress>(job, run.resumed ? std::optional<checkpoint::TrainingState>(run.resumed->training)
                                                     : std::nullopt);
     run.writer = std::make_unique<CheckpointWriter>(job, resolved_ini);
+  });
+  if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
+
+  // Phase 3c: training starts; only now is the output folder written (train/run_folder.h).
+  std::optional<RunFolderClaim> claim;
+  failure = attempt([&] {
+    if (rank == 0) {
+      claim.emplace(job.config.output_dir);
+      write_run_records(job, resolved_ini, run);
+    }
+  });
+  if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
+  failure = attempt([&] {
+    const fs::path node_dir = job.config.output_dir / cat("node_", rank);
+    ensure_writable_folder(node_dir);
+    logger.open_file(node_dir / (job.layout.is_server() ? "server.log" : "train.log"));
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
   comm::Watchdog::start(rank, job.layout.world_size, job.config.timeout_seconds, job.config.output_dir);

@@ -111,12 +111,13 @@ void append_metrics_line(const JobContext& job, const PassReport& report) {
   append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
 }
 
-// The main figures again, for TensorBoard, at step = pass.
+// The main figures again, for TensorBoard, at the lead trainer's global step at the end of the pass: one step axis
+// for every tag, so that a resumed run's restart (EventWriter::write_restart) purges pass and step scalars alike.
 void write_pass_scalars(const JobContext& job, const PassReport& report, report::EventWriter& board) {
   const PassTotals& totals = report.figures.sum;
   const exchange::StalenessStats& staleness = report.figures.staleness;
   const PerStep per_step{std::max(totals.steps, 1.0)};
-  board.write_scalars(report.pass,
+  board.write_scalars(report.global_step,
                       {{"pass/train_loss", totals.train_loss()},
                        {"pass/test_loss", report.evaluation.loss},
                        {"pass/train_accuracy", totals.train_accuracy()},

@@ -102,7 +102,12 @@ TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::M
       model_state_(model, trainers),
       checkpoints_(job, support, exchange, model_state_, ledger_, buffers_.parameters()),
       global_step_(progress.first_global_step()) {
-  if (config_.tensorboard && lead()) board_.emplace(config_.output_dir / "tensorboard");
+  if (config_.tensorboard && lead()) {
+    board_.emplace(config_.output_dir / "tensorboard");
+    // Steps after this run's first are its own: what an earlier attempt wrote there (a resumed run's steps, or a
+    // run that ended before its first checkpoint) goes from TensorBoard's view.
+    board_->write_restart(progress.first_global_step() + 1);
+  }
   if (lead()) progress_line_ = report::ProgressLine(config_.progress_every_s);
 }
 
@@ -232,7 +237,10 @@ void TrainerLoop::report_progress(const PassState& state) {
                                                    state.totals.samples, seconds_since(state.start)})) {
     log_info(*line);
   }
-  if (config_.log_every_steps > 0 && done % static_cast<std::int64_t>(config_.log_every_steps) == 0) {
+  // Counted from the start of the pass, steps before a resume included: a resumed run reports at the steps the
+  // uninterrupted run did, so its curves continue the earlier ones point for point.
+  const std::int64_t done_in_pass = state.steps_before + done;
+  if (config_.log_every_steps > 0 && done_in_pass % static_cast<std::int64_t>(config_.log_every_steps) == 0) {
     report_step(job_, state.pass, done, state.batches.steps(), state.totals, state.start, exchange_, global_step_,
                 board_ ? &*board_ : nullptr);
   }

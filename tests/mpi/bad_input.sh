@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One bad input per call: the job must end within 10 s with a non-zero exit on every rank, print one message
-# naming the problem, leave no rank running, and leave existing pass folders untouched.
+# naming the problem, leave no rank running, leave existing pass folders untouched, and (failing before training)
+# leave the output folder exactly as it found it.
 source "$(dirname "$0")/common.sh"
 np=$1 path=$2 case=$3
 work=$(new_work_dir "bad_input_${case}_np${np}_${path}")
@@ -109,6 +110,10 @@ case "$case" in
 esac
 
 
+# The output folder as the run found it (no folder at all, for most cases): a run that fails before training
+# leaves it so, creating nothing (README, "Checkpoints and resume").
+out_tree() { [ -e "$out" ] && (cd "$out" && find . -exec sh -c 'for f; do [ -f "$f" ] && sha256sum "$f" || echo "$f"; done' _ {} + | sort) || echo absent; }
+out_before=$(out_tree)
 before=$(cd "$(dirname "$REFERENCE_PASS")" && find "$(basename "$REFERENCE_PASS")" -type f -exec sha256sum {} + | sort)
 start=$(date +%s.%N)
 set +e
@@ -133,6 +138,9 @@ fi
 if pgrep -f -- "$work" > /dev/null; then pkill -9 -f -- "$work"; fail "$case: ranks still running after exit"; fi
 after=$(cd "$(dirname "$REFERENCE_PASS")" && find "$(basename "$REFERENCE_PASS")" -type f -exec sha256sum {} + | sort)
 [ "$before" = "$after" ] || fail "$case: the existing pass folder changed"
+if [ "$case" != nan_loss ]; then
+  [ "$(out_tree)" = "$out_before" ] || { diff <(echo "$out_before") <(out_tree) || true; fail "$case: the run changed its output folder before training"; }
+fi
 if [ "$case" = existing_output ]; then
   cmp -s "$REFERENCE_PASS/parameters.h5" "$out/pass-00000/parameters.h5" || fail "existing pass folder overwritten"
 fi

@@ -7,10 +7,14 @@ Written from the formats' documentation, independently of lib/report:
 - Protocol-buffer wire format: tag = field << 3 | wire type; 0 varint, 1 fixed 64-bit, 2 length-delimited,
   5 fixed 32-bit.
 - TensorBoard's Event: wall_time = 1 (double), step = 2 (int64), file_version = 3 (string), summary = 5;
-  Summary: value = 1 (repeated); Summary.Value: tag = 1 (string), simple_value = 2 (float).
+  Summary: value = 1 (repeated); Summary.Value: tag = 1 (string), simple_value = 2 (float); session_log = 7,
+  SessionLog: status = 1 (START = 1).
 
-Usage: read_events.py FILE   prints {"file_version": ..., "events": N, "scalars": {tag: [[step, value], ...]}}
-as JSON and exits 0, or prints what is wrong and exits 1.
+Usage: read_events.py FILE   prints {"file_version": ..., "events": N, "scalars": {tag: [[step, value], ...]},
+"restarts": [step, ...], "sequence": [every event in order]} as JSON and exits 0, or prints what is wrong and exits 1.
+       read_events.py --view FOLDER   prints {tag: [[step, value], ...]} as TensorBoard shows the folder's files
+read in name order: for files of version brain.Event:2, TensorBoard purges on a SessionLog START at step s every
+event at or after s read so far (event_accumulator's _CheckForRestartAndMaybePurge), and nothing else.
 """
 import json
 import os
@@ -92,7 +96,7 @@ def read(path):
         raise ValueError(f"file name {name} is not events.out.tfevents.<time>.<host>")
     with open(path, "rb") as file:
         data = file.read()
-    result = {"file_version": None, "events": 0, "scalars": {}}
+    result = {"file_version": None, "events": 0, "scalars": {}, "restarts": [], "sequence": []}
     for index, record in enumerate(records(data)):
         event = {"step": 0}
         for number, wire, value in fields(record):
@@ -102,6 +106,11 @@ def read(path):
                 event["step"] = value - (1 << 64) if value >= 1 << 63 else value
             elif number == 3 and wire == 2:
                 event["file_version"] = value.decode()
+            elif number == 7 and wire == 2:  # SessionLog: status = 1 (START = 1)
+                status = dict((n, v) for n, w, v in fields(value) if w == 0).get(1, 0)
+                if status != 1:
+                    raise ValueError(f"record {index}: SessionLog status {status}, only START (1) is written")
+                event["restart"] = True
             elif number == 5 and wire == 2:
                 event.setdefault("values", [])
                 for vnumber, vwire, vvalue in fields(value):
@@ -124,8 +133,12 @@ def read(path):
             if event.get("file_version") != "brain.Event:2":
                 raise ValueError(f"first record: file_version {event.get('file_version')!r}, not 'brain.Event:2'")
             result["file_version"] = event["file_version"]
-        elif "values" not in event:
-            raise ValueError(f"record {index}: an Event without a summary")
+        elif "values" not in event and "restart" not in event:
+            raise ValueError(f"record {index}: an Event without a summary or a restart")
+        if "restart" in event:
+            result["restarts"].append(event["step"])
+        result["sequence"].append({"step": event["step"], "restart": "restart" in event,
+                                   "values": event.get("values", [])})
         for tag, scalar in event.get("values", []):
             result["scalars"].setdefault(tag, []).append([event["step"], scalar])
         result["events"] += 1
@@ -134,8 +147,24 @@ def read(path):
     return result
 
 
+def view(folder):
+    shown = {}
+    for name in sorted(os.listdir(folder)):
+        if not name.startswith("events.out.tfevents."):
+            continue
+        for event in read(os.path.join(folder, name))["sequence"]:
+            if event["restart"]:
+                shown = {tag: [p for p in points if p[0] < event["step"]] for tag, points in shown.items()}
+            for tag, value in event["values"]:
+                shown.setdefault(tag, []).append([event["step"], value])
+    return shown
+
+
 if __name__ == "__main__":
     try:
+        if sys.argv[1] == "--view":
+            print(json.dumps(view(sys.argv[2])))
+            sys.exit(0)
         print(json.dumps(read(sys.argv[1])))
     except (OSError, ValueError, UnicodeDecodeError) as error:
         print(f"{sys.argv[1]}: {error}", file=sys.stderr)

@@ -33,8 +33,8 @@ metrics = [json.loads(line) for line in open(f"{run}/metrics.jsonl")]
 assert len(metrics) == passes, len(metrics)
 for key in ("train_loss", "test_loss", "train_accuracy", "test_accuracy", "samples_per_sec",
             "compute_s_per_step", "push_s_per_step", "barrier_s_per_step", "pull_s_per_step", "staleness_mean"):
-    points = scalars[f"pass/{key}"]
-    assert [step for step, _ in points] == list(range(passes)), (key, points)
+    points = scalars[f"pass/{key}"]  # at the global step that ends the pass
+    assert [step for step, _ in points] == [(p + 1) * steps for p in range(passes)], (key, points)
     for (_, value), line in zip(points, metrics):
         # metrics.jsonl has 6 significant digits, the event file a float
         assert abs(value - line[key]) <= 1e-5 * max(1.0, abs(line[key])), (key, value, line[key])
@@ -44,7 +44,8 @@ for tag in ("step/train_loss", "step/train_accuracy", "step/trainer_samples_per_
             "step/push_s_per_step", "step/staleness_mean", "step/learning_rate"):
     assert [step for step, _ in scalars[tag]] == expected_steps, (tag, scalars[tag], expected_steps)
 assert all(v > 0 for _, v in scalars["step/train_loss"]), scalars["step/train_loss"]
-assert events["events"] == 1 + passes + len(expected_steps), events["events"]
+assert events["restarts"] == [1], events["restarts"]  # a fresh run's steps are its own from its first
+assert events["events"] == 2 + passes + len(expected_steps), events["events"]
 print(f"{run}: {events['events']} events, {len(scalars)} tags, every record checked")
 PY
 }
