@@ -21,7 +21,7 @@ else
   np=${NP:-3}
   model=(--model mlp --hidden 256,128 --batch-size 64 --mode "${MODE:-sync}" --passes "${PASSES:-10}")
 fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpirun --oversubscribe --bind-to none -np "$np" build/bin/pstrain \
   --data-dir "$data" --output-dir "$output" "${model[@]}" --device "${DEVICE:-cpu}" \
   --optimizer momentum --lr 0.05 --momentum 0.9 --lr-schedule cosine

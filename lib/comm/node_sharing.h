@@ -12,6 +12,11 @@ namespace pstrain::comm {
 // cpusets and Slurm's allocation (a container's CPU quota without a cpuset is not seen).
 bool every_rank_has_a_processor(MPI_Comm comm);
 
+// Collective over `node` (the ranks of one node): the CPU threads this rank may run (core/cpu_allocation.h): its
+// affinity mask shared with the node's ranks whose mask is the same, within a container's CPU limit and Slurm's
+// --cpus-per-task.
+int cpu_threads_for_this_rank(MPI_Comm node);
+
 // Collective over `comm`; the same answer on every rank. True when all its ranks run on one node (share memory).
 bool all_ranks_on_one_node(MPI_Comm comm);
 

@@ -1,8 +1,8 @@
 #pragma once
 // Logging with a rank/role prefix. Every line goes to this rank's log file (node_<rank>/train.log or
-// server.log) once one is opened (lines before that are kept and written first); lines at kInfo and above from the rank chosen as "console" also go to
-// stdout, so a multi-rank job prints one readable stream instead of N interleaved ones. Warnings and errors
-// go to stderr from every rank.
+// server.log) once one is opened (lines before that are kept and written first); lines at kInfo and above from the rank
+// chosen as "console" also go to stdout, so a multi-rank job prints one readable stream instead of N interleaved ones.
+// Warnings and errors go to stderr from every rank.
 #include <fstream>
 #include <mutex>
 #include <string>

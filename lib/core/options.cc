@@ -1,10 +1,13 @@
 #include "core/options.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -23,12 +26,85 @@ std::string environment_name_to_option(const std::string& variable, const std::s
 
 namespace {
 
+// The rule for PSTRAIN_* variables, stated once (README, "Configuration"): PSTRAIN_<FLAG> sets --<flag>; the names
+// below belong to the project's scripts and build (they choose binaries, caches and build options, never a flag),
+// and programs ignore them; any other PSTRAIN_* variable is an error, so that a mistyped flag is never ignored.
+// tests/unit/core/documented_variables_test.sh checks that every PSTRAIN_* name in the docs and scripts is one or the
+// other.
+constexpr std::array<std::string_view, 17> kToolVariables =
+    {"PSTRAIN_BIN",
+     "PSTRAIN_FLAGS",
+     "PSTRAIN_CACHE_DIR",
+     "PSTRAIN_DATA",
+     "PSTRAIN_SANITIZERS",
+     "PSTRAIN_CCACHE",
+     "PSTRAIN_CCACHE_DIR",  // scripts: tests/run_all.sh, sanitize/run.sh
+     "PSTRAIN_BUILD_TESTS",
+     "PSTRAIN_CUDA",
+     "PSTRAIN_CUDA_MODE",
+     "PSTRAIN_FUZZ",  // CMake options
+     "PSTRAIN_SANITIZE",
+     "PSTRAIN_TSAN",
+     "PSTRAIN_FASHION_MNIST",
+     "PSTRAIN_MODULEFILES_DIR",
+     "PSTRAIN_MODULEFILE_SUBDIR",
+     "PSTRAIN_ROOT"};  // what environment modules commonly set for a package named pstrain
+
+// Edit distance between two option names, for "did you mean".
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+const po::options_description& general_options() {
+  static const po::options_description general = [] {
+    po::options_description common("General");
+    common.add_options()("help,h",
+                         "print this help and exit")("version",
+                                                     "print the version and what it was built with, and exit")(
+        "config", po::value<std::string>(),
+        "INI file with `flag = value` lines (lowest precedence; a run's config.ini is one)");
+    return common;
+  }();
+  return general;
+}
+
+bool is_tool_variable(const std::string& variable) {
+  return std::find(kToolVariables.begin(), kToolVariables.end(), variable) != kToolVariables.end();
+}
+
+std::string did_you_mean(const po::options_description& description, const std::string& name) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, name.size() / 3) + 1;
+  for (const auto& option : description.options()) {
+    const std::string& candidate = option->long_name();
+    const std::size_t d = distance(name, candidate);
+    const bool prefix = candidate.rfind(name, 0) == 0 && name.size() >= 3;
+    if (d < best_distance || (prefix && best.empty())) {
+      best = candidate;
+      best_distance = prefix ? std::min(d, best_distance) : d;
+    }
+  }
+  return best.empty() ? std::string() : cat("did you mean --", best, "?");
+}
+
+namespace {
+
 po::options_description with_common_options(const po::options_description& description) {
   po::options_description all;
-  po::options_description common("General");
-  common.add_options()("help,h", "print this help and exit")("version", "print the version and exit")(
-      "config", po::value<std::string>(), "INI file with `flag = value` lines (lowest precedence)");
-  all.add(common).add(description);
+  all.add(general_options()).add(description);
   return all;
 }
 
@@ -42,10 +118,11 @@ po::parsed_options parse_environment_strict(const po::options_description& all, 
     if (equals == std::string::npos) continue;
     const std::string variable = text.substr(0, equals);
     const std::string name = environment_name_to_option(variable, env_prefix);
-    if (name.empty()) continue;
+    if (name.empty() || is_tool_variable(variable)) continue;
     if (all.find_nothrow(name, false) == nullptr || name == "help" || name == "version") {
-      throw Error(ExitCode::kUsage,
-                  cat("unknown environment variable ", variable, " (no option --", name, "; see --help)"));
+      const std::string hint = did_you_mean(all, name);
+      throw Error(ExitCode::kUsage, cat("unknown environment variable ", variable, " (no option --", name, "; ",
+                                        hint.empty() ? "" : hint + " ", "see --help)"));
     }
     po::option option;
     option.string_key = name;
@@ -58,26 +135,81 @@ po::parsed_options parse_environment_strict(const po::options_description& all, 
 
 }  // namespace
 
+namespace {
+
+// Where each key of an INI file is set (its line), checking every line first so that an error names FILE:LINE:
+// Boost's parser names neither.
+std::map<std::string, int> check_ini_lines(const std::string& path, const po::options_description& all) {
+  std::ifstream file(path);
+  if (!file) throw Error(ExitCode::kUsage, cat("cannot read config file ", path));
+  std::map<std::string, int> lines;
+  std::string text;
+  for (int number = 1; std::getline(file, text); ++number) {
+    const auto first = text.find_first_not_of(" \t\r");
+    if (first == std::string::npos || text[first] == '#' || text[first] == ';') continue;
+    const auto equals = text.find('=');
+    std::string key = equals == std::string::npos ? text : text.substr(0, equals);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    key.erase(0, key.find_first_not_of(" \t"));
+    if (text[first] == '[' || equals == std::string::npos || key.empty()) {
+      throw Error(ExitCode::kUsage, cat(path, ":", number, ": expected 'flag = value', not '", text, "'"));
+    }
+    if (all.find_nothrow(key, false) == nullptr || key == "help" || key == "version" || key == "config") {
+      const std::string hint = did_you_mean(all, key);
+      throw Error(ExitCode::kUsage,
+                  cat(path, ":", number, ": unknown key '", key, "'", hint.empty() ? "" : "; ", hint));
+    }
+    if (lines.count(key) != 0) {
+      throw Error(ExitCode::kUsage,
+                  cat(path, ":", number, ": '", key, "' is set twice (first on line ", lines[key], ")"));
+    }
+    lines[key] = number;
+  }
+  return lines;
+}
+
+}  // namespace
+
 LayeredOptions parse_layered_options(const po::options_description& description, int argc, const char* const* argv,
                                      const char* const* environment, const std::string& env_prefix) {
   const po::options_description all = with_common_options(description);
   LayeredOptions result;
+  std::string file_path;
+  std::map<std::string, int> file_lines;  // key -> line of the INI file
+  std::set<std::string> given_before_file;
   try {
     // po::store keeps the first value stored for a key, so storing in precedence order gives
     // command line > environment > file.
     po::store(po::command_line_parser(argc, argv).options(all).run(), result.values);
     po::store(parse_environment_strict(all, environment, env_prefix), result.values);
     if (result.values.count("config")) {
-      const std::string path = result.values["config"].as<std::string>();
-      std::ifstream file(path);
-      if (!file) throw Error(ExitCode::kUsage, cat("cannot read config file ", path));
+      file_path = result.values["config"].as<std::string>();
+      for (const auto& [key, value] : result.values) {
+        if (!value.defaulted()) given_before_file.insert(key);
+      }
+      file_lines = check_ini_lines(file_path, all);
+      std::ifstream file(file_path);
       po::store(po::parse_config_file(file, all, /*allow_unregistered=*/false), result.values);
     }
     result.help_requested = result.values.count("help") > 0;
     result.version_requested = result.values.count("version") > 0;
     if (!result.help_requested && !result.version_requested) po::notify(result.values);
+  } catch (const po::unknown_option& error) {
+    std::string name = error.get_option_name();
+    name.erase(0, name.find_first_not_of('-'));
+    const std::string hint = did_you_mean(all, name);
+    throw Error(ExitCode::kUsage, cat(describe(error), hint.empty() ? "" : "; ", hint, " (see --help)"));
   } catch (const po::error& error) {
-    throw Error(ExitCode::kUsage, cat(describe(error), " (see --help)"));
+    // A bad value that came from the file: name the file and line.
+    std::string where;
+    if (const auto* named = dynamic_cast<const po::error_with_option_name*>(&error)) {
+      std::string name = named->get_option_name();
+      name.erase(0, name.find_first_not_of('-'));
+      if (file_lines.count(name) != 0 && given_before_file.count(name) == 0) {
+        where = cat(file_path, ":", file_lines[name], ": ");
+      }
+    }
+    throw Error(ExitCode::kUsage, cat(where, describe(error), " (see --help)"));
   }
   return result;
 }
@@ -136,7 +268,9 @@ std::string to_ini(const po::variables_map& values) {
   std::ostringstream out;
   out << "# resolved pstrain configuration; reusable with --config\n";
   for (const auto& [name, value] : values) {
-    if (name == "config" || name == "help" || name == "version" || value.empty()) continue;
+    // test-*: the test suite's fault injection, not part of a run's configuration (train_test_options).
+    if (name == "config" || name == "help" || name == "version" || name.rfind("test-", 0) == 0 || value.empty())
+      continue;
     out << name << " = " << any_to_string(value.value()) << '\n';
   }
   return out.str();

@@ -3,7 +3,8 @@
 //
 // Every long option --some-flag can also be set as PSTRAIN_SOME_FLAG or as `some-flag = value` in the INI file
 // named by --config (itself settable as PSTRAIN_CONFIG). Unknown flags, unknown PSTRAIN_* variables and unknown
-// keys in the file are errors (ExitCode::kUsage), so a typo never silently falls back to a default.
+// keys in the file are errors (ExitCode::kUsage, with "did you mean" and the file's line), so a typo never silently
+// falls back to a default. The project's own variables that are not flags (PSTRAIN_BIN, ...) are ignored.
 #include <boost/program_options.hpp>
 #include <string>
 
@@ -20,6 +21,16 @@ struct LayeredOptions {
 LayeredOptions parse_layered_options(const boost::program_options::options_description& description, int argc,
                                      const char* const* argv, const char* const* environment,
                                      const std::string& env_prefix = "PSTRAIN_");
+
+// Whether `variable` is one of the project's own PSTRAIN_* variables that are not flags (PSTRAIN_BIN,
+// PSTRAIN_CACHE_DIR, ...; the list and the rule are in options.cc): programs ignore them.
+bool is_tool_variable(const std::string& variable);
+
+// "did you mean --hidden?" for a mistyped option name ("hiden"), or "" when no option is close.
+std::string did_you_mean(const boost::program_options::options_description& description, const std::string& name);
+
+// --help, --version and --config, which parse_layered_options adds to every program's options.
+const boost::program_options::options_description& general_options();
 
 // PSTRAIN_SOME_FLAG -> "some-flag"; returns "" for variables without the prefix.
 std::string environment_name_to_option(const std::string& variable, const std::string& env_prefix);

@@ -36,6 +36,7 @@ constexpr const char* kUsage = R"(usage: pstrain-sweep COMMAND [options]      (C
   run-one    --sweep-dir DIR --data-dir DIR [--set N]     run the set chosen by JOB_ID (1-based),
                                                           JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID (0-based)
   report     --sweep-dir DIR [--by best|final]            leaderboard, report.csv, report.json
+  --version  the version; --help  this help
 
 grid/random write SWEEP_DIR/sets/set-0001.ini ... (pstrain --config files, 1-based) and SWEEP_DIR/sets.txt (one
 line of pstrain flags per set, line k+1 = set k+1). Runs go to SWEEP_DIR/runs/set-NNNN/; a set whose final
@@ -366,6 +367,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     out << kUsage << kSpaceHelp;
     return args.empty() ? static_cast<int>(ExitCode::kUsage) : 0;
+  }
+  if (args[0] == "--version") {
+    out << "pstrain-sweep " << PSTRAIN_VERSION << "\n";
+    return 0;
   }
   const std::string command = args[0];
   args.erase(args.begin());

@@ -78,8 +78,6 @@ spec:
           env:
             - name: JOB_ID
               value: "{{SET_ID}}"
-            - name: OPENBLAS_NUM_THREADS
-              value: "1"
           command: {{COMMAND_YAML_LIST}}
 )X";
 }
@@ -147,8 +145,6 @@ spec:
           image: )X",
              settings.image, R"X(
           env:
-            - name: OPENBLAS_NUM_THREADS
-              value: "1"
           # run-one reads JOB_COMPLETION_INDEX (0-based) and runs that line of sets.txt
           command: )X",
              yaml_list(command), "\n");
@@ -168,7 +164,6 @@ std::string emit_slurm(std::size_t set_count, const ClusterSettings& settings) {
 #SBATCH --output=)X",
              settings.sweep_dir, R"X(/logs/set-%a.out
 set -euo pipefail
-export OPENBLAS_NUM_THREADS=1
 SWEEP_DIR=)X",
              shell_quote(settings.sweep_dir), R"X(
 DATA_DIR=)X",

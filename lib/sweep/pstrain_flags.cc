@@ -12,8 +12,19 @@ namespace pstrain::sweep {
 
 namespace {
 
+// The flags a sweep may set: what users set (the test suite's --test-* are not among them).
 const po::options_description& pstrain_options() {
   static const po::options_description options = train::train_options();
+  return options;
+}
+
+// Everything pstrain parses, so that its configuration resolves with every default in place.
+const po::options_description& pstrain_parsed_options() {
+  static const po::options_description options = [] {
+    po::options_description all;
+    all.add(train::train_options()).add(train::train_test_options());
+    return all;
+  }();
   return options;
 }
 
@@ -26,7 +37,7 @@ po::variables_map parse(const Flags& flags, const std::string& where) {
   }
   po::variables_map values;
   try {
-    po::store(po::command_line_parser(args).options(pstrain_options()).run(), values);
+    po::store(po::command_line_parser(args).options(pstrain_parsed_options()).run(), values);
   } catch (const po::error& error) {
     throw Error(ExitCode::kUsage, cat(where, ": ", describe(error)));
   }

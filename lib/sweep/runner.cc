@@ -99,8 +99,11 @@ RunSummary run_sets(const RunSettings& settings, const std::vector<Hyperparamete
   if (settings.pstrain.has_parent_path() && ::access(settings.pstrain.c_str(), X_OK) != 0) {
     throw Error(ExitCode::kUsage, cat("--pstrain ", settings.pstrain.string(), " is not an executable file"));
   }
-  // K runs share the cores: one BLAS thread each unless the caller chose otherwise.
-  ::setenv("OPENBLAS_NUM_THREADS", "1", 0);
+  // K runs of R ranks share this machine's processors, which no run can see from inside: each rank gets an equal
+  // share (at least one BLAS thread) unless the caller chose otherwise.
+  const long processors = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  const long share = std::max(1L, processors / (static_cast<long>(settings.parallel) * settings.ranks));
+  ::setenv("OPENBLAS_NUM_THREADS", std::to_string(share).c_str(), 0);
 
   std::map<int, SetOutcome> outcomes;
   std::deque<const HyperparameterSet*> pending;

@@ -14,6 +14,7 @@
 #include "comm/communicator.h"
 #include "comm/environment.h"
 #include "comm/mpi_check.h"
+#include "comm/node_sharing.h"
 #include "comm/watchdog.h"
 #include "compute/cpu/blas_kernels.h"
 #include "core/files.h"
@@ -30,6 +31,7 @@
 #include "train/memory_check.h"
 #include "train/model_factory.h"
 #include "train/overlap_plan.h"
+#include "train/program_text.h"
 #include "train/progress.h"
 #include "train/provenance.h"
 #include "train/run_folder.h"
@@ -260,19 +262,12 @@ int run_job(int argc, char** argv) {
   std::string resolved_ini;
   bool exit_early = false;
   auto failure = attempt([&] {
-    const auto description = train_options();
+    const auto user_options = train_options();
+    boost::program_options::options_description description;
+    description.add(user_options).add(train_test_options());
     const LayeredOptions options = parse_layered_options(description, argc, argv, environ);
     if (options.help_requested || options.version_requested) {
-      if (rank == 0 && options.help_requested) {
-        std::cout << "Usage: mpirun -np N pstrain --data-dir DIR --output-dir DIR [options]\n"
-                     "Ranks [0, P) are parameter-server shards, the others trainers; one rank trains alone.\n"
-                     "With --mode allreduce there are no servers: every rank is a trainer.\n"
-                     "Every flag can also be set as PSTRAIN_<FLAG> (upper case, '-' -> '_') or in --config FILE;\n"
-                     "the command line wins over the environment, which wins over the file.\n\n"
-                  << description << "\n";
-      } else if (rank == 0) {
-        std::cout << "pstrain " << PSTRAIN_VERSION << "\n";
-      }
+      if (rank == 0) std::cout << (options.help_requested ? usage_text(user_options) : version_text());
       exit_early = true;
       return;
     }
@@ -333,6 +328,9 @@ int run_job(int argc, char** argv) {
   }
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
 
+  // Collective over the node: each rank's share of the processors its allocation gives the node's ranks.
+  const int cpu_threads = comm::cpu_threads_for_this_rank(node.handle());
+
   // Phase 3: per-rank logs, the model, samples (trainers), test set (lead), starting parameters.
   std::unique_ptr<compute::Backend> backend;
   std::unique_ptr<nn::Model> model;
@@ -346,7 +344,7 @@ int run_job(int argc, char** argv) {
     backend = make_backend(job);
     if (job.layout.is_trainer() && job.config.device != "cpu") log_info("compute backend: ", backend->name());
     if (job.layout.is_trainer()) {
-      compute::share_blas_threads(job.layout.local_size);
+      compute::share_blas_threads(cpu_threads);
       log_info("CPU BLAS: ", compute::blas_kernels_description());
     }
     if (job.layout.is_trainer()) {

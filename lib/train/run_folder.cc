@@ -55,9 +55,10 @@ void check_run_folder(const fs::path& output_dir, bool resuming, const std::opti
                       const FolderContents& contents) {
   check_writable_folder(output_dir);
   if (!resuming && init_from && inside(*init_from, output_dir)) {
-    throw Error(ExitCode::kUsage, cat("--init-from ", init_from->string(), " is inside --output-dir ",
-                                      output_dir.string(), ": a new run needs a folder of its own (the pass folder "
-                                      "it starts from stays where it is)"));
+    throw Error(ExitCode::kUsage,
+                cat("--init-from ", init_from->string(), " is inside --output-dir ", output_dir.string(),
+                    ": a new run needs a folder of its own (the pass folder "
+                    "it starts from stays where it is)"));
   }
   if (resuming || !contents.holds_run()) return;
   if (!contents.checkpoints.empty()) {
@@ -67,7 +68,8 @@ void check_run_folder(const fs::path& output_dir, bool resuming, const std::opti
                                       "--output-dir"));
   }
   std::string start_from;
-  if (!contents.pass_folders.empty()) start_from = cat(", or start from one with --init-from ", contents.pass_folders.back().string());
+  if (!contents.pass_folders.empty())
+    start_from = cat(", or start from one with --init-from ", contents.pass_folders.back().string());
   throw Error(ExitCode::kUsage, cat(output_dir.string(), " already holds an earlier run (", contents.describe(),
                                     "); pstrain does not overwrite it: choose a new --output-dir", start_from));
 }
@@ -99,7 +101,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> skipped_by_reason(
   for (const auto& [folder, why] : skipped) {
     std::string reason = why;
     const std::string prefix = folder.string() + "/";
-    for (auto at = reason.find(prefix); at != std::string::npos; at = reason.find(prefix)) reason.erase(at, prefix.size());
+    for (auto at = reason.find(prefix); at != std::string::npos; at = reason.find(prefix))
+      reason.erase(at, prefix.size());
     const auto same = std::find_if(grouped.begin(), grouped.end(), [&](const auto& g) { return g.first == reason; });
     if (same == grouped.end()) {
       grouped.push_back({reason, {folder.filename().string()}});
@@ -141,7 +144,10 @@ std::string resume_refusal(const fs::path& output_dir, const FolderContents& con
   if (contents.checkpoints.empty()) text << "\n  it has no checkpoint (the earlier run wrote none)";
   for (const auto& [why, names] : skipped_by_reason(skipped)) {
     text << "\n  skipped " << names.size() << " checkpoint(s) in " << (output_dir / "checkpoints").string() << " ("
-         << names.front() << (names.size() > 2 ? " ... " : names.size() == 2 ? ", " : "")
+         << names.front()
+         << (names.size() > 2    ? " ... "
+             : names.size() == 2 ? ", "
+                                 : "")
          << (names.size() > 1 ? names.back() : std::string()) << "): " << why;
   }
   const fs::path earlier_config = output_dir / "config.ini";
@@ -161,7 +167,8 @@ RunFolderClaim::RunFolderClaim(const fs::path& folder)
     : folder_((ensure_writable_folder(folder), folder), O_RDONLY | O_DIRECTORY) {
   if (::flock(folder_.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
-      throw Error(ExitCode::kUsage, cat(folder.string(), " is in use by another pstrain run (it holds the folder's "
+      throw Error(ExitCode::kUsage, cat(folder.string(),
+                                        " is in use by another pstrain run (it holds the folder's "
                                         "lock); wait for it to end, or choose another --output-dir"));
     }
     throw Error(ExitCode::kOutput, cat("cannot lock ", folder.string(), ": ", std::strerror(errno)));

@@ -89,7 +89,17 @@ po::options_description train_options() {
       ("checkpoint-every-steps", po::value<long long>()->default_value(0), "also checkpoint every N steps (0: off)")
       ("checkpoint-every-seconds", po::value<double>()->default_value(0, "0"), "also checkpoint every S seconds (0: off)")
       ("keep-checkpoints", po::value<int>()->default_value(3), "keep the newest N checkpoints (0: all)")
-      ("resume", po::value<std::string>(), "auto (newest complete checkpoint in --output-dir) or a checkpoint folder")
+      ("resume", po::value<std::string>(), "auto (newest complete checkpoint in --output-dir) or a checkpoint folder");
+  // clang-format on
+  po::options_description all;
+  all.add(data).add(cluster).add(model).add(checkpoints);
+  return all;
+}
+
+po::options_description train_test_options() {
+  po::options_description testing("Testing only (fault injection for the test suite; not in --help or config.ini)");
+  // clang-format off
+  testing.add_options()
       ("test-checkpoint-delay-ms", po::value<int>()->default_value(0), "testing only: pause inside checkpoint writes")
       ("test-step-delay-ms", po::value<int>()->default_value(0), "testing only: pause after every step")
       ("test-slow-trainer", po::value<int>()->default_value(-1), "testing only: apply the step delay to this trainer only")
@@ -98,9 +108,7 @@ po::options_description train_options() {
       ("test-slow-factor", po::value<double>()->default_value(1, "1"), "testing only: --test-slow-trainer's steps (compute and exchange) take this many times as long")
       ("test-leave-delay-ms", po::value<int>()->default_value(0), "testing only: --test-slow-trainer pauses this long after training, before leaving the job (MPI_Finalize)");
   // clang-format on
-  po::options_description all;
-  all.add(data).add(cluster).add(model).add(checkpoints);
-  return all;
+  return testing;
 }
 
 namespace {

@@ -34,7 +34,7 @@ run_tiny() {
 
 check_version() {  # check_version PROGRAM
   local said
-  said=$("${bare[@]}" "$1" --version) || fail "$1 --version failed"
+  said=$("${bare[@]}" "$1" --version | head -n 1) || fail "$1 --version failed"
   [ "$said" = "pstrain $VERSION" ] || fail "$1 --version said '$said', expected 'pstrain $VERSION'"
 }
 
@@ -68,7 +68,7 @@ lmod)
   init=$(ls /usr/share/lmod/lmod/init/bash 2> /dev/null || true)
   [ -n "$init" ] || fail "Lmod is not installed (apt-get install lmod)"
   said=$("${bare[@]}" bash -c "source $init && module use $prefix/$MODULEFILES && module load pstrain/$VERSION &&
-    command -v pstrain && pstrain --version && module unload pstrain && (command -v pstrain || echo gone)" 2>&1) \
+    command -v pstrain && pstrain --version | head -n 1 && module unload pstrain && (command -v pstrain || echo gone)" 2>&1) \
     || fail "module load failed: $said"
   expected=$(printf '%s\n' "$prefix/$BINDIR/pstrain" "pstrain $VERSION" gone)
   [ "$said" = "$expected" ] || fail "expected

@@ -37,6 +37,12 @@ expect_error "hostfile FILE is required" -np 2 --dry-run
 expect_error "-np N is required" --hostfile "$work/hostfile" --dry-run
 expect_error "positive integer" --hostfile "$work/hostfile" -np 0 --dry-run
 expect_error "positive integer" --hostfile "$work/hostfile" -np -3 --dry-run
+# A mistyped launcher option is refused before mpirun starts, with the nearest option named.
+expect_error "unknown option '--hostfle': neither a pstrain-launch option nor a pstrain flag; did you mean --hostfile?" \
+  --hostfle "$work/hostfile" -np 2 --dry-run
+expect_error "did you mean --passes?" --hostfile "$work/hostfile" -np 2 --dry-run --pases 3
+"$launcher" --version | grep -q "^pstrain-launch (with pstrain " || fail "--version does not name pstrain's version"
+pass "pstrain-launch --version"
 expect_error "positive integer" --hostfile "$work/hostfile" -np two --dry-run
 expect_error "do not pass --output-dir" --hostfile "$work/hostfile" -np 2 --dry-run -- --output-dir /tmp/x
 
@@ -50,8 +56,8 @@ expect_out() { [[ " $line " != *" $1 "* ]] || fail "dry-run line has '$1' but sh
 expect_in "mpirun --hostfile $work/hostfile -np 3"
 expect_in "--mca osc sm,pt2pt"
 expect_in "--mca btl tcp,self,vader"
-expect_in "--bind-to core --map-by slot"
-expect_in "-x OPENBLAS_NUM_THREADS=1"
+expect_in "--bind-to core --map-by node"
+expect_out "-x OPENBLAS_NUM_THREADS=1"   # threads follow the allocation (pstrain decides per rank)
 expect_in "-x HDF5_USE_FILE_LOCKING=FALSE"
 expect_in "-x LD_LIBRARY_PATH"
 expect_in "-x PSTRAIN_BATCH_SIZE"
@@ -67,7 +73,7 @@ echo "dry run: $line"
 expect_in "--mca btl tcp,self"
 expect_out "--mca btl tcp,self,vader"
 expect_in "--oversubscribe"
-expect_in "--map-by slot"
+expect_in "--map-by node"
 # The default run name is a timestamp under runs/ in the current folder.
 pattern=" --output-dir $PWD/runs/[0-9]{8}-[0-9]{6} "
 [[ "$line " =~ $pattern ]] || fail "default output folder is not runs/<timestamp>"

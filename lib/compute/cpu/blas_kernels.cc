@@ -64,17 +64,12 @@ void restart_with_blas_coretype(char** argv, const std::string& coretype, const 
             << std::strerror(exec_errno) << "); running OpenBLAS's " << library_choice << " kernels\n";
 }
 
-int share_blas_threads(int ranks_on_node) {
+int share_blas_threads(int threads) {
   bool user_set = false;
   for (const char* variable : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
     user_set = user_set || std::getenv(variable) != nullptr;
   }
-  if (!user_set) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    const int cores = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
-    openblas_set_num_threads(std::max(1, cores / std::max(1, ranks_on_node)));
-  }
+  if (!user_set) openblas_set_num_threads(std::max(1, threads));
   // oneDNN's convolutions run on OpenMP, which reads OMP_NUM_THREADS itself; otherwise as many as OpenBLAS.
   if (std::getenv("OMP_NUM_THREADS") == nullptr) set_onednn_threads(openblas_get_num_threads());
   return openblas_get_num_threads();

@@ -26,11 +26,11 @@ void use_best_blas_kernels(char** argv);
 // log. Returns only when the exec failed, after a warning, with the environment as it was.
 void restart_with_blas_coretype(char** argv, const std::string& coretype, const std::string& library_choice);
 
-// Gives each of the `ranks_on_node` ranks that share this node's cores an equal share of BLAS threads (at least
-// one), unless the user set OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS or OMP_NUM_THREADS: OpenBLAS's default of one
-// thread per core in every rank oversubscribes a node that runs several ranks, and its spinning threads then
-// slow every rank down. Returns the thread count in effect.
-int share_blas_threads(int ranks_on_node);
+// Runs `threads` BLAS (and oneDNN) threads in this rank (comm::cpu_threads_for_this_rank says how many the
+// allocation gives it), unless the user set OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS or OMP_NUM_THREADS: OpenBLAS's
+// default of one thread per core in every rank oversubscribes a node that runs several ranks, and its spinning
+// threads then slow every rank down. Returns the thread count in effect.
+int share_blas_threads(int threads);
 
 // The kernel family OpenBLAS runs in this process ("SkylakeX", "Haswell", ...).
 std::string blas_kernel_family();

@@ -90,6 +90,53 @@ TEST(LayeredOptions, UnknownKeyInFileIsAnError) {
   expect_usage_error(Args({"prog", "--config", file.path()}), Args({}), "bach-size");
 }
 
+TEST(LayeredOptions, MistypedFlagSuggestsTheNearestOne) {
+  expect_usage_error(Args({"prog", "--bach-size", "3"}), Args({}), "did you mean --batch-size?");
+  expect_usage_error(Args({"prog"}), Args({"PSTRAIN_BACH_SIZE=3"}), "did you mean --batch-size?");
+}
+
+TEST(LayeredOptions, FlagFarFromEveryOptionGetsNoSuggestion) {
+  try {
+    parse_layered_options(sample_options(), 3, Args({"prog", "--wholly-unrelated", "1"}).argv(), Args({}).argv());
+    FAIL() << "accepted an unknown flag";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()).find("did you mean"), std::string::npos) << error.what();
+  }
+}
+
+TEST(LayeredOptions, ProjectVariablesThatAreNotFlagsAreIgnored) {
+  const Args environment({"PSTRAIN_BIN=/opt/pstrain/bin/pstrain", "PSTRAIN_CACHE_DIR=/tmp/c", "PSTRAIN_SANITIZERS=0",
+                          "PSTRAIN_FLAGS=--passes 2"});
+  const auto result = parse_layered_options(sample_options(), 1, Args({"prog"}).argv(), environment.argv());
+  EXPECT_EQ(result.values["batch-size"].as<int>(), 64);
+  EXPECT_TRUE(is_tool_variable("PSTRAIN_CACHE_DIR"));
+  EXPECT_FALSE(is_tool_variable("PSTRAIN_BATCH_SIZE"));
+}
+
+TEST(LayeredOptions, FileErrorsNameTheFileAndLine) {
+  const ConfigFile unknown("# a comment\nlr = 0.5\nbach-size = 8\n");
+  expect_usage_error(Args({"prog", "--config", unknown.path()}), Args({}),
+                     unknown.path() + ":3: unknown key 'bach-size'; did you mean --batch-size?");
+  const ConfigFile bad_value("lr = 0.5\n\nbatch-size = lots\n");
+  expect_usage_error(Args({"prog", "--config", bad_value.path()}), Args({}), bad_value.path() + ":3: ");
+  const ConfigFile malformed("lr 0.5\n");
+  expect_usage_error(Args({"prog", "--config", malformed.path()}), Args({}),
+                     malformed.path() + ":1: expected 'flag = value'");
+  const ConfigFile twice("lr = 0.5\nlr = 0.25\n");
+  expect_usage_error(Args({"prog", "--config", twice.path()}), Args({}), twice.path() + ":2: 'lr' is set twice");
+}
+
+TEST(LayeredOptions, BadValueOnTheCommandLineNamesNoFileLine) {
+  const ConfigFile file("batch-size = 8\n");
+  try {
+    parse_layered_options(sample_options(), 5, Args({"prog", "--config", file.path(), "--batch-size", "lots"}).argv(),
+                          Args({}).argv());
+    FAIL() << "accepted --batch-size lots";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()).find(file.path()), std::string::npos) << error.what();
+  }
+}
+
 TEST(LayeredOptions, NonNumericValueIsAnError) {
   expect_usage_error(Args({"prog", "--batch-size", "lots"}), Args({}), "batch-size");
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Every PSTRAIN_* variable the project's docs and scripts name is either a flag (PSTRAIN_<FLAG>) or one of the
+# project's own variables that programs ignore (lib/core/options.cc, kToolVariables): set in the environment, none
+# breaks a program. Each name found is set (to a value valid for a flag of that name, or "x") while every
+# program prints its version. CTest passes BIN_DIR and SOURCE_DIR.
+set -euo pipefail
+: "${BIN_DIR:?}" "${SOURCE_DIR:?}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$SOURCE_DIR"
+# Docs and scripts users read or run; the test suite's own deliberate typos (PSTRAIN_BOGUS_SETTING) are not docs.
+mapfile -t names < <(grep -rhoE 'PSTRAIN_[A-Z][A-Z0-9_]*[A-Z0-9]' README.md docs data examples mpi_launch k8s benchmarks \
+  tests/run_all.sh tests/sanitize/run.sh tests/fuzz/README.md tests/fuzz/run.sh 2>/dev/null | sort -u)
+[ "${#names[@]}" -ge 5 ] || fail "found only ${#names[@]} names: the search is broken"
+# C++ macros the docs mention, not environment variables.
+not_variables=" PSTRAIN_ASSERT PSTRAIN_VERSION PSTRAIN_HAVE_CUDA PSTRAIN_HAVE_NCCL PSTRAIN_HAVE_ONEDNN "
+help=$("$BIN_DIR/pstrain" --help)
+checked=0
+for name in "${names[@]}"; do
+  [[ "$not_variables" == *" $name "* ]] && continue
+  value=x
+  flag=$(echo "${name#PSTRAIN_}" | tr 'A-Z_' 'a-z-')
+  # A flag gets a value of its type: a number reads as one for any numeric flag and as text for the rest.
+  grep -qE -- "--$flag( |$)" <<< "$help" && value=1
+  for program in pstrain pstrain-data pstrain-sweep; do
+    [ -x "$BIN_DIR/$program" ] || continue
+    env "$name=$value" "$BIN_DIR/$program" --version > /dev/null 2> "$BIN_DIR/../variables-$program.err" \
+      || fail "$name=$value breaks $program --version: $(cat "$BIN_DIR/../variables-$program.err")"
+  done
+  checked=$((checked + 1))
+done
+# And the rule still catches a typo of a real flag.
+if PSTRAIN_BACH_SIZE=3 "$BIN_DIR/pstrain" --version > /dev/null 2>&1; then fail "PSTRAIN_BACH_SIZE was accepted"; fi
+echo "PASS: $checked documented PSTRAIN_* names set one at a time, no program broken; a typo still refused"
