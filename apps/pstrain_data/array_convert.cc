@@ -46,7 +46,8 @@ data::Samples carve_tail(data::Samples& samples, double fraction, const char* wh
   const std::size_t count = samples.labels.size();
   const auto tail = std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(fraction * count)));
   if (tail >= count) {
-    throw Error(ExitCode::kUsage, cat("--", flag, " ", fraction, " of ", count, " training samples leaves none to train on"));
+    throw Error(ExitCode::kUsage,
+                cat("--", flag, " ", fraction, " of ", count, " training samples leaves none to train on"));
   }
   data::Samples head = data::take_first(samples, count - tail);
   data::Samples rest;
@@ -97,10 +98,12 @@ void convert_arrays(const Options& options) {
   data::Samples train = limited(std::move(splits.train), options.limit, "limit");
   if (!options.keep_order) train = shuffled(train, options.seed);
   if (!splits.test && !options.test_fraction) {
-    throw Error(ExitCode::kUsage, "no test samples: give a test file (npz: --test-input, npy: --test-features and "
-                                  "--test-labels, csv: --test) or --test-fraction F to hold out part of the training samples");
+    throw Error(ExitCode::kUsage,
+                "no test samples: give a test file (npz: --test-input, npy: --test-features and "
+                "--test-labels, csv: --test) or --test-fraction F to hold out part of the training samples");
   }
-  data::Samples test = splits.test ? std::move(*splits.test) : carve_tail(train, *options.test_fraction, "test", "test-fraction");
+  data::Samples test =
+      splits.test ? std::move(*splits.test) : carve_tail(train, *options.test_fraction, "test", "test-fraction");
   test = limited(std::move(test), options.test_limit, "test-limit");
   std::optional<data::Samples> valid = std::move(splits.valid);
   if (!valid && options.valid_fraction) valid = carve_tail(train, *options.valid_fraction, "valid", "valid-fraction");

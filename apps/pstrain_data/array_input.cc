@@ -28,8 +28,8 @@ data::Samples samples_from_arrays(const NamedArrays& arrays, const std::string& 
   samples.labels = data::npy_labels(arrays.labels, arrays.labels_name);
   const std::uint64_t count = arrays.features.shape[0];
   if (samples.labels.size() != count) {
-    throw Error(ExitCode::kInputData, cat(arrays.features_name, " holds ", count, " samples but ",
-                                          arrays.labels_name, " holds ", samples.labels.size(), " labels"));
+    throw Error(ExitCode::kInputData, cat(arrays.features_name, " holds ", count, " samples but ", arrays.labels_name,
+                                          " holds ", samples.labels.size(), " labels"));
   }
   samples.meta.dataset = dataset;
   samples.meta.sample_shape.assign(arrays.features.shape.begin() + 1, arrays.features.shape.end());
@@ -70,20 +70,22 @@ NamedArrays read_npy_split(const fs::path& features, const fs::path& labels) {
   return {data::read_npy(features), data::read_npy(labels), features.string(), labels.string()};
 }
 
-bool scaled_from_bytes(const NamedArrays& arrays) { return arrays.features.type == data::NpyType::kUint8; }
+bool scaled_from_bytes(const NamedArrays& arrays) {
+  return arrays.features.type == data::NpyType::kUint8;
+}
 
 void check_same_scaling(const NamedArrays& train, const NamedArrays& test) {
   if (scaled_from_bytes(train) != scaled_from_bytes(test)) {
-    throw Error(ExitCode::kInputData,
-                cat(train.features_name, " is '", train.features.descr, "' but ", test.features_name, " is '",
-                    test.features.descr, "': uint8 features are divided by 255 and floats are not, so the two would "
-                                         "be scaled differently; store both with the same element type"));
+    throw Error(ExitCode::kInputData, cat(train.features_name, " is '", train.features.descr, "' but ",
+                                          test.features_name, " is '", test.features.descr,
+                                          "': uint8 features are divided by 255 and floats are not, so the two would "
+                                          "be scaled differently; store both with the same element type"));
   }
 }
 
 ArraySplits read_numpy(const Options& options) {
-  const std::string dataset = options.dataset == "npz" ? options.input.stem().string()
-                                                        : options.features_file->stem().string();
+  const std::string dataset =
+      options.dataset == "npz" ? options.input.stem().string() : options.features_file->stem().string();
   NamedArrays train = options.dataset == "npz" ? read_npz_split(options.input, options, "train")
                                                : read_npy_split(*options.features_file, *options.labels_file);
   std::optional<NamedArrays> test;

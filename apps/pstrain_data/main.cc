@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "array_convert.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/options.h"
-#include "array_convert.h"
 #include "data/cifar.h"
 #include "data/idx.h"
 #include "data/shard.h"
@@ -53,6 +53,7 @@ const char* const kUsage =
     "                        --split-count N [--test-fraction F] [--valid-fraction F] [--num-classes C] [--seed S]\n"
     "       pstrain-data npy --features X.npy --labels Y.npy [--test-features X.npy --test-labels Y.npy] ...\n"
     "       pstrain-data csv --train F.csv [--valid F.csv] [--test F.csv] [--label-column COL] ...\n"
+    "       pstrain-data manifest --output DIR\n"
     "\n"
     "Converts a downloaded dataset into HDF5 shards for pstrain: OUTPUT/train-00000.h5 ... and OUTPUT/test.h5.\n"
     "All input is read and validated before anything is written.\n"
@@ -75,6 +76,8 @@ const char* const kUsage =
     "  csv                    one sample per line: numbers separated by commas, one column the integer label\n"
     "                         (--label-column: last (default), first, a 0-based index or a header name); a first\n"
     "                         line that is not numbers is a header\n"
+    "  manifest               no conversion: checks the shards in OUTPUT that another program wrote (h5py,\n"
+    "                         data/README.md) and writes OUTPUT/MANIFEST, their sizes and checksums\n"
     "\n"
     "brown and text write N-gram windows (N-1 context word ids and the next word's id) into the shards and\n"
     "valid.h5, and the vocabulary (from the training text) into vocab.txt: one word per line, id = line - 1,\n"
@@ -134,8 +137,11 @@ void check_flags_apply(const po::variables_map& values, const std::string& datas
   };
   if (!text) refuse({"ngram", "min-count", "max-vocab", "windows"}, "brown and text");
   if (dataset != "text" && dataset != "csv") refuse({"train", "valid", "test"}, "text and csv");
-  if ((dataset == "text" || dataset == "csv" || dataset == "npy") && values.count("input")) {
-    throw Error(ExitCode::kUsage, cat(dataset, " does not read --input (see pstrain-data --help)"));
+  if ((dataset == "text" || dataset == "csv") && values.count("input")) {
+    throw Error(ExitCode::kUsage, cat(dataset, " reads --train, --valid and --test, not --input"));
+  }
+  if (dataset == "npy" && values.count("input")) {
+    throw Error(ExitCode::kUsage, "npy reads --features, --labels, --test-features and --test-labels, not --input");
   }
   if (!arrays) refuse({"test-fraction", "valid-fraction", "num-classes", "seed", "keep-order"}, "npz, npy and csv");
   if (dataset != "npz") refuse({"test-input", "features-key", "labels-key"}, "npz");
@@ -146,7 +152,8 @@ void check_flags_apply(const po::variables_map& values, const std::string& datas
   }
   const bool test_file = values.count("test") || values.count("test-input") || values.count("test-features");
   if (test_file && values.count("test-fraction")) {
-    throw Error(ExitCode::kUsage, "--test-fraction holds out test samples where there is no test file; give one or the other");
+    throw Error(ExitCode::kUsage,
+                "--test-fraction holds out test samples where there is no test file; give one or the other");
   }
   if (values.count("valid") && values.count("valid-fraction")) {
     throw Error(ExitCode::kUsage, "--valid and --valid-fraction both name the validation samples; give one");
@@ -163,8 +170,8 @@ void read_array_options(const po::variables_map& values, Options& options) {
   if (values.count("features-key")) options.features_key = values["features-key"].as<std::string>();
   if (values.count("labels-key")) options.labels_key = values["labels-key"].as<std::string>();
   if (values.count("label-column")) options.label_column = values["label-column"].as<std::string>();
-  for (const auto& [flag, target] : {std::pair{"test-fraction", &options.test_fraction},
-                                     std::pair{"valid-fraction", &options.valid_fraction}}) {
+  for (const auto& [flag, target] :
+       {std::pair{"test-fraction", &options.test_fraction}, std::pair{"valid-fraction", &options.valid_fraction}}) {
     if (values.count(flag)) *target = parse_fraction(flag, values[flag].as<std::string>());
   }
   if (values.count("num-classes")) {
@@ -240,9 +247,19 @@ std::optional<Options> parse_options(int argc, char** argv) {
   const bool text = pstrain_data::is_text_dataset(options.dataset);
   const bool arrays = pstrain_data::is_array_dataset(options.dataset);
   if (options.dataset != "fashion-mnist" && options.dataset != "mnist" && options.dataset != "cifar10" && !text &&
-      !arrays) {
-    throw Error(ExitCode::kUsage, cat("unknown dataset '", options.dataset,
-                                      "' (known: fashion-mnist, mnist, cifar10, brown, text, npz, npy, csv)"));
+      !arrays && options.dataset != "manifest") {
+    throw Error(ExitCode::kUsage,
+                cat("unknown dataset '", options.dataset,
+                    "' (known: fashion-mnist, mnist, cifar10, brown, text, npz, npy, csv, manifest)"));
+  }
+  if (options.dataset == "manifest") {
+    for (const auto& [flag, value] : values) {
+      if (flag != "dataset" && flag != "output")
+        throw Error(ExitCode::kUsage, cat("manifest takes only --output, not --", flag));
+    }
+    if (!values.count("output")) throw Error(ExitCode::kUsage, "missing --output (see pstrain-data --help)");
+    options.output = values["output"].as<std::string>();
+    return options;
   }
   check_flags_apply(values, options.dataset);
 
@@ -358,6 +375,8 @@ int main(int argc, char** argv) {
     const std::optional<Options> options = parse_options(argc, argv);
     if (options && pstrain_data::is_text_dataset(options->dataset)) {
       pstrain_data::convert_text(*options);
+    } else if (options && options->dataset == "manifest") {
+      pstrain_data::write_manifest_of_folder(options->output);
     } else if (options && pstrain_data::is_array_dataset(options->dataset)) {
       pstrain_data::convert_arrays(*options);
     } else if (options) {

@@ -28,15 +28,15 @@ struct Options {
 
   // npz, npy, csv (array_convert.h). npz reads `input` (and test_input); npy the four files below; csv reads
   // train_file, valid_file and test_file as text does.
-  std::optional<std::filesystem::path> test_input;                     // npz
-  std::optional<std::string> features_key, labels_key;                 // npz
-  std::optional<std::filesystem::path> features_file, labels_file;     // npy
+  std::optional<std::filesystem::path> test_input;                  // npz
+  std::optional<std::string> features_key, labels_key;              // npz
+  std::optional<std::filesystem::path> features_file, labels_file;  // npy
   std::optional<std::filesystem::path> test_features_file, test_labels_file;
-  std::string label_column = "last";                                   // csv
-  std::optional<double> valid_fraction, test_fraction;                 // of the training samples, in (0, 1)
-  std::optional<std::uint32_t> num_classes;                            // default: the largest label + 1
-  std::uint64_t seed = 1;                                              // the shuffle before the splits
-  bool keep_order = false;                                             // no shuffle: splits in file order
+  std::string label_column = "last";                    // csv
+  std::optional<double> valid_fraction, test_fraction;  // of the training samples, in (0, 1)
+  std::optional<std::uint32_t> num_classes;             // default: the largest label + 1
+  std::uint64_t seed = 1;                               // the shuffle before the splits
+  bool keep_order = false;                              // no shuffle: splits in file order
 };
 
 bool is_text_dataset(const std::string& dataset);   // brown | text

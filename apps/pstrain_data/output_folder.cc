@@ -42,3 +42,42 @@ void write_shard_folder(const fs::path& output, const std::vector<data::Samples>
 }
 
 }  // namespace pstrain_data
+
+namespace pstrain_data {
+
+namespace {
+
+void check_shards_of_folder(const fs::path& folder) {
+  std::vector<fs::path> shards = data::list_train_shards(folder);
+  const fs::path test = data::test_shard_path(folder);
+  const data::ShardMeta reference = data::read_shard(test).meta;
+  if (std::error_code ec; fs::exists(folder / data::kValidShardFileName, ec)) {
+    shards.push_back(folder / data::kValidShardFileName);
+  }
+  for (const fs::path& shard : shards) {
+    const data::ShardMeta meta = data::read_shard(shard).meta;
+    if (meta.sample_shape != reference.sample_shape || meta.num_classes != reference.num_classes) {
+      throw Error(ExitCode::kInputData,
+                  cat(shard.string(), ": ", meta.sample_size(), " features and ", meta.num_classes, " classes, but ",
+                      test.string(), " has ", reference.sample_size(), " and ", reference.num_classes,
+                      " (the shards must share attribute sample_shape and num_classes)"));
+    }
+  }
+}
+
+}  // namespace
+
+void write_manifest_of_folder(const fs::path& folder) {
+  data::write_data_manifest(folder);
+  try {
+    check_shards_of_folder(folder);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(folder / pstrain::kManifestName, ignored);  // a MANIFEST vouches only for shards pstrain can train on
+    throw;
+  }
+  pstrain::log_info("wrote ", (folder / pstrain::kManifestName).string(),
+                    ": every shard was read back and checked, and pstrain will refuse any that changes");
+}
+
+}  // namespace pstrain_data

@@ -19,3 +19,12 @@ void write_shard_folder(const std::filesystem::path& output, const std::vector<p
 void create_output_folder(const std::filesystem::path& output);
 
 }  // namespace pstrain_data
+
+namespace pstrain_data {
+
+// pstrain-data manifest: writes FOLDER/MANIFEST for shards written by another program (h5py: data/README.md), then
+// reads every shard back through the trainer's checks and compares their sample shapes and class counts with
+// test.h5's; on any failure the new MANIFEST is removed again and the error names the shard.
+void write_manifest_of_folder(const std::filesystem::path& folder);
+
+}  // namespace pstrain_data

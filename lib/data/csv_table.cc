@@ -38,11 +38,12 @@ std::optional<double> number(const std::string& field) {
   return value;
 }
 
-bool all_numbers(const std::vector<std::string>& fields) {
+// A header names columns: some field of it is text. (An empty field is a missing value of a data line.)
+bool is_header(const std::vector<std::string>& fields) {
   for (const std::string& field : fields) {
-    if (!number(field)) return false;
+    if (!field.empty() && !number(field)) return true;
   }
-  return true;
+  return false;
 }
 
 std::string unquoted(const std::string& field) {
@@ -61,8 +62,8 @@ std::size_t label_index_of(const std::string& spec, const std::vector<std::strin
   const auto [end, error] = std::from_chars(spec.data(), spec.data() + spec.size(), index);
   if (error == std::errc() && end == spec.data() + spec.size() && !spec.empty()) {
     if (index < columns) return index;
-    throw Error(ExitCode::kUsage, cat("--label-column ", spec, ": ", file, " has only ", columns,
-                                      " columns (0 to ", columns - 1, ")"));
+    throw Error(ExitCode::kUsage,
+                cat("--label-column ", spec, ": ", file, " has only ", columns, " columns (0 to ", columns - 1, ")"));
   }
   throw Error(ExitCode::kUsage, cat("--label-column '", spec, "' is not a column of ", file,
                                     header.empty() ? " (it has no header line: give first, last or a 0-based index)"
@@ -75,7 +76,8 @@ void add_row(const std::vector<std::string>& fields, const std::string& where, C
     const std::string& field = fields[column];
     if (column == samples.label_index) {
       std::int64_t label = -1;
-      const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), label);
+      const char* begin = field.data() + (!field.empty() && field[0] == '+' ? 1 : 0);
+      const auto [end, error] = std::from_chars(begin, field.data() + field.size(), label);
       if (error != std::errc() || end != field.data() + field.size() || field.empty() || label < 0 ||
           label > std::numeric_limits<std::int32_t>::max()) {
         throw Error(ExitCode::kInputData, cat(where, ": label '", field, "' (column ", column,
@@ -113,7 +115,7 @@ CsvSamples read_csv_samples(const std::filesystem::path& path, const std::string
                                               "(comma-separated)"));
       }
       columns = fields.size();
-      if (!all_numbers(fields)) {
+      if (is_header(fields)) {
         for (const std::string& field : fields) samples.header.push_back(unquoted(field));
       }
       samples.label_index = label_index_of(label_column, samples.header, columns, file);

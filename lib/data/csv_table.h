@@ -12,11 +12,11 @@
 namespace pstrain::data {
 
 struct CsvSamples {
-  std::size_t feature_count = 0;           // columns minus the label column
-  std::vector<float> features;             // row-major, feature_count per sample, as written (no scaling)
-  std::vector<std::int32_t> labels;        // one per sample
-  std::vector<std::string> header;         // the header's fields, empty when the file has none
-  std::size_t label_index = 0;             // which column held the label (0-based)
+  std::size_t feature_count = 0;     // columns minus the label column
+  std::vector<float> features;       // row-major, feature_count per sample, as written (no scaling)
+  std::vector<std::int32_t> labels;  // one per sample
+  std::vector<std::string> header;   // the header's fields, empty when the file has none
+  std::size_t label_index = 0;       // which column held the label (0-based)
 };
 
 // `label_column`: "last" (the default), "first", a column's 0-based index, or a name from the header.

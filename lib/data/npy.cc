@@ -16,7 +16,7 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicSize = 6;
 constexpr std::uint64_t kMaxElements = std::uint64_t{1} << 40;  // far beyond memory, far below overflow
-constexpr std::size_t kMaxRank = 32;                              // NumPy's own limit (NPY_MAXDIMS)
+constexpr std::size_t kMaxRank = 32;                            // NumPy's own limit (NPY_MAXDIMS)
 
 [[noreturn]] void bad(const std::string& name, const std::string& problem) {
   throw Error(ExitCode::kInputData, cat(name, ": ", problem));
@@ -30,9 +30,9 @@ struct TypeInfo {
 // '<' little-endian, '|' not applicable (one byte), '=' native (little-endian on every machine pstrain builds for).
 std::optional<TypeInfo> type_of(const std::string& descr) {
   static const std::map<std::string, TypeInfo> kTypes{
-      {"u1", {NpyType::kUint8, 1}},   {"i1", {NpyType::kInt8, 1}},    {"u2", {NpyType::kUint16, 2}},
-      {"i2", {NpyType::kInt16, 2}},   {"u4", {NpyType::kUint32, 4}},  {"i4", {NpyType::kInt32, 4}},
-      {"i8", {NpyType::kInt64, 8}},   {"f4", {NpyType::kFloat32, 4}}, {"f8", {NpyType::kFloat64, 8}},
+      {"u1", {NpyType::kUint8, 1}}, {"i1", {NpyType::kInt8, 1}},    {"u2", {NpyType::kUint16, 2}},
+      {"i2", {NpyType::kInt16, 2}}, {"u4", {NpyType::kUint32, 4}},  {"i4", {NpyType::kInt32, 4}},
+      {"i8", {NpyType::kInt64, 8}}, {"f4", {NpyType::kFloat32, 4}}, {"f8", {NpyType::kFloat64, 8}},
   };
   if (descr.size() < 3) return std::nullopt;
   const char order = descr[0];
@@ -224,7 +224,8 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& bytes, const std::string& na
   array.shape = *fields.shape;
   std::uint64_t count = 1;
   for (const std::uint64_t dim : array.shape) {
-    if (dim != 0 && count > kMaxElements / dim) bad(name, cat("shape ", shape_text(array.shape), " is implausibly large"));
+    if (dim != 0 && count > kMaxElements / dim)
+      bad(name, cat("shape ", shape_text(array.shape), " is implausibly large"));
     count *= dim;
   }
   const std::uint64_t expected = count * type->size, present = bytes.size() - data_offset;
@@ -275,8 +276,8 @@ std::vector<float> npy_features(const NpyArray& array, const std::string& name) 
     }
     if (!std::isfinite(value) || std::fabs(value) > std::numeric_limits<float>::max()) {
       const std::uint64_t size = count / array.shape[0];
-      bad(name, cat("feature ", i % size, " of sample ", i / size, " is ", value,
-                    ", which is not a finite float32 value"));
+      bad(name,
+          cat("feature ", i % size, " of sample ", i / size, " is ", value, ", which is not a finite float32 value"));
     }
     features[i] = static_cast<float>(value);
   }
@@ -285,8 +286,9 @@ std::vector<float> npy_features(const NpyArray& array, const std::string& name) 
 
 std::vector<std::int32_t> npy_labels(const NpyArray& array, const std::string& name) {
   if (array.shape.size() != 1) {
-    bad(name, cat("labels have shape ", shape_text(array.shape), "; expected one integer per sample, (samples,) "
-                                                                 "(numpy: y.reshape(-1))"));
+    bad(name, cat("labels have shape ", shape_text(array.shape),
+                  "; expected one integer per sample, (samples,) "
+                  "(numpy: y.reshape(-1))"));
   }
   std::vector<std::int32_t> labels(array.shape[0]);
   for (std::uint64_t i = 0; i < array.shape[0]; ++i) {

@@ -20,9 +20,9 @@ enum class NpyType { kUint8, kInt8, kUint16, kInt16, kUint32, kInt32, kInt64, kF
 
 struct NpyArray {
   NpyType type = NpyType::kFloat32;
-  std::string descr;                  // as the header wrote it ("<f4"), for messages
-  std::vector<std::uint64_t> shape;   // () for a scalar
-  std::vector<std::uint8_t> data;     // element_count() * element_size() bytes, C order, little-endian
+  std::string descr;                 // as the header wrote it ("<f4"), for messages
+  std::vector<std::uint64_t> shape;  // () for a scalar
+  std::vector<std::uint8_t> data;    // element_count() * element_size() bytes, C order, little-endian
 
   std::uint64_t element_count() const;  // product of shape (1 for a scalar)
   std::size_t element_size() const;

@@ -80,8 +80,7 @@ NpyArray NpzArchive::read(const std::string& key) const {
   for (;;) {
     const zip_int64_t got = zip_fread(file.get(), chunk, sizeof chunk);
     if (got < 0) {
-      throw Error(ExitCode::kInputData,
-                  cat(name, ": damaged archive member: ", zip_file_strerror(file.get())));
+      throw Error(ExitCode::kInputData, cat(name, ": damaged archive member: ", zip_file_strerror(file.get())));
     }
     if (got == 0) break;
     bytes.insert(bytes.end(), chunk, chunk + got);
