@@ -29,15 +29,15 @@ struct TypeInfo {
 
 // '<' little-endian, '|' not applicable (one byte), '=' native (little-endian on every machine pstrain builds for).
 std::optional<TypeInfo> type_of(const std::string& descr) {
-  static const std::map<std::string, TypeInfo> kTypes{
+  static const std::map<std::string, TypeInfo> types{
       {"u1", {NpyType::kUint8, 1}}, {"i1", {NpyType::kInt8, 1}},    {"u2", {NpyType::kUint16, 2}},
       {"i2", {NpyType::kInt16, 2}}, {"u4", {NpyType::kUint32, 4}},  {"i4", {NpyType::kInt32, 4}},
       {"i8", {NpyType::kInt64, 8}}, {"f4", {NpyType::kFloat32, 4}}, {"f8", {NpyType::kFloat64, 8}},
   };
   if (descr.size() < 3) return std::nullopt;
   const char order = descr[0];
-  const auto found = kTypes.find(descr.substr(1));
-  if (found == kTypes.end()) return std::nullopt;
+  const auto found = types.find(descr.substr(1));
+  if (found == types.end()) return std::nullopt;
   const bool one_byte = found->second.size == 1;
   if (order == '<' || order == '=' || (order == '|' && one_byte)) return found->second;
   return std::nullopt;
@@ -295,7 +295,10 @@ std::vector<std::int32_t> npy_labels(const NpyArray& array, const std::string& n
     std::int64_t value = 0;
     switch (array.type) {
       case NpyType::kUint8: value = element<std::uint8_t>(array, i); break;
-      case NpyType::kInt8: value = element<std::int8_t>(array, i); break;
+      case NpyType::kInt8:  // two's complement, read as its byte (no signed char conversion to get wrong)
+        value = element<std::uint8_t>(array, i);
+        if (value >= 128) value -= 256;
+        break;
       case NpyType::kUint16: value = element<std::uint16_t>(array, i); break;
       case NpyType::kInt16: value = element<std::int16_t>(array, i); break;
       case NpyType::kUint32: value = element<std::uint32_t>(array, i); break;

@@ -115,7 +115,7 @@ std::vector<std::uint64_t> read_shape(const H5::H5File& file, const fs::path& pa
   if (length < 1 || static_cast<std::size_t>(length) > kMaxSampleRank) {
     bad(path, cat("attribute '", name, "' has ", length, " dimensions, expected 1 to ", kMaxSampleRank));
   }
-  const std::vector<std::uint64_t> shape = read_whole_numbers<std::uint64_t>(attribute, path, name, length);
+  std::vector<std::uint64_t> shape = read_whole_numbers<std::uint64_t>(attribute, path, name, length);
   std::uint64_t size = 1;
   for (const std::uint64_t dim : shape) {
     if (dim == 0 || size > kMaxElements / dim) bad(path, cat("attribute '", name, "' holds an impossible shape"));
@@ -211,7 +211,7 @@ OpenShard open_shard(const fs::path& path, bool checksummed) {
 
   OpenShard shard;
   shard.file.openFile(path.string(), H5F_ACC_RDONLY);
-  const std::uint32_t version = read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrFormatVersion);
+  const auto version = read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrFormatVersion);
   if (version < hdf5::kOldestReadableVersion || version > hdf5::kFormatVersion) {
     bad(path,
         cat("unsupported format_version ", version, " (this pstrain reads versions ", hdf5::kOldestReadableVersion,

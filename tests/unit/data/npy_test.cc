@@ -115,6 +115,10 @@ TEST(Npy, RefusesIntegerFeaturesAndScalarFeatures) {
 TEST(Npy, LabelsOfEveryIntegerTypeAreRead) {
   EXPECT_EQ(npy_labels(parse_npy(npy_file(header("|u1", "(2,)"), Bytes{9, 0}), "y"), "y"),
             (std::vector<std::int32_t>{9, 0}));
+  EXPECT_EQ(npy_labels(parse_npy(npy_file(header("|i1", "(2,)"), Bytes{127, 5}), "y"), "y"),
+            (std::vector<std::int32_t>{127, 5}));
+  expect_error([] { npy_labels(parse_npy(npy_file(header("|i1", "(1,)"), Bytes{0xFF}), "y"), "y"); },
+               ExitCode::kInputData, {"label -1 of sample 0"});
   EXPECT_EQ(npy_labels(parse_npy(npy_file(header("<i4", "(2,)"), raw<std::int32_t>({3, 2})), "y"), "y"),
             (std::vector<std::int32_t>{3, 2}));
   EXPECT_EQ(npy_labels(parse_npy(npy_file(header("<i8", "(1,)"), raw<std::int64_t>({2147483647})), "y"), "y"),
