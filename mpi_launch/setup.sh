@@ -16,6 +16,9 @@ packages+=(libdnnl-dev)
 packages+=(python3-matplotlib)
 # libzip-dev: pstrain-data npz reads NumPy's .npz archives (zip files) with it (lib/data/npz.h).
 packages+=(libzip-dev)
+# nlohmann-json3-dev (header-only): metrics.jsonl, provenance.json and report.json are written and read with it
+# (lib/report/json_line.h).
+packages+=(nlohmann-json3-dev)
 tests=OFF
 if [ "${1:-}" = --tests ]; then
   tests=ON
