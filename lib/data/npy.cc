@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "core/error.h"
 
@@ -199,7 +200,7 @@ std::size_t NpyArray::element_size() const {
   return 0;
 }
 
-NpyArray parse_npy(const std::vector<std::uint8_t>& bytes, const std::string& name) {
+NpyArray parse_npy(std::vector<std::uint8_t> bytes, const std::string& name) {
   std::size_t data_offset = 0;
   const HeaderParser::Fields fields = HeaderParser(header_text(bytes, name, data_offset), name).parse();
   if (!fields.descr || !fields.fortran_order || !fields.shape) {
@@ -234,16 +235,17 @@ NpyArray parse_npy(const std::vector<std::uint8_t>& bytes, const std::string& na
                   present < expected ? "only " : "", present, " follow the header",
                   present < expected ? " (truncated file)" : " (trailing bytes)"));
   }
-  array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_offset), bytes.end());
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(data_offset));  // in place: arrays are large
+  array.data = std::move(bytes);
   return array;
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) bad(path.string(), "cannot open the file (does it exist?)");
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) bad(path.string(), "read error");
-  return parse_npy(bytes, path.string());
+  return parse_npy(std::move(bytes), path.string());
 }
 
 namespace {

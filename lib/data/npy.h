@@ -31,8 +31,8 @@ struct NpyArray {
 // Parses the bytes of one .npy file; `name` is what messages call it (a path, or "archive.npz:x.npy"). Checks the
 // magic, the header's syntax and fields, and that exactly element_count() * element_size() bytes follow (fewer:
 // truncated; more: trailing garbage). Throws Error(kInputData) naming `name` and the problem.
-NpyArray parse_npy(const std::vector<std::uint8_t>& bytes, const std::string& name);
-NpyArray read_npy(const std::filesystem::path& path);  // the whole file, through parse_npy
+NpyArray parse_npy(std::vector<std::uint8_t> bytes, const std::string& name);  // takes the bytes over: no copy
+NpyArray read_npy(const std::filesystem::path& path);                          // the whole file, through parse_npy
 
 // The features of samples, one per index of the first dimension, as float32: uint8 divided by 255 (images, into
 // [0, 1] as the IDX and CIFAR readers do), float32 as stored, float64 rounded to float32. Refuses other types, a

@@ -3,6 +3,7 @@
 #include <zip.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.h"
 
@@ -30,7 +31,7 @@ struct MemberCloser {
 NpzArchive::NpzArchive(std::filesystem::path path) : path_(std::move(path)) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path_, ec)) {
-    throw Error(ExitCode::kInputData, cat(path_.string(), ": no such file"));
+    throw Error(ExitCode::kInputData, cat(path_.string(), ": no such file (numpy.savez writes a .npz file)"));
   }
   int code = 0;
   archive_ = zip_open(path_.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
@@ -89,7 +90,7 @@ NpyArray NpzArchive::read(const std::string& key) const {
     throw Error(ExitCode::kInputData, cat(name, ": the archive lists ", stat.size, " bytes but the member holds ",
                                           bytes.size(), " (damaged archive)"));
   }
-  return parse_npy(bytes, name);
+  return parse_npy(std::move(bytes), name);
 }
 
 }  // namespace pstrain::data
