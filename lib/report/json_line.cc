@@ -1,12 +1,18 @@
 #include "report/json_line.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace pstrain::report {
 
 namespace {
 
 constexpr auto kInvalidUtf8 = nlohmann::json::error_handler_t::replace;  // U+FFFD, as Python's errors="replace"
+
+// A double that is a whole number reads back exactly from its integer text (below 2^53); -0.0 keeps its sign.
+bool is_whole(double value) {
+  return std::trunc(value) == value && std::fabs(value) < 9007199254740992.0 && !(value == 0 && std::signbit(value));
+}
 
 // Scalars through nlohmann's serializer; objects and arrays laid out here with ", " and ": ", which its compact form
 // (",", ":") lacks and readers of metrics.jsonl (grep '"trainers": 2') expect.
@@ -31,6 +37,8 @@ void append(std::string& out, const OrderedJson& value) {
     out += ']';
   } else if (value.is_number_float() && !std::isfinite(value.get<double>())) {
     out += "null";
+  } else if (value.is_number_float() && is_whole(value.get<double>())) {
+    out += std::to_string(static_cast<std::int64_t>(value.get<double>()));  // 13, as metrics.jsonl always had it
   } else {
     out += value.dump(-1, ' ', false, kInvalidUtf8);
   }

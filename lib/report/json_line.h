@@ -14,7 +14,8 @@ namespace pstrain::report {
 using OrderedJson = nlohmann::ordered_json;
 
 // One line, as metrics.jsonl has always held them: {"pass": 0, "mode": "sync", "h": [1, 2]} (", " and ": " between
-// items, no newline). Non-finite numbers become null (JSON has no NaN); so do nlohmann's own.
+// items, no newline; a double that is a whole number without ".0"). Non-finite numbers become null (JSON has no
+// NaN).
 std::string json_line(const OrderedJson& value);
 // The whole document, indented by 2 (provenance.json), ending in a newline.
 std::string json_document(const OrderedJson& value);

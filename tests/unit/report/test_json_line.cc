@@ -66,10 +66,12 @@ TEST(JsonLine, KeepsTheMetricsLineLayout) {
   object["pass"] = 3;
   object["trainers"] = 2;
   object["acc"] = 0.5;
+  object["steps"] = 13.0;
   object["mode"] = "a\"b";
   object["h"] = std::vector<std::int64_t>{1, 2};
   object["none"] = std::nan("");
-  EXPECT_EQ(json_line(object), R"({"pass": 3, "trainers": 2, "acc": 0.5, "mode": "a\"b", "h": [1, 2], "none": null})");
+  EXPECT_EQ(json_line(object),
+            R"({"pass": 3, "trainers": 2, "acc": 0.5, "steps": 13, "mode": "a\"b", "h": [1, 2], "none": null})");
 }
 
 TEST(JsonLine, InvalidUtf8IsReplacedNotFatal) {
