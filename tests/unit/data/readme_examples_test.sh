@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# data/README.md's "Writing shards yourself (h5py)" as a user runs it: its python block saved as write_shards.py and
+# data/README.md's "Writing shards yourself (h5py)" as a user runs it, and the own-data rows of its table: its python block saved as write_shards.py and
 # its sh block run line by line (pstrain-data and pstrain from BIN_DIR, python3 = /usr/bin/python3, which has
 # Debian's numpy and h5py), so the doc stays true. Then what the section promises around it:
 #  - the shards carry h5py's defaults (variable-length strings, int64 attributes), and pstrain trained on them;
 #  - before `pstrain-data manifest`, pstrain refuses them naming that command;
 #  - `pstrain-data manifest` on a folder with a bad shard refuses it and leaves no MANIFEST behind;
-#  - a shard changed after the manifest is refused by its checksum.
+#  - a shard changed after the manifest is refused by its checksum;
+#  - the table's pstrain-data npz, npy, csv and manifest commands, as written, on files of those names.
 # CTest passes BIN_DIR, WORK_ROOT and README. Exit 77 (skipped) when /usr/bin/python3 lacks numpy or h5py.
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
 py=/usr/bin/python3
 "$py" -c "import numpy, h5py" 2> /dev/null || { echo "SKIP: python3-numpy and python3-h5py are not installed"; exit 77; }
 [ -x "$BIN_DIR/pstrain-data" ] && [ -x "$BIN_DIR/pstrain" ] || fail "pstrain-data and pstrain must be built"
-work="$WORK_ROOT/data_readme_h5py"
+work="$WORK_ROOT/data_readme_examples"
 rm -rf "$work"
 mkdir -p "$work/bin"
 cd "$work"
@@ -78,4 +79,29 @@ cat bad.log
 [ "$code" -eq 3 ] || fail "pstrain-data manifest on a bad shard: exit $code, expected 3"
 grep -q "train-00001.h5: label 7 of sample 0 is out of range" bad.log || fail "the bad shard is not named"
 [ ! -e bad/MANIFEST ] || fail "pstrain-data manifest left a MANIFEST for a folder it refused"
-echo "PASS: data/README.md's h5py example"
+
+# The table's own-data commands (npz, npy, csv, manifest), run as written on files NumPy writes under their names.
+"$py" - <<'PY'
+import numpy as np
+rng = np.random.default_rng(3)
+x = rng.normal(size=(400, 6)).astype("float32"); y = (x[:, 0] > 0).astype("int64")
+np.savez("data.npz", x=x, y=y)
+np.save("X.npy", x[:300]); np.save("y.npy", y[:300]); np.save("Xt.npy", x[300:]); np.save("yt.npy", y[300:])
+for name, rows in (("train.csv", range(300)), ("test.csv", range(300, 400))):
+    with open(name, "w") as f:
+        f.write("a,b,c,d,e,f,label\n")
+        f.writelines(",".join(map(repr, map(float, x[i]))) + f",{y[i]}\n" for i in rows)
+PY
+"$py" - "$README" > table.sh <<'PY'
+import re, sys
+for command in re.findall(r"`(pstrain-data (?:npz|npy|csv|manifest) [^`]*)`", open(sys.argv[1]).read()):
+    print(command)
+PY
+[ "$(grep -c . table.sh)" -eq 4 ] || { cat table.sh; fail "data/README.md's table should hold the npz, npy, csv and manifest commands"; }
+while IFS= read -r line; do
+  echo "+ $line"
+  timeout 120 bash -c "$line" > step.log 2>&1 || { cat step.log; fail "README command failed: $line"; }
+  cat step.log
+  [ -f data/mine/MANIFEST ] && [ -f data/mine/test.h5 ] && [ -f data/mine/train-00003.h5 ] || fail "$line: no shards"
+done < table.sh
+echo "PASS: data/README.md's h5py example and own-data commands"
