@@ -185,8 +185,8 @@ void read_array_options(const po::variables_map& values, Options& options) {
   options.keep_order = values.count("keep-order") > 0;
 }
 
-// Returns nullopt when --help or --version was handled.
-std::optional<Options> parse_options(int argc, char** argv) {
+// The flags --help lists, each with the datasets it applies to.
+po::options_description make_flags() {
   po::options_description flags("options");
   // clang-format off
   flags.add_options()
@@ -218,6 +218,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ("seed", po::value<std::string>()->value_name("S"), "npz, npy, csv: seed of the shuffle before the splits (default 1)")
       ("keep-order", "npz, npy, csv: no shuffle: splits and shards in file order");
   // clang-format on
+  return flags;
+}
+
+// Returns nullopt when --help or --version was handled.
+std::optional<Options> parse_options(int argc, char** argv) {
+  const po::options_description flags = make_flags();
   po::options_description hidden;
   hidden.add_options()("dataset", po::value<std::string>());
   po::options_description all;
