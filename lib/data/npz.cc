@@ -31,7 +31,9 @@ struct MemberCloser {
 NpzArchive::NpzArchive(std::filesystem::path path) : path_(std::move(path)) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path_, ec)) {
-    throw Error(ExitCode::kInputData, cat(path_.string(), ": no such file (numpy.savez writes a .npz file)"));
+    const bool exists = std::filesystem::exists(path_, ec);
+    throw Error(ExitCode::kInputData,
+                cat(path_.string(), exists ? ": not a file" : ": no such file", " (numpy.savez writes one .npz file)"));
   }
   int code = 0;
   archive_ = zip_open(path_.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
