@@ -35,6 +35,7 @@ po::options_description predict_options() {
       ("model-from", po::value<std::string>()->value_name("PASS"), "the pass folder (or give it as the argument)")
       ("input", po::value<std::string>()->value_name("FILE"), "samples: a shard (.h5) or a .npy array")
       ("output", po::value<std::string>()->value_name("FILE"), "where the predictions go (.npy: probabilities; else CSV)")
+      ("logits", "with a .npy --output: the logits rather than the probabilities")
       ("top-k", po::value<long long>()->value_name("K"), "CSV: the K most probable classes per sample (default 5)")
       ("batch-size", po::value<long long>()->value_name("N"), "samples per forward pass (default 256)");
   // clang-format on
@@ -98,6 +99,9 @@ int run_predict(int argc, char** argv) {
   }
   const fs::path input = (*values)["input"].as<std::string>();
   const fs::path output = (*values)["output"].as<std::string>();
+  if (values->count("logits") && output.extension() != ".npy") {
+    throw Error(ExitCode::kUsage, "--logits needs a .npy --output");
+  }
   if (fs::exists(output))
     throw Error(ExitCode::kOutput, cat("--output ", output.string(), " already exists; pstrain never replaces a file"));
   const std::size_t batch = positive_flag(*values, "batch-size", 256);
@@ -115,7 +119,7 @@ int run_predict(int argc, char** argv) {
   const std::size_t classes = saved.plan.classes;
   const std::size_t width = nn::element_count(saved.plan.input);
   PredictionTable table(output.extension() == ".npy", classes, top_k,
-                        saved.info.tokens ? vocabulary(pass_dir) : std::vector<std::string>{});
+                        saved.info.tokens ? vocabulary(pass_dir) : std::vector<std::string>{}, values->count("logits") > 0);
   std::vector<float> logits;
   std::vector<std::int32_t> labels;
   for (std::size_t first = 0; first < samples.labels.size(); first += batch) {

@@ -31,8 +31,9 @@ std::vector<float> softmax(std::span<const float> logits) {
   return probabilities;
 }
 
-PredictionTable::PredictionTable(bool npy, std::size_t classes, std::size_t top_k, std::vector<std::string> words)
-    : npy_(npy), classes_(classes), top_k_(std::min(top_k, classes)), words_(std::move(words)) {
+PredictionTable::PredictionTable(bool npy, std::size_t classes, std::size_t top_k, std::vector<std::string> words,
+                                 bool logits)
+    : npy_(npy), logits_(logits), classes_(classes), top_k_(std::min(top_k, classes)), words_(std::move(words)) {
   if (npy_) return;
   csv_ = "sample,label";
   for (std::size_t k = 1; k <= top_k_; ++k) csv_ += cat_k(k);
@@ -50,6 +51,11 @@ void PredictionTable::add(std::span<const float> logits, std::span<const std::in
   std::vector<std::size_t> order(classes_);
   char number[32];
   for (std::size_t i = 0; i < count; ++i, ++samples_) {
+    if (npy_ && logits_) {
+      const std::span<const float> row = logits.subspan(i * classes_, classes_);
+      probabilities_.insert(probabilities_.end(), row.begin(), row.end());
+      continue;
+    }
     const std::vector<float> probabilities = softmax(logits.subspan(i * classes_, classes_));
     if (npy_) {
       probabilities_.insert(probabilities_.end(), probabilities.begin(), probabilities.end());
