@@ -45,6 +45,7 @@ int run_export(int argc, char** argv) {
   if (!values->count("pass-folder")) throw Error(ExitCode::kUsage, "missing PASS_FOLDER (see pstrain export --help)");
   const fs::path target = (*values)["onnx"].as<std::string>();
   const fs::path pass_dir = (*values)["pass-folder"].as<std::string>();
+  inference::check_new_output("--onnx", target);
   std::optional<data::ShardMeta> meta;
   if (values->count("data-dir"))
     meta = data::read_shard_meta(data::test_shard_path((*values)["data-dir"].as<std::string>()));

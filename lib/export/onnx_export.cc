@@ -158,9 +158,8 @@ std::string pool(GraphBuilder& graph, const nn::PlannedNode& node, const Value& 
 }
 
 std::string batchnorm(GraphBuilder& graph, const nn::PlannedNode& node, const Value& input, const std::string& out) {
-  // ONNX normalises axis 1: the channels of NCHW images and of [batch, features]; pstrain's {tokens, dim} would
-  // need its last axis.
-  if (input.shape.size() == 2) cannot_export(node, "batch norm over the last axis of a {tokens, dim} tensor");
+  // ONNX normalises axis 1: the channels of NCHW images and of [batch, features], the two inputs pstrain's
+  // batch norm takes.
   const std::string& name = node.spec.name;
   const auto channels = static_cast<std::int64_t>(input.shape.back());
   std::vector<std::string> inputs{input.name};

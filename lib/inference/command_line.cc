@@ -107,6 +107,18 @@ std::optional<po::variables_map> parse_command(int argc, char** argv, const std:
   return values;
 }
 
+void check_new_output(const std::string& flag, const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::exists(fs::symlink_status(path, error))) {
+    throw Error(ExitCode::kOutput, cat(flag, " ", path.string(), " already exists; pstrain never replaces a file"));
+  }
+  const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (!fs::is_directory(folder, error)) {
+    throw Error(ExitCode::kOutput, cat(flag, " ", path.string(), ": the folder ", folder.string(), " does not exist"));
+  }
+}
+
 std::size_t positive_flag(const po::variables_map& values, const std::string& name, std::size_t fallback) {
   if (!values.count(name)) return fallback;
   const long long value = values[name].as<long long>();

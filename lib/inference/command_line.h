@@ -3,6 +3,7 @@
 // variables_map (Error(kUsage) naming the flag), --help, and the flags that name the model of a pass folder
 // written before pass folders named their own (saved_model.h's ModelChoice).
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,10 @@ ModelChoice resolve_model_choice(const boost::program_options::variables_map& va
 std::optional<boost::program_options::variables_map> parse_command(
     int argc, char** argv, const std::string& usage, const boost::program_options::options_description& flags,
     const char* positional);
+
+// Error(kOutput) naming `flag` and the path when an output file cannot go there: it exists already (pstrain never
+// replaces a file) or its folder does not exist.
+void check_new_output(const std::string& flag, const std::filesystem::path& path);
 
 // A positive whole number from flag `name`; `fallback` when absent.
 std::size_t positive_flag(const boost::program_options::variables_map& values, const std::string& name,

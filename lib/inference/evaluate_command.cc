@@ -86,15 +86,14 @@ int run_evaluate(int argc, char** argv) {
   const auto values = parse_command(argc, argv, kUsage, flags, "pass-folder");
   if (!values) return 0;
   const fs::path pass_dir = pass_folder_argument(*values);
+  check_pass_folder(pass_dir);
   const std::string split = (*values)["split"].as<std::string>();
   const fs::path file = split_file(data_folder(*values, pass_dir), split);
   const fs::path output =
       values->count("output")
           ? fs::path((*values)["output"].as<std::string>())
           : pass_dir.parent_path() / cat("evaluation-", pass_dir.filename().string(), "-", split, ".json");
-  if (fs::exists(output))
-    throw Error(ExitCode::kOutput,
-                cat(output.string(), " already exists; pstrain never replaces a file (give --output)"));
+  check_new_output("--output", output);
   const data::ShardMeta meta = data::read_shard_meta(file);
   const SavedModel saved = load_saved_model(pass_dir, resolve_model_choice(*values), &meta);
   check_data_fits(saved, meta, file.string());

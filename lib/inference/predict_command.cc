@@ -97,13 +97,13 @@ int run_predict(int argc, char** argv) {
   if (!values->count("input") || !values->count("output")) {
     throw Error(ExitCode::kUsage, "pstrain predict needs --input FILE and --output FILE (see --help)");
   }
+  check_pass_folder(pass_dir);
   const fs::path input = (*values)["input"].as<std::string>();
   const fs::path output = (*values)["output"].as<std::string>();
   if (values->count("logits") && output.extension() != ".npy") {
     throw Error(ExitCode::kUsage, "--logits needs a .npy --output");
   }
-  if (fs::exists(output))
-    throw Error(ExitCode::kOutput, cat("--output ", output.string(), " already exists; pstrain never replaces a file"));
+  check_new_output("--output", output);
   const std::size_t batch = positive_flag(*values, "batch-size", 256);
   const std::size_t top_k = positive_flag(*values, "top-k", 5);
 
@@ -119,7 +119,8 @@ int run_predict(int argc, char** argv) {
   const std::size_t classes = saved.plan.classes;
   const std::size_t width = nn::element_count(saved.plan.input);
   PredictionTable table(output.extension() == ".npy", classes, top_k,
-                        saved.info.tokens ? vocabulary(pass_dir) : std::vector<std::string>{}, values->count("logits") > 0);
+                        saved.info.tokens ? vocabulary(pass_dir) : std::vector<std::string>{},
+                        values->count("logits") > 0);
   std::vector<float> logits;
   std::vector<std::int32_t> labels;
   for (std::size_t first = 0; first < samples.labels.size(); first += batch) {

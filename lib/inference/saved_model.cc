@@ -49,12 +49,16 @@ std::string shape_text(const std::vector<std::size_t>& shape) {
   return text;
 }
 
-SavedModel load_saved_model(const fs::path& pass_dir, const ModelChoice& choice, const data::ShardMeta* data) {
+void check_pass_folder(const fs::path& pass_dir) {
   std::error_code error;
   if (!fs::is_directory(pass_dir, error)) {
     throw Error(ExitCode::kInputData, cat(pass_dir.string(), ": no such pass folder"));
   }
   checkpoint::verify_pass_folder(pass_dir);
+}
+
+SavedModel load_saved_model(const fs::path& pass_dir, const ModelChoice& choice, const data::ShardMeta* data) {
+  check_pass_folder(pass_dir);
   checkpoint::PassModel found = find_model(pass_dir, choice, data);
   SavedModel model;
   model.pass_dir = pass_dir;

@@ -31,6 +31,9 @@ struct SavedModel {
   std::vector<float> state;       // plan.state's flat layout
 };
 
+// Error(kInputData) naming the folder unless it exists, is complete (`done`) and matches its MANIFEST.
+void check_pass_folder(const std::filesystem::path& pass_dir);
+
 // Reads a complete pass folder (its `done` and MANIFEST checked first). `data` is the shard the model will read,
 // when there is one: an older folder takes its sample shape and classes from it. Throws Error(kInputData) naming
 // the folder for a missing, incomplete or damaged folder or parameters of another shape, Error(kUsage) when an
