@@ -14,6 +14,9 @@ packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libbo
 packages+=(libdnnl-dev)
 # python3-matplotlib: pstrain-plot draws a run's curves and pstrain-sweep's report.png (lib/report/plot).
 packages+=(python3-matplotlib)
+# libonnx-dev: `pstrain export` writes ONNX models through ONNX's protobuf definitions and checker (lib/export;
+# optional: without it the build is complete and export says it was built without ONNX).
+packages+=(libonnx-dev)
 tests=OFF
 if [ "${1:-}" = --tests ]; then
   tests=ON
@@ -27,6 +30,9 @@ if [ "${1:-}" = --tests ]; then
   # file: CPack's .deb generator runs it on the binaries (the install tests build the package; without it
   # `cpack -G DEB` fails on a machine that has only the quickstart's packages).
   packages+=(file)
+  # python3-onnx, python3-numpy, python3-h5py: tests/export checks exported models with onnx.checker and evaluates
+  # them outside pstrain over numpy, on the test shards (HDF5).
+  packages+=(python3-onnx python3-numpy python3-h5py)
   # clang-format and clang-tidy (14, Debian 12's): the style check, tests/style (.clang-format, .clang-tidy).
   packages+=(clang-format clang-tidy)
   # Node.js for the offline Kubernetes object validation (tests/k8s) and for fetching the Brown corpus

@@ -1,5 +1,6 @@
 #include "inference/command_line.h"
 
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -84,6 +85,14 @@ ModelChoice resolve_model_choice(const po::variables_map& values) {
 
 std::optional<po::variables_map> parse_command(int argc, char** argv, const std::string& usage,
                                                const po::options_description& flags, const char* positional) {
+  // One process does the whole job: started by mpirun with several ranks, each would write the same output.
+  for (const char* size : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* value = std::getenv(size);
+    if (value != nullptr && std::string(value) != "1") {
+      throw Error(ExitCode::kUsage, cat("pstrain ", argv[0], " runs on one process; it was started as ", value,
+                                        " ranks (run it without mpirun, or with -np 1)"));
+    }
+  }
   po::options_description all;
   all.add(flags);
   po::options_description hidden;

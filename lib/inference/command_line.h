@@ -16,7 +16,7 @@ boost::program_options::options_description model_choice_options();
 ModelChoice resolve_model_choice(const boost::program_options::variables_map& values);
 
 // Parses argv (argv[0] is the subcommand) with `flags` and one positional PASS_FOLDER (`positional`, may be
-// empty). Returns nullopt after printing the help for --help.
+// null). Returns nullopt after printing the help for --help. Error(kUsage) when started as several MPI ranks.
 std::optional<boost::program_options::variables_map> parse_command(
     int argc, char** argv, const std::string& usage, const boost::program_options::options_description& flags,
     const char* positional);

@@ -3,6 +3,7 @@
 # documented exit code (lib/core/error.h: 2 usage, 3 input data, 4 output), and leaves no file behind (outputs
 # are written under a temporary name and renamed). CTest passes BIN_DIR, WORK_ROOT, FASHION_MNIST, SOURCE_DIR.
 set -euo pipefail
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OPENBLAS_NUM_THREADS=1
 for variable in $(env | grep -o '^PSTRAIN_[A-Z_]*' || true); do unset "$variable"; done
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -77,6 +78,11 @@ no_leftovers outputs
 expect 2 "missing PASS_FOLDER" evaluate
 expect 2 "needs --onnx" export "$pass"
 expect 2 "unrecognised\|unrecognized" evaluate "$pass" --no-such-flag
+# Started as several MPI ranks (each would write the same file): refused on every rank, nothing written.
+status=0
+timeout 60 mpirun --oversubscribe -np 2 "$pstrain" evaluate "$pass" --output outputs/e.json > mpi.out 2>&1 || status=$?
+[ "$status" = 2 ] || fail "evaluate on 2 ranks: exit $status, expected 2: $(cat mpi.out)"
+grep -q "runs on one process; it was started as 2 ranks" mpi.out || fail "evaluate on 2 ranks: $(cat mpi.out)"
 
 # (A layer without an ONNX form is named: every registered type has one, so tests/unit/export checks it.)
 echo "bad input: every case ended with its message and exit code, nothing left behind"
