@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import onnx_numpy  # noqa: E402
 
 TOLERANCE = 1e-5
+BATCH = 250
 
 
 def graph_inputs(model, shard):
@@ -46,17 +47,25 @@ def main():
     model = onnx.load(path)
     onnx.checker.check_model(model, full_check=True)
     x, labels = graph_inputs(model, shard)
-    batches = [onnx_numpy.run(model, {"input": x[i:i + 250]}) for i in range(0, len(x), 250)]
-    logits = np.concatenate([b["logits"] for b in batches])
-    probabilities = np.concatenate([b["probabilities"] for b in batches])
-    expected = np.load(logits_path).astype(np.float64)
-    if expected.shape != logits.shape:
-        raise SystemExit(f"FAIL {name}: pstrain's logits {expected.shape}, the graph's {logits.shape}")
-    scale = np.abs(expected).max(axis=1, keepdims=True)
-    relative = np.abs(logits - expected) / np.maximum(np.abs(expected), scale)
-    worst = float(relative.max())
-    accuracy = float((logits.argmax(axis=1) == labels).mean())
-    loss = float(-np.log(probabilities[np.arange(len(labels)), labels]).mean())
+    # pstrain's logits as a memory map, compared a batch at a time: a language model's (samples x vocabulary)
+    # need not fit in memory.
+    expected_all = np.load(logits_path, mmap_mode="r")
+    if expected_all.shape[0] != len(labels):
+        raise SystemExit(f"FAIL {name}: pstrain's logits {expected_all.shape}, {len(labels)} samples")
+    worst, correct, loss_sum = 0.0, 0, 0.0
+    for i in range(0, len(x), BATCH):
+        out = onnx_numpy.run(model, {"input": x[i:i + BATCH]})
+        logits, probabilities = out["logits"], out["probabilities"]
+        expected = np.asarray(expected_all[i:i + BATCH], dtype=np.float64)
+        if expected.shape != logits.shape:
+            raise SystemExit(f"FAIL {name}: pstrain's logits {expected.shape}, the graph's {logits.shape}")
+        scale = np.abs(expected).max(axis=1, keepdims=True)
+        worst = max(worst, float((np.abs(logits - expected) / np.maximum(np.abs(expected), scale)).max()))
+        batch_labels = labels[i:i + BATCH]
+        correct += int((logits.argmax(axis=1) == batch_labels).sum())
+        loss_sum += float(-np.log(probabilities[np.arange(len(batch_labels)), batch_labels]).sum())
+    accuracy = correct / len(labels)
+    loss = loss_sum / len(labels)
     with open(evaluation_path) as f:
         evaluation = json.load(f)
     line = (f"{name}: samples {len(labels)}  accuracy pstrain {evaluation['accuracy']:.4f} onnx {accuracy:.4f}  "
