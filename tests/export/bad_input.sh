@@ -84,5 +84,20 @@ timeout 60 mpirun --oversubscribe -np 2 "$pstrain" evaluate "$pass" --output out
 [ "$status" = 2 ] || fail "evaluate on 2 ranks: exit $status, expected 2: $(cat mpi.out)"
 grep -q "runs on one process; it was started as 2 ranks" mpi.out || fail "evaluate on 2 ranks: $(cat mpi.out)"
 
+# A pass folder written before pass folders named their model (no model.txt, model.ini nor MANIFEST): refused
+# without flags, naming --model; with the run's flags, the same figures as the folder that names its model.
+cp -r "$pass" older
+rm older/model.txt older/model.ini older/MANIFEST
+expect 2 "does not name its data folder; give --data-dir" evaluate older --output outputs/e.json
+expect 2 "give --model or --model-file" evaluate older --data-dir images --output outputs/e.json
+expect 2 "give --data-dir and --model" export --onnx outputs/m.onnx older
+"$pstrain" evaluate "$pass" --output new.json > /dev/null
+"$pstrain" evaluate older --data-dir images --model mlp --hidden 16 --output old.json > /dev/null \
+  || fail "evaluate of an older folder with --model mlp --hidden 16"
+[ "$(grep -v pass_folder new.json)" = "$(grep -v pass_folder old.json)" ] || fail "older folder: $(diff new.json old.json)"
+"$pstrain" export --onnx outputs/older.onnx older --data-dir images --model mlp --hidden 16 > /dev/null \
+  || fail "export of an older folder with --data-dir and --model"
+rm outputs/older.onnx
+
 # (A layer without an ONNX form is named: every registered type has one, so tests/unit/export checks it.)
 echo "bad input: every case ended with its message and exit code, nothing left behind"
