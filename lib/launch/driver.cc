@@ -95,7 +95,11 @@ int Driver::run() {
   if (job_) job_->terminate(10.0);
   job_.reset();
   discovery_.reset();
-  if (const int orphans = end_orphans(); orphans > 0) log_warning("ended ", orphans, " orphaned process(es)");
+  if (const auto orphans = end_orphans(); !orphans.empty()) {
+    std::string names;
+    for (const std::string& orphan : orphans) names += (names.empty() ? "" : ", ") + orphan;
+    log_warning("ended ", orphans.size(), " process(es) left behind by the job: ", names);
+  }
   for (const Pending& pending : pending_) record(pending.time, pending.event);  // never followed by training
   pending_.clear();
   record(end, {*exit_code_ == 0 ? "driver_finished" : "driver_gave_up", {}, exit_message_, false});

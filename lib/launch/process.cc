@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "core/error.h"
@@ -120,8 +121,8 @@ void become_subreaper() {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
-int end_orphans() {
-  int ended = 0;
+std::vector<std::string> end_orphans() {
+  std::vector<std::string> ended;
   const std::string me = std::to_string(::getpid());
   for (int round = 0; round < 10; ++round) {
     int found = 0;
@@ -133,8 +134,9 @@ int end_orphans() {
       std::string line;
       if (!std::getline(stat, line)) continue;
       // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+      const auto open = line.find('(');
       const auto close = line.rfind(')');
-      if (close == std::string::npos) continue;
+      if (open == std::string::npos || close == std::string::npos) continue;
       std::istringstream rest(line.substr(close + 1));
       std::string state, ppid;
       rest >> state >> ppid;
@@ -144,8 +146,9 @@ int end_orphans() {
       int status = 0;
       ::waitpid(child, &status, 0);
       ++found;
+      // A zombie had already ended: only reaped here, not worth a word.
+      if (state != "Z") ended.push_back(cat(line.substr(open + 1, close - open - 1), " (pid ", child, ")"));
     }
-    ended += found;
     if (found == 0) break;
   }
   return ended;

@@ -48,7 +48,8 @@ class Process {
 // Makes this process the reaper of its orphaned descendants (Linux PR_SET_CHILD_SUBREAPER), so that ranks whose
 // mpirun died are re-parented here and end_orphans() can find them.
 void become_subreaper();
-// SIGKILLs and reaps every remaining child of this process (re-parented orphans included); returns how many.
-int end_orphans();
+// SIGKILLs and reaps every remaining child of this process (re-parented orphans included); returns those that
+// were still running ("pstrain (pid 123)"), not those that had already ended.
+std::vector<std::string> end_orphans();
 
 }  // namespace pstrain::launch
