@@ -14,6 +14,8 @@ packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libbo
 packages+=(libdnnl-dev)
 # python3-matplotlib: pstrain-plot draws a run's curves and pstrain-sweep's report.png (lib/report/plot).
 packages+=(python3-matplotlib)
+# nlohmann-json3-dev: the elastic driver (lib/launch, pstrain-elastic) writes OUTPUT/elastic.jsonl with it.
+packages+=(nlohmann-json3-dev)
 tests=OFF
 if [ "${1:-}" = --tests ]; then
   tests=ON
