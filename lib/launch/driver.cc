@@ -105,8 +105,8 @@ int Driver::run() {
   record(end, {*exit_code_ == 0 ? "driver_finished" : "driver_gave_up", {}, exit_message_, false});
   if (*exit_code_ == 0) {
     log_info(exit_message_);
-  } else {
-    log_error(exit_message_, " (exit ", *exit_code_, ")");
+  } else {  // one line, as every pstrain program ends on an error
+    std::cerr << "pstrain-elastic: error: " << exit_message_ << " (exit " << *exit_code_ << ")" << std::endl;
   }
   return *exit_code_;
 }
@@ -146,8 +146,9 @@ void Driver::poll_discovery(double now) {
   if (result->hosts) {
     apply(now, policy_.on_hosts(now, *result->hosts));
   } else {
-    log_warning(result->error);
-    apply(now, policy_.on_discovery_failure(now, result->error));
+    Decision decision = policy_.on_discovery_failure(now, result->error);
+    if (decision.action != Action::kGiveUp) log_warning(result->error);  // a give-up says it once, at the end
+    apply(now, std::move(decision));
   }
 }
 
