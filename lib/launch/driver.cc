@@ -1,7 +1,6 @@
 #include "launch/driver.h"
 
 #include <poll.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>

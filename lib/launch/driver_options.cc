@@ -11,7 +11,7 @@ namespace pstrain::launch {
 namespace {
 
 DriverError usage_error(const std::string& message) {
-  return DriverError(DriverExit::kUsage, message);
+  return {DriverExit::kUsage, message};
 }
 
 int to_int(const std::string& flag, const std::string& text) {

@@ -26,7 +26,7 @@ std::vector<std::string> names(const HostList& hosts) {
 
 }  // namespace
 
-Policy::Policy(Limits limits) : limits_(std::move(limits)) {
+Policy::Policy(Limits limits) : limits_(limits) {
   PSTRAIN_ASSERT(limits_.min_np >= 1 && limits_.min_np <= limits_.max_np, "min_np ", limits_.min_np, " max_np ",
                  limits_.max_np);
 }

@@ -1,7 +1,6 @@
 #include "launch/process.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -9,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -61,6 +61,7 @@ std::string ExitStatus::describe() const {
 
 Process::Process(const std::vector<std::string>& argv, bool capture_output) {
   std::vector<char*> pointers;
+  pointers.reserve(argv.size() + 1);
   for (const auto& word : argv) pointers.push_back(const_cast<char*>(word.c_str()));
   pointers.push_back(nullptr);
   FileActions files;

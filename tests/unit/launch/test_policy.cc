@@ -21,7 +21,7 @@ bool has_event(const Decision& decision, const std::string& kind) {
 // The fake job: what runs, what was asked of it, every world launched.
 class FakeJob {
  public:
-  explicit FakeJob(Limits limits) : policy(std::move(limits)) {}
+  explicit FakeJob(const Limits& limits) : policy(limits) {}
 
   Decision discover(double now, const std::string& listed) { return carry_out(policy.on_hosts(now, hosts(listed))); }
   Decision tick(double now) { return carry_out(policy.on_tick(now)); }
