@@ -212,12 +212,17 @@ JobEnd Driver::classify(const ExitStatus& status) const {
 void Driver::handle_signal(double now) {
   const int received = signals_received.load();
   if (received == signalled_) return;
+  const bool first = signalled_ == 0;
   signalled_ = received;
   const int number = last_signal.load();
-  if (received >= 2 || !job_) {  // a second signal, or nothing to checkpoint: end now
+  if (first) first_signal_time_ = now;
+  // A second signal ends the job at once; one within 2 s of the first is the same request delivered twice
+  // (timeout(1) and scancel signal the process and then its whole group).
+  if (!job_ || (!first && now - first_signal_time_ >= 2.0)) {
     finish(128 + number, cat("ended on signal ", number));
     return;
   }
+  if (!first) return;
   record(now, {"driver_signalled", {}, cat("signal ", number, ": the job checkpoints and stops"), false});
   stop_job(now, cat("the driver received signal ", number));
 }

@@ -6,8 +6,8 @@
 // output from the job or the discovery script (poll), then reads what came, reaps children that ended, and asks
 // the policy about the time passing. Signals to the driver (SIGTERM, SIGINT, SIGHUP, SIGUSR1) set a flag the loop
 // reads: the first asks the job to checkpoint and stop (SIGUSR1 to mpirun, which forwards it to every rank) and
-// ends the driver when it has; a second ends the job at once. On every way out the job's process group is
-// ended, and the driver, a child subreaper, ends any rank left orphaned: nothing stays running.
+// ends the driver when it has; a second (2 s or more later) ends the job at once. On every way out the job's process
+// group is ended, and the driver, a child subreaper, ends any rank left orphaned: nothing stays running.
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +63,7 @@ class Driver {
   std::optional<TrainingPosition> previous_reached_;  // how far the job before this one got
   std::vector<Pending> pending_;                      // events whose record waits for the next training step
   int signalled_ = 0;                                 // signals the driver received and handled
+  double first_signal_time_ = 0;                      // when the first of them came
   std::optional<int> exit_code_;
   std::string exit_message_;
 };

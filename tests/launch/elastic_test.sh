@@ -6,6 +6,8 @@
 #              ledger in metrics.jsonl); elastic.jsonl lists every event with its world, the checkpoint resumed
 #              from and the seconds to the next training step; nothing is left running. MODE: sync (default), or
 #              async with dynamic dispatch.
+#   signal     SIGTERM to the driver (scancel, a pod's termination): the job writes a checkpoint and stops, the
+#              driver exits 0 with nothing left running; the same command again finishes the run, ledger exact.
 #   bad_input  --min-np above --max-np, no --output-dir, --resume given, a discovery script that is missing, not
 #              executable, fails, hangs, prints garbage, or never lists enough slots: one message naming the
 #              problem, the documented exit code, within seconds, nothing left running.
@@ -95,6 +97,51 @@ PY
   echo "PASS: elastic churn ($mode): grow, kill, shrink; ledger exact"
 }
 
+check_ledger() {  # check_ledger OUT: every pass trained each sample exactly once
+  python3 - "$1" "$total_samples" <<'PY' || fail "ledger of $1"
+import json, sys
+passes = [json.loads(line) for line in open(f"{sys.argv[1]}/metrics.jsonl")]
+assert [p["pass"] for p in passes] == [0, 1, 2, 3], [p["pass"] for p in passes]
+for p in passes:
+    assert p["samples"] + p["samples_before_resume"] == int(sys.argv[2]), p
+    assert p["samples_missing"] == 0 and p["samples_repeated"] == 0, p
+print("ledger: every pass trained each sample exactly once")
+PY
+}
+
+signal_driver() {
+  local out=$work/run log=$work/run.log
+  local command=("$launcher" --elastic --min-np 2 --max-np 4 --host-discovery-script "$discovery"
+                 --discovery-interval 0.5 --mca btl_tcp_if_include lo --
+                 --data-dir "$DATA_DIR" --output-dir "$out" --passes 4 --batch-size 32 --hidden 32
+                 --test-step-delay-ms 25)
+  set_hosts localhost:3
+  timeout -k 5 120 "${command[@]}" > "$log" 2>&1 &
+  local driver=$!
+  trap 'kill "$driver" 2> /dev/null || true' EXIT
+  wait_for_first_steps "$log" 1
+  sleep 1
+  local start code=0
+  start=$(date +%s)
+  kill -TERM "$driver"  # timeout hands it to the driver
+  wait "$driver" || code=$?
+  trap - EXIT
+  grep -v '^\[rank' "$log" || true
+  [ "$code" -eq 0 ] || fail "SIGTERM to the driver: exit $code, expected 0 after the job's checkpoint"
+  [ $(($(date +%s) - start)) -le 30 ] || fail "took more than 30 s to stop"
+  grep -q "stopped on a signal after the job wrote a checkpoint" "$log" || fail "no message about the stop"
+  [ -f "$out/pass-00003/done" ] && fail "the run finished before the signal: nothing was tested"
+  ls -d "$out"/checkpoints/ckpt-* > /dev/null || fail "no checkpoint written on the signal"
+  no_process_left "$out" 5
+  grep -q '"event":"driver_signalled"' "$out/elastic.jsonl" || fail "elastic.jsonl lacks the signal"
+  timeout -k 5 200 "${command[@]}" > "$work/again.log" 2>&1 || { tail -30 "$work/again.log"; fail "the rerun"; }
+  [ -f "$out/pass-00003/done" ] || fail "the rerun did not finish the run"
+  grep -q "resuming from" "$work/again.log" || fail "the rerun did not resume"
+  check_ledger "$out"
+  no_process_left "$out" 5
+  echo "PASS: SIGTERM to the driver: checkpoint, exit 0, nothing left; the rerun finished, ledger exact"
+}
+
 # expect_end CODE WANT SECONDS ARGS...: the launcher ends with CODE within SECONDS, saying WANT once.
 expect_end() {
   local want_code=$1 want=$2 seconds=$3 code=0 start
@@ -145,6 +192,7 @@ bad_input() {
 
 case "$case_name" in
   churn) churn ;;
+  signal) signal_driver ;;
   bad_input) bad_input ;;
   *) fail "unknown case $case_name" ;;
 esac
