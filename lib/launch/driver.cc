@@ -99,7 +99,10 @@ int Driver::run() {
     for (const std::string& orphan : orphans) names += (names.empty() ? "" : ", ") + orphan;
     log_warning("ended ", orphans.size(), " process(es) left behind by the job: ", names);
   }
-  for (const Pending& pending : pending_) record(pending.time, pending.event);  // never followed by training
+  for (const Pending& pending : pending_) {  // never followed by training
+    log_->write({unix_offset + pending.time, pending.event.kind, pending.event.hosts, pending.event.detail,
+                 pending.launch, nullptr, std::nullopt, std::nullopt, std::nullopt, policy_.restarts()});
+  }
   pending_.clear();
   record(end, {*exit_code_ == 0 ? "driver_finished" : "driver_gave_up", {}, exit_message_, false});
   if (*exit_code_ == 0) {
@@ -230,7 +233,7 @@ void Driver::handle_signal(double now) {
 void Driver::apply(double now, Decision decision) {
   for (const Event& event : decision.events) {
     if (event.awaits_training) {
-      pending_.push_back({event, now});
+      pending_.push_back({event, now, launches_ + (decision.action == Action::kLaunch ? 1 : 0)});
     } else {
       record(now, event);
     }
@@ -261,7 +264,7 @@ void Driver::launch(double now, const World& world) {
   stop_sent_ = false;
   terminated_.reset();
   job_ = std::make_unique<Process>(command, /*capture_output=*/true);
-  pending_.push_back({{"launch", {}, cat("launch ", launches_), true}, now});
+  pending_.push_back({{"launch", {}, cat("launch ", launches_), true}, now, launches_});
 }
 
 void Driver::stop_job(double now, const std::string& why) {
@@ -276,14 +279,17 @@ void Driver::training_started(double now) {
   const auto lost = previous_reached_ && output_.resumed() ? steps_lost(*previous_reached_, output_.resumed()->position)
                                                            : std::optional<std::int64_t>();
   for (const Pending& pending : pending_) {
+    // An event's record describes the job that trained after it (its world, checkpoint, cost). A launch whose job
+    // failed before training is recorded here too, under its own number, with the time until training resumed.
+    const bool earlier_launch = pending.event.kind == "launch" && pending.launch != launches_;
     EventRecord record{unix_offset + pending.time,
                        pending.event.kind,
                        pending.event.hosts,
                        pending.event.detail,
-                       launches_,
-                       world_ ? &*world_ : nullptr,
-                       output_.resumed(),
-                       lost,
+                       pending.event.kind == "launch" ? pending.launch : launches_,
+                       world_ && !earlier_launch ? &*world_ : nullptr,
+                       earlier_launch ? std::nullopt : output_.resumed(),
+                       earlier_launch ? std::nullopt : lost,
                        now - pending.time,
                        policy_.restarts()};
     log_->write(record);

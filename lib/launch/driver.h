@@ -32,6 +32,7 @@ class Driver {
   struct Pending {
     Event event;
     double time;
+    int launch;  // the job running (or about to) when it happened
   };
 
   void turn();

@@ -35,7 +35,7 @@ struct DriverOptions {
 };
 
 // The default periodic checkpoint of elastic mode (pstrain's --checkpoint-every-seconds): a crash loses at most
-// this much training; a checkpoint of the MLP main job takes tens of milliseconds, so the cost is far below 1%.
+// this much training; a checkpoint of the MLP main job (1.9 MB) took 0.27-0.28 s here: under 0.5% of a minute.
 inline constexpr double kDefaultCheckpointSeconds = 60;
 // The progress line every second: how far a job got is known to within a second of steps (steps lost).
 inline constexpr double kProgressSeconds = 1;

@@ -45,6 +45,19 @@ void Policy::strike(double now, const std::string& host, std::vector<Event>& eve
   std::erase_if(times, [&](double t) { return now - t >= limits_.cooldown_s; });
   times.push_back(now);
   if (static_cast<int>(times.size()) < limits_.failures_before_cooldown) return;
+  // Leaving the host out must not leave too few slots to train at all: then it stays (--max-restarts bounds
+  // the retries) rather than the job waiting out the cool-down.
+  HostList others = usable(now);
+  std::erase_if(others, [&](const Host& other) { return other.name == host; });
+  const int needed = std::max(limits_.min_np, smallest_world(limits_.rule));
+  if (find_host(listed_, host) != nullptr && std::min(total_slots(others), limits_.max_np) < needed) {
+    events.push_back({"host_cooldown_skipped",
+                      {host},
+                      cat(times.size(), " failures or removals within ", limits_.cooldown_s,
+                          " s, but without it fewer than ", needed, " slots remain: kept"),
+                      false});
+    return;
+  }
   cooldown_until_[host] = now + limits_.cooldown_s;
   events.push_back({"host_cooldown",
                     {host},
@@ -129,7 +142,8 @@ Decision Policy::on_job_end(double now, const JobEnd& end) {
     case JobEnd::Kind::kFailed: break;
   }
   ++restarts_;
-  std::vector<Event> events{{"job_failed", end.failed_hosts, end.detail, false}};
+  // Its record waits for the next training step even when no relaunch can follow at once (hosts cooling down).
+  std::vector<Event> events{{"job_failed", end.failed_hosts, end.detail, true}};
   for (const std::string& host : end.failed_hosts) strike(now, host, events);
   if (restarts_ > limits_.max_restarts) {
     phase_ = Phase::kDone;

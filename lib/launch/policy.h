@@ -11,7 +11,8 @@
 // runs; the policy waits for hosts and gives up after elastic_timeout_s.
 //
 // Hosts: a host whose ranks failed, or that left the discovery list, gets a strike; failures_before_cooldown
-// strikes within cooldown_s put it in cool-down for cooldown_s: it is not used, even when listed, until then.
+// strikes within cooldown_s put it in cool-down for cooldown_s: it is not used, even when listed, until then;
+// unless the other hosts could not hold min_np ranks without it (then it stays: a job beats no job).
 // Restarts: every relaunch after a failure counts; the (max_restarts + 1)-th failure ends the driver. Planned
 // resizes do not count.
 #include <map>

@@ -28,7 +28,7 @@ set_hosts() {  # set_hosts LINE: rewritten whole (write, then rename), as a sche
   mv "$work/hosts.tmp" "$work/hosts"
 }
 # first_steps LOG: how many jobs have done their first training step.
-first_steps() { grep -c "first step done" "$1" 2> /dev/null || true; }
+first_steps() { local n; n=$(grep -c "first step done" "$1" 2> /dev/null) || true; echo "${n:-0}"; }
 wait_for_first_steps() {  # wait_for_first_steps LOG N: bounded wait for the N-th job's first step
   for ((i = 0; i < 1800; i++)); do [ "$(first_steps "$1")" -ge "$2" ] && return 0; sleep 0.1; done
   tail -40 "$1"; fail "job $2 never started training"

@@ -144,6 +144,28 @@ TEST(ElasticPolicy, AHostWhoseRanksFailRepeatedlyCoolsDown) {
   EXPECT_EQ(job.current(), "a:2,b:2");
 }
 
+TEST(ElasticPolicy, TheOnlyCapacityLeftIsNotCooledDown) {
+  FakeJob job(limits(2, 8));
+  job.discover(0, "a:4");
+  job.crashes(10, {"a"});
+  const Decision second = job.crashes(20, {"a"});
+  EXPECT_TRUE(has_event(second, "host_cooldown_skipped"));
+  EXPECT_FALSE(has_event(second, "host_cooldown"));
+  EXPECT_EQ(second.action, Action::kLaunch);  // relaunched on it at once; --max-restarts bounds the retries
+  EXPECT_EQ(job.current(), "a:4");
+}
+
+TEST(ElasticPolicy, AFailureNoRelaunchCanFollowYetIsRecordedWithTheNextTraining) {
+  FakeJob job(limits(4, 8));
+  job.discover(0, "a:2\nb:2");
+  EXPECT_EQ(job.discover(10, "a:2").action, Action::kStop);  // b gone
+  const Decision crashed = job.crashes(11, {"b"});           // its ranks died before the checkpoint
+  EXPECT_EQ(crashed.action, Action::kNone);                  // 2 < 4: waiting for hosts
+  ASSERT_TRUE(has_event(crashed, "job_failed"));
+  EXPECT_TRUE(crashed.events[0].awaits_training);  // its cost is known once training resumes
+  EXPECT_EQ(job.discover(20, "a:2\nc:2").action, Action::kLaunch);
+}
+
 TEST(ElasticPolicy, AFlappingHostCoolsDownAndComesBackAfterIt) {
   FakeJob job(limits(2, 8));
   job.discover(0, "a:2\nb:2");
