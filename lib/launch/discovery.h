@@ -21,7 +21,8 @@ struct DiscoveryResult {
 class DiscoveryRun {
  public:
   DiscoveryRun(const std::filesystem::path& script, double now, double timeout_s);
-  int fd() const { return process_ ? process_->output_fd() : -1; }
+  // What to poll: its stdout until end of file (after that, waiting for its exit is a matter of time).
+  int fd() const { return process_ && !eof_ ? process_->output_fd() : -1; }
   // Reads what arrived; returns the result once the script has exited (or failed to start, or timed out).
   std::optional<DiscoveryResult> advance(double now);
 

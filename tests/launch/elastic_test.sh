@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The elastic driver through `pstrain-launch --elastic`, on localhost. CTest passes BIN_DIR, REPO, DATA_DIR and
-# WORK_ROOT. One case per call: elastic_test.sh CASE [MODE]
+# WORK_ROOT. One case per call: elastic_test.sh CASE [MODE] [PATH]
 #   churn      the discovery script is a file the test rewrites: localhost:3, then 4 (grow), a rank SIGKILLed,
 #              then 3 again (shrink). The run completes; every sample of every pass is trained exactly once (the
 #              ledger in metrics.jsonl); elastic.jsonl lists every event with its world, the checkpoint resumed
 #              from and the seconds to the next training step; nothing is left running. MODE: sync (default), or
-#              async with dynamic dispatch.
+#              async with dynamic dispatch; PATH: shm (default, Open MPI's one-node path) or tcp (the driver's
+#              --tcp: btl tcp and osc pt2pt, the cross-node path).
 #   signal     SIGTERM to the driver (scancel, a pod's termination): the job writes a checkpoint and stops, the
 #              driver exits 0 with nothing left running; the same command again finishes the run, ledger exact.
 #   bad_input  --min-np above --max-np, no --output-dir, --resume given, a discovery script that is missing, not
@@ -14,8 +15,8 @@
 source "$(dirname "$0")/../mpi/common.sh"
 source "$(dirname "$0")/../checkpoint/fault_lib.sh"
 : "${REPO:?REPO must name the checkout}"
-case_name=$1 mode=${2:-sync}
-work=$(new_work_dir "elastic_${case_name}_${mode}")
+case_name=$1 mode=${2:-sync} path=${3:-shm}
+work=$(new_work_dir "elastic_${case_name}_${mode}_${path}")
 launcher=$REPO/mpi_launch/pstrain-launch
 export PSTRAIN_BIN=$BIN_DIR/pstrain
 total_samples=3840
@@ -37,9 +38,11 @@ wait_for_first_steps() {  # wait_for_first_steps LOG N: bounded wait for the N-t
 churn() {
   local out=$work/run log=$work/run.log flags=()
   [ "$mode" = async ] && flags=(--mode async --dispatch dynamic --chunk-size 128)
+  local mpi_path=()
+  [ "$path" = tcp ] && mpi_path=(--tcp)
   set_hosts localhost:3
   timeout -k 5 280 "$launcher" --elastic --min-np 2 --max-np 4 --host-discovery-script "$discovery" \
-    --discovery-interval 0.5 --mca btl_tcp_if_include lo -- \
+    --discovery-interval 0.5 --mca btl_tcp_if_include lo "${mpi_path[@]}" -- \
     --data-dir "$DATA_DIR" --output-dir "$out" --passes 4 --batch-size 32 --hidden 32 --test-step-delay-ms 25 \
     "${flags[@]}" > "$log" 2>&1 &
   local driver=$!
@@ -94,7 +97,7 @@ assert [e["launch"] for e in launches] == [1, 2, 3, 4], launches
 assert all(e["seconds_to_next_step"] > 0 for e in launches), launches
 print("elastic.jsonl: every event listed")
 PY
-  echo "PASS: elastic churn ($mode): grow, kill, shrink; ledger exact"
+  echo "PASS: elastic churn ($mode, $path): grow, kill, shrink; ledger exact"
 }
 
 check_ledger() {  # check_ledger OUT: every pass trained each sample exactly once
