@@ -166,8 +166,14 @@ void Driver::poll_job(double now) {
     }
   }
   for (const std::string& line : lines) {
-    std::cout << line << '\n';
     if (output_.read_line(line)) training_started(now);
+    // The driver asks for a progress line every second (to know how far a job got); the user sees one every 10 s,
+    // pstrain's default, unless they chose an interval.
+    if (!options_.user_progress_interval && is_progress_line(line)) {
+      if (now - last_progress_echo_ < 10) continue;
+      last_progress_echo_ = now;
+    }
+    std::cout << line << '\n';
   }
   std::cout.flush();
   if (!status) return;

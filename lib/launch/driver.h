@@ -57,6 +57,7 @@ class Driver {
   std::optional<World> world_;  // the running job's
   JobOutput output_;
   LineReader job_reader_;
+  double last_progress_echo_ = -1e9;
   int launches_ = 0;
   std::optional<ExitStatus> terminated_;  // the job's status when the driver ended it (a stop that timed out)
   bool stop_sent_ = false;

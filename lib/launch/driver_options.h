@@ -21,7 +21,7 @@ namespace pstrain::launch {
 struct DriverOptions {
   Limits limits;
   std::filesystem::path discovery_script;
-  double discovery_interval_s = 5;
+  double discovery_interval_s = 1;  // as Horovod: a change costs at most a second to notice
   double discovery_timeout_s = 30;
   double stop_timeout_s = 120;  // a planned stop: time for the checkpoint and the exit before mpirun is ended
   bool tcp = false;

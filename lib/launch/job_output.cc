@@ -54,6 +54,10 @@ bool JobOutput::read_line(const std::string& line) {
   return false;
 }
 
+bool is_progress_line(const std::string& line) {
+  return std::regex_search(line, progress_line());
+}
+
 std::optional<std::int64_t> steps_lost(const TrainingPosition& reached, const TrainingPosition& resumed) {
   if (resumed.pass > reached.pass) return 0;
   if (resumed.pass < reached.pass) return std::nullopt;

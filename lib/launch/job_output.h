@@ -50,6 +50,9 @@ class JobOutput {
   std::string failure_detail_;
 };
 
+// Is this pstrain's progress line ("[...] pass P/N step S...")?
+bool is_progress_line(const std::string& line);
+
 // Steps of training lost between what the previous job reached and where the next one resumed: 0 when the
 // checkpoint is at or past it, none when the checkpoint is in an earlier pass than the progress seen (unknown).
 // Exact for a planned stop (the job checkpoints at the step it stops); after a crash a lower bound, off by at most

@@ -51,6 +51,12 @@ TEST(JobOutput, MpirunNamesTheFailedRank) {
   EXPECT_NE(output.failure_detail().find("rank 2"), std::string::npos);
 }
 
+TEST(JobOutput, RecognisesProgressLinesOnly) {
+  EXPECT_TRUE(is_progress_line("[rank 1 trainer 0] pass 1/3 step 21/60 (35%), 654 samples/s, pass left 2s"));
+  EXPECT_FALSE(is_progress_line("[rank 1 trainer 0] pass 0: train_loss 1.08 train_accuracy 0.61"));
+  EXPECT_FALSE(is_progress_line("[rank 1 trainer 0] first step done 1.37984 s after start"));
+}
+
 TEST(StepsLost, FromWhatThePreviousJobReachedToWhereTheNextResumed) {
   EXPECT_EQ(steps_lost({0, 50}, {0, 9}), 41);            // a crash 41 steps after the checkpoint
   EXPECT_EQ(steps_lost({0, 50}, {0, 50}), 0);            // a planned stop checkpoints where it stops
