@@ -1,7 +1,6 @@
 #include "launch/process.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,8 +17,6 @@
 #include "core/error.h"
 #include "launch/exit_codes.h"
 
-extern char** environ;
-
 namespace pstrain::launch {
 
 namespace {
@@ -29,29 +26,29 @@ ExitStatus decode(int status) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 1, 0};
 }
 
-// posix_spawn attributes: a new process group, an empty signal mask, and default handling of the signals the
-// driver catches or ignores (an ignored SIGPIPE would otherwise survive exec).
-struct SpawnAttributes {
-  posix_spawnattr_t attributes;
-  SpawnAttributes() {
-    posix_spawnattr_init(&attributes);
-    sigset_t defaults, empty;
-    sigemptyset(&empty);
-    sigemptyset(&defaults);
-    for (const int number : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) sigaddset(&defaults, number);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setsigmask(&attributes, &empty);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+// In the child between fork and exec (async-signal-safe calls only): its own process group, the signals the driver
+// catches or ignores back to their defaults (an ignored SIGPIPE would survive exec), SIGTERM when the driver dies
+// (even by SIGKILL: then mpirun ends its ranks instead of running on unwatched), stdin from /dev/null, stdout and
+// stderr to `output` when given. An exec failure is reported through `report` as errno.
+[[noreturn]] void become_child(char* const* argv, pid_t parent, int output, int report) {
+  ::setpgid(0, 0);
+  for (const int number : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) std::signal(number, SIG_DFL);
+  sigset_t empty;
+  sigemptyset(&empty);
+  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) ::_exit(127);  // the driver died before the line above
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0) ::dup2(null, STDIN_FILENO);
+  if (output >= 0) {
+    ::dup2(output, STDOUT_FILENO);
+    ::dup2(output, STDERR_FILENO);
   }
-  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes); }
-};
-
-struct FileActions {
-  posix_spawn_file_actions_t actions;
-  FileActions() { posix_spawn_file_actions_init(&actions); }
-  ~FileActions() { posix_spawn_file_actions_destroy(&actions); }
-};
+  ::execvp(argv[0], argv);
+  const int error = errno;
+  [[maybe_unused]] const ssize_t written = ::write(report, &error, sizeof error);
+  ::_exit(127);
+}
 
 }  // namespace
 
@@ -64,19 +61,30 @@ Process::Process(const std::vector<std::string>& argv, bool capture_output) {
   pointers.reserve(argv.size() + 1);
   for (const auto& word : argv) pointers.push_back(const_cast<char*>(word.c_str()));
   pointers.push_back(nullptr);
-  FileActions files;
-  posix_spawn_file_actions_addopen(&files.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  Pipe pipe;
-  if (capture_output) {
-    pipe = make_pipe();
-    posix_spawn_file_actions_adddup2(&files.actions, pipe.write.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&files.actions, pipe.write.get(), STDERR_FILENO);
-  }
-  SpawnAttributes attributes;
-  const int result = posix_spawnp(&pid_, pointers[0], &files.actions, &attributes.attributes, pointers.data(), environ);
-  if (result != 0) throw DriverError(DriverExit::kUsage, cat("cannot start ", argv[0], ": ", std::strerror(result)));
+  Pipe output;
+  if (capture_output) output = make_pipe();
+  Pipe report = make_pipe();  // close-on-exec: end of file on it means the exec succeeded
+  const pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ < 0) throw DriverError(DriverExit::kInternal, cat("fork: ", std::strerror(errno)));
+  if (pid_ == 0) become_child(pointers.data(), parent, output.write.get(), report.write.get());
+  ::setpgid(pid_, pid_);  // also here: signals to the group must work before the child runs
   running_ = true;
-  output_ = std::move(pipe.read);  // the write end closes here: end of file once the child and its heirs exit
+  report.write.reset();
+  int error = 0;
+  ssize_t got = 0;
+  do {
+    ::fcntl(report.read.get(), F_SETFL, 0);  // blocking: the child execs or reports at once
+    got = ::read(report.read.get(), &error, sizeof error);
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof error)) {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    running_ = false;
+    // Almost always a wrong path given by the user (MPIRUN, PSTRAIN_BIN), hence a usage error.
+    throw DriverError(DriverExit::kUsage, cat("cannot start ", argv[0], ": ", std::strerror(error)));
+  }
+  output_ = std::move(output.read);  // the write end closes here: end of file once the child and its heirs exit
 }
 
 Process::~Process() {

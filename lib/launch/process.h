@@ -2,7 +2,8 @@
 // A child process in a process group of its own, owned by one object: stdin from /dev/null, stdout and stderr
 // into a pipe the driver reads (or inherited). Whatever happens to the owner, the child's whole group is ended
 // and the child reaped: nothing is left running. Signals the driver catches or ignores are back to their defaults
-// in the child.
+// in the child, and the child gets SIGTERM if the driver dies, even by SIGKILL (PR_SET_PDEATHSIG): mpirun then
+// ends its ranks. fork + exec rather than posix_spawn for that one call.
 #include <sys/types.h>
 
 #include <optional>

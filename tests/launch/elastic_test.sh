@@ -9,6 +9,11 @@
 #              --tcp: btl tcp and osc pt2pt, the cross-node path).
 #   signal     SIGTERM to the driver (scancel, a pod's termination): the job writes a checkpoint and stops, the
 #              driver exits 0 with nothing left running; the same command again finishes the run, ledger exact.
+#   driver_killed
+#              SIGKILL to the driver itself (the OOM killer, kill -9) while the job prints nothing (no progress
+#              lines, long steps: a write to the dead driver's pipe would end mpirun by SIGPIPE): mpirun gets
+#              SIGTERM (PR_SET_PDEATHSIG) and ends its ranks, nothing is left running; the same command again
+#              finishes the run, ledger exact.
 #   bad_input  --min-np above --max-np, no --output-dir, --resume given, a discovery script that is missing, not
 #              executable, fails, hangs, prints garbage, or never lists enough slots: one message naming the
 #              problem, the documented exit code, within seconds, nothing left running.
@@ -145,6 +150,37 @@ signal_driver() {
   echo "PASS: SIGTERM to the driver: checkpoint, exit 0, nothing left; the rerun finished, ledger exact"
 }
 
+driver_killed() {
+  local out=$work/run log=$work/run.log
+  local command=("$launcher" --elastic --min-np 2 --max-np 4 --host-discovery-script "$discovery"
+                 --discovery-interval 0.5 --mca btl_tcp_if_include lo --
+                 --data-dir "$DATA_DIR" --output-dir "$out" --passes 2 --batch-size 32 --hidden 32
+                 --progress-every-s 0)
+  set_hosts localhost:3
+  "${command[@]}" --test-step-delay-ms 400 > "$log" 2>&1 &
+  local driver=$!
+  trap 'kill "$driver" 2> /dev/null || true' EXIT
+  wait_for_first_steps "$log" 1
+  [ "$(cat /proc/$driver/comm)" = pstrain-elastic ] || fail "pid $driver is not the driver"
+  kill -KILL "$driver"
+  wait "$driver" 2> /dev/null || true
+  trap - EXIT
+  no_process_left "$out" 10
+  echo "ok: nothing of the job left after the driver was SIGKILLed"
+  timeout -k 5 200 "${command[@]}" --test-step-delay-ms 25 > "$work/again.log" 2>&1 \
+    || { tail -30 "$work/again.log"; fail "the rerun"; }
+  [ -f "$out/pass-00001/done" ] || fail "the rerun did not finish the run"
+  python3 - "$out" "$total_samples" <<'PY' || fail "ledger of $out"
+import json, sys
+passes = [json.loads(line) for line in open(f"{sys.argv[1]}/metrics.jsonl")]
+assert [p["pass"] for p in passes] == [0, 1], [p["pass"] for p in passes]
+for p in passes:
+    assert p["samples"] + p["samples_before_resume"] == int(sys.argv[2]), p
+    assert p["samples_missing"] == 0 and p["samples_repeated"] == 0, p
+PY
+  echo "PASS: a SIGKILLed driver leaves nothing running; the rerun finished, ledger exact"
+}
+
 # expect_end CODE WANT SECONDS ARGS...: the launcher ends with CODE within SECONDS, saying WANT once.
 expect_end() {
   local want_code=$1 want=$2 seconds=$3 code=0 start
@@ -196,6 +232,7 @@ bad_input() {
 case "$case_name" in
   churn) churn ;;
   signal) signal_driver ;;
+  driver_killed) driver_killed ;;
   bad_input) bad_input ;;
   *) fail "unknown case $case_name" ;;
 esac
