@@ -286,6 +286,30 @@ std::vector<float> npy_features(const NpyArray& array, const std::string& name) 
   return features;
 }
 
+namespace {
+
+// Element `i` of an integer array, whatever its width and sign; refuses float and other types naming `what`.
+std::int64_t integer_element(const NpyArray& array, std::uint64_t i, const std::string& name, const char* what) {
+  switch (array.type) {
+    case NpyType::kUint8: return element<std::uint8_t>(array, i);
+    case NpyType::kInt8: {  // two's complement, read as its byte (no signed char conversion to get wrong)
+      const std::int64_t byte = element<std::uint8_t>(array, i);
+      return byte >= 128 ? byte - 256 : byte;
+    }
+    case NpyType::kUint16: return element<std::uint16_t>(array, i);
+    case NpyType::kInt16: return element<std::int16_t>(array, i);
+    case NpyType::kUint32: return element<std::uint32_t>(array, i);
+    case NpyType::kInt32: return element<std::int32_t>(array, i);
+    case NpyType::kInt64: return element<std::int64_t>(array, i);
+    default:
+      bad(name, cat(what, " of element type '", array.descr,
+                    "' are not supported: they are integers (numpy: ", "a.astype('int64'))"));
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::vector<std::int32_t> npy_labels(const NpyArray& array, const std::string& name) {
   if (array.shape.size() != 1) {
     bad(name, cat("labels have shape ", shape_text(array.shape),
@@ -294,28 +318,29 @@ std::vector<std::int32_t> npy_labels(const NpyArray& array, const std::string& n
   }
   std::vector<std::int32_t> labels(array.shape[0]);
   for (std::uint64_t i = 0; i < array.shape[0]; ++i) {
-    std::int64_t value = 0;
-    switch (array.type) {
-      case NpyType::kUint8: value = element<std::uint8_t>(array, i); break;
-      case NpyType::kInt8:  // two's complement, read as its byte (no signed char conversion to get wrong)
-        value = element<std::uint8_t>(array, i);
-        if (value >= 128) value -= 256;
-        break;
-      case NpyType::kUint16: value = element<std::uint16_t>(array, i); break;
-      case NpyType::kInt16: value = element<std::int16_t>(array, i); break;
-      case NpyType::kUint32: value = element<std::uint32_t>(array, i); break;
-      case NpyType::kInt32: value = element<std::int32_t>(array, i); break;
-      case NpyType::kInt64: value = element<std::int64_t>(array, i); break;
-      default:
-        bad(name, cat("labels of element type '", array.descr,
-                      "' are not supported: class labels are integers (numpy: y.astype('int64'))"));
-    }
+    const std::int64_t value = integer_element(array, i, name, "class labels");
     if (value < 0 || value > std::numeric_limits<std::int32_t>::max()) {
       bad(name, cat("label ", value, " of sample ", i, " is not a class index (0, 1, 2, ...)"));
     }
     labels[i] = static_cast<std::int32_t>(value);
   }
   return labels;
+}
+
+std::vector<float> npy_word_ids(const NpyArray& array, std::uint64_t vocab_size, const std::string& name) {
+  if (array.shape.empty() || array.shape[0] == 0) {
+    bad(name, cat("word ids of shape ", shape_text(array.shape), " hold no samples (expected (samples, context))"));
+  }
+  const std::uint64_t count = array.element_count();
+  std::vector<float> ids(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::int64_t id = integer_element(array, i, name, "word ids");
+    if (id < 0 || static_cast<std::uint64_t>(id) >= vocab_size) {
+      bad(name, cat("holds ", id, ", not a word id in [0, ", vocab_size, ")"));
+    }
+    ids[i] = static_cast<float>(id);  // exact: vocabularies are far below 2^24 words
+  }
+  return ids;
 }
 
 }  // namespace pstrain::data

@@ -40,5 +40,8 @@ NpyArray read_npy(const std::filesystem::path& path);                          /
 std::vector<float> npy_features(const NpyArray& array, const std::string& name);
 // Class labels: a 1-D array of integers in [0, 2^31). Throws Error(kInputData) naming `name`.
 std::vector<std::int32_t> npy_labels(const NpyArray& array, const std::string& name);
+// A language model's inputs: integers in [0, vocab_size), one row of context per sample, as the floats a token
+// shard's features hold. Throws Error(kInputData) naming `name`.
+std::vector<float> npy_word_ids(const NpyArray& array, std::uint64_t vocab_size, const std::string& name);
 
 }  // namespace pstrain::data

@@ -7,9 +7,10 @@
 #include "compute/backend.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "data/npy.h"
 #include "inference/command_line.h"
 #include "inference/commands.h"
-#include "inference/npy.h"
+#include "inference/npy_writer.h"
 #include "inference/prediction.h"
 #include "nn/graph_model.h"
 
@@ -43,9 +44,10 @@ po::options_description predict_options() {
   return flags;
 }
 
-// The samples of a .npy file, checked against the model's sample shape ({h, w} and {h, w, 1} alike).
+// The samples of a .npy file (data/npy.h: uint8 images scaled to [0, 1] as in training, float32/64; word ids for a
+// language model), checked against the model's sample shape ({h, w} and {h, w, 1} alike).
 data::Samples read_npy_samples(const fs::path& path, const SavedModel& model) {
-  NpyArray array = read_npy(path);
+  const data::NpyArray array = data::read_npy(path);
   if (array.shape.empty()) throw Error(ExitCode::kInputData, cat(path.string(), " holds a scalar, not samples"));
   const std::vector<std::size_t> sample(array.shape.begin() + 1, array.shape.end());
   if (nn::model_input_shape(sample) != model.plan.input) {
@@ -56,17 +58,9 @@ data::Samples read_npy_samples(const fs::path& path, const SavedModel& model) {
   data::Samples samples;
   samples.meta.sample_shape.assign(sample.begin(), sample.end());
   samples.meta.sample_count = array.shape[0];
-  samples.features = std::move(array.values);
+  samples.features = model.info.tokens ? data::npy_word_ids(array, model.info.vocab_size, path.string())
+                                       : data::npy_features(array, path.string());
   samples.labels.assign(array.shape[0], -1);
-  if (model.info.tokens) {
-    for (const float id : samples.features) {
-      if (!(id >= 0 && id < static_cast<float>(model.info.vocab_size) &&
-            id == static_cast<float>(static_cast<long long>(id)))) {
-        throw Error(ExitCode::kInputData,
-                    cat(path.string(), " holds ", id, ", not a word id in [0, ", model.info.vocab_size, ")"));
-      }
-    }
-  }
   return samples;
 }
 

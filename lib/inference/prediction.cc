@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
-#include "inference/npy.h"
+#include "inference/npy_writer.h"
 
 namespace pstrain::inference {
 

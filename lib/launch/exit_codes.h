@@ -10,11 +10,12 @@
 namespace pstrain::launch {
 
 enum class DriverExit : int {
-  kOk = 0,                 // training finished, or stopped cleanly (a checkpoint) on a signal to the driver
-  kInternal = 1,           // a bug in the driver
-  kUsage = 2,              // bad driver flag, --min-np > --max-np, no --output-dir, discovery script missing
-  kOutput = 4,             // the output folder cannot be written (elastic.jsonl)
-  kNotEnoughSlots = static_cast<int>(ExitCode::kTooFewSlots),  // fewer than --min-np usable slots for --elastic-timeout s
+  kOk = 0,        // training finished, or stopped cleanly (a checkpoint) on a signal to the driver
+  kInternal = 1,  // a bug in the driver
+  kUsage = 2,     // bad driver flag, --min-np > --max-np, no --output-dir, discovery script missing
+  kOutput = 4,    // the output folder cannot be written (elastic.jsonl)
+  kNotEnoughSlots =
+      static_cast<int>(ExitCode::kTooFewSlots),  // fewer than --min-np usable slots for --elastic-timeout s
   kRestartsExhausted = static_cast<int>(ExitCode::kRunsFailed),  // the job failed more than --max-restarts times
   // The discovery script failed, hung or printed garbage (at start, or for --elastic-timeout).
   kDiscoveryFailed = static_cast<int>(ExitCode::kDiscoveryFailed),

@@ -20,11 +20,7 @@ const po::options_description& pstrain_options() {
 
 // Everything pstrain parses, so that its configuration resolves with every default in place.
 const po::options_description& pstrain_parsed_options() {
-  static const po::options_description options = [] {
-    po::options_description all;
-    all.add(train::train_options()).add(train::train_test_options());
-    return all;
-  }();
+  static const po::options_description options = train::train_parsed_options();
   return options;
 }
 

@@ -269,9 +269,7 @@ int run_job(int argc, char** argv) {
   bool exit_early = false;
   auto failure = attempt([&] {
     const auto user_options = train_options();
-    boost::program_options::options_description description;
-    description.add(user_options).add(train_test_options());
-    const LayeredOptions options = parse_layered_options(description, argc, argv, environ);
+    const LayeredOptions options = parse_layered_options(train_parsed_options(), argc, argv, environ);
     if (options.help_requested || options.version_requested) {
       if (rank == 0) std::cout << (options.help_requested ? usage_text(user_options) : version_text());
       exit_early = true;

@@ -13,7 +13,10 @@ namespace pstrain::train {
 std::string usage_text(const boost::program_options::options_description& user_options) {
   std::ostringstream text;
   text << "Usage: mpirun -np N pstrain --data-dir DIR --output-dir DIR [options]\n"
-          "       pstrain --help | --version\n"
+          "       pstrain evaluate PASS_FOLDER [--split test|valid]    test metrics of a saved model\n"
+          "       pstrain predict PASS_FOLDER --input (SHARD.h5|X.npy) --output FILE\n"
+          "       pstrain export --onnx MODEL.onnx PASS_FOLDER          the model as ONNX\n"
+          "       pstrain --help | --version      (evaluate, predict, export: COMMAND --help)\n"
           "Ranks [0, P) are parameter-server shards, the others trainers; one rank trains alone.\n"
           "With --mode allreduce there are no servers: every rank is a trainer.\n"
           "Every flag can also be set as PSTRAIN_<FLAG> (upper case, '-' -> '_') or in --config FILE;\n"

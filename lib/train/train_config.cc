@@ -96,6 +96,12 @@ po::options_description train_options() {
   return all;
 }
 
+po::options_description train_parsed_options() {
+  po::options_description all;
+  all.add(train_options()).add(train_test_options());
+  return all;
+}
+
 po::options_description train_test_options() {
   po::options_description testing("Testing only (fault injection for the test suite; not in --help or config.ini)");
   // clang-format off

@@ -81,6 +81,8 @@ struct TrainConfig {
 boost::program_options::options_description train_options();
 // The test suite's fault-injection flags (--test-*): accepted, never shown by --help nor saved in config.ini.
 boost::program_options::options_description train_test_options();
+// Everything pstrain parses (train_options and train_test_options): what resolve_train_config reads.
+boost::program_options::options_description train_parsed_options();
 
 // Validates every value; throws pstrain::Error(kUsage) naming the flag.
 TrainConfig resolve_train_config(const boost::program_options::variables_map& values);

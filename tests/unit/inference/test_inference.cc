@@ -10,8 +10,9 @@
 #include "checkpoint/pass_model.h"
 #include "compute/backend.h"
 #include "core/error.h"
+#include "data/npy.h"
 #include "inference/evaluation.h"
-#include "inference/npy.h"
+#include "inference/npy_writer.h"
 #include "inference/prediction.h"
 #include "inference/saved_model.h"
 
@@ -151,21 +152,21 @@ TEST(Prediction, CsvListsTheTopKMostProbableFirstWithQuotedWords) {
   EXPECT_NEAR(p[1], std::exp(2.0) / (1 + 2 * std::exp(2.0) + std::exp(1.0)), 1e-7);
 }
 
-TEST(Npy, ReadsBackWhatItWritesAndRejectsFortranOrderAndTruncation) {
+TEST(NpyWriter, TheDataReaderReadsBackWhatPredictWritesAndRefusesFortranOrderAndTruncation) {
   const fs::path path = fs::temp_directory_path() / ("pstrain-npy-" + std::to_string(::getpid()) + ".npy");
   const std::vector<float> values = {1.5f, -2, 3, 4, 5, 6};
   const std::string bytes = npy_bytes({2, 3}, values);
   EXPECT_EQ((bytes.size() - values.size() * 4) % 64, 0u);  // the header is padded to 64 bytes
   std::ofstream(path, std::ios::binary) << bytes;
-  const NpyArray array = read_npy(path);
-  EXPECT_EQ(array.shape, (std::vector<std::size_t>{2, 3}));
-  EXPECT_EQ(array.values, values);
+  const data::NpyArray array = data::read_npy(path);
+  EXPECT_EQ(array.shape, (std::vector<std::uint64_t>{2, 3}));
+  EXPECT_EQ(data::npy_features(array, path.string()), values);
   std::string fortran = bytes;
   fortran.replace(fortran.find("False"), 5, "True ");
   std::ofstream(path, std::ios::binary | std::ios::trunc) << fortran;
-  EXPECT_THROW(read_npy(path), Error);
+  EXPECT_THROW(data::read_npy(path), Error);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 1);
-  EXPECT_THROW(read_npy(path), Error);
+  EXPECT_THROW(data::read_npy(path), Error);
   fs::remove(path);
 }
 
