@@ -79,31 +79,21 @@ void PsClient::pull(std::span<float> parameters) {
 }
 
 ShardControl PsClient::read_control(int shard) {
-  std::int64_t fields[2] = {0, 0};
-  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Get(fields, 2, MPI_INT64_T, shard,
-                    static_cast<MPI_Aint>(control_index(layout_.trainer_index, kAppliedSeq)), 2, MPI_INT64_T,
-                    windows_.control.handle()));
-  lock.unlock();
-  return {fields[0], fields[1]};
+  // The server writes the staleness before applied_seq (ps/control_words.h): read applied_seq first.
+  ShardControl control;
+  control.applied_seq = windows_.control.read(shard, control_index(layout_.trainer_index, kAppliedSeq));
+  control.staleness = windows_.control.read(shard, control_index(layout_.trainer_index, kStaleness));
+  return control;
 }
 
 void PsClient::announce_push(int shard, std::int64_t sequence, std::int64_t base_version) {
-  const std::int64_t fields[2] = {sequence, base_version};
-  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Put(fields, 2, MPI_INT64_T, shard,
-                    static_cast<MPI_Aint>(control_index(layout_.trainer_index, kPushedSeq)), 2, MPI_INT64_T,
-                    windows_.control.handle()));
-  lock.unlock();
+  // The base version before the sequence number that tells the server to look at it.
+  windows_.control.write(shard, control_index(layout_.trainer_index, kBaseVersion), base_version);
+  windows_.control.write(shard, control_index(layout_.trainer_index, kPushedSeq), sequence);
 }
 
 std::int64_t PsClient::atomic_on_shard(int shard, std::size_t index, std::int64_t operand, MPI_Op op) {
-  std::int64_t previous = 0;
-  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Fetch_and_op(&operand, &previous, MPI_INT64_T, shard, static_cast<MPI_Aint>(index), op,
-                             windows_.control.handle()));
-  lock.unlock();
-  return previous;
+  return windows_.control.fetch_and_op(shard, index, operand, op);
 }
 
 std::int64_t PsClient::take_chunk() {
@@ -123,18 +113,12 @@ void PsClient::announce_quiesced() {
 }
 
 void PsClient::publish_clock(std::int64_t clock) {
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Put(&clock, 1, MPI_INT64_T, 0, static_cast<MPI_Aint>(control_index(layout_.trainer_index, kClock)), 1,
-                    MPI_INT64_T, windows_.control.handle()));
-  lock.unlock();
+  windows_.control.write(0, control_index(layout_.trainer_index, kClock), clock);
 }
 
 std::vector<std::int64_t> PsClient::read_clocks() {
   std::vector<std::int64_t> control(control_size(layout_.trainers));
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Get(control.data(), static_cast<int>(control.size()), MPI_INT64_T, 0, 0,
-                    static_cast<int>(control.size()), MPI_INT64_T, windows_.control.handle()));
-  lock.unlock();
+  windows_.control.read(0, 0, control);
   std::vector<std::int64_t> clocks;
   for (int trainer = 0; trainer < layout_.trainers; ++trainer)
     clocks.push_back(control[control_index(trainer, kClock)]);

@@ -14,6 +14,8 @@
 //                                 per trainer t at 4+5t: pushed_seq, base_version (written by trainer t),
 //                                 applied_seq, staleness of the last applied push (written by the server),
 //                                 clock (ssp, on shard 0 only: steps trainer t finished in this pass).
+//                                 Touched by atomic operations only, in one epoch for the whole run
+//                                 (ps/control_words.h): no rank ever locks it.
 //
 // Each row table (table_plan.h) adds three windows per shard, the same on every shard but sized by its rows:
 //   rows    float  [R_s x W]      the shard's rows of the table, local row l = global row l * P + s
@@ -23,7 +25,8 @@
 // (R_s: rows on shard s, W: row width, C_s: the rows one step can touch there, TablePlan::capacity.)
 //
 // Who waits for whom, and in which order, over these words: exchange/step_protocol.h.
-// Every access to a window's memory, local or remote, happens inside a lock epoch on that window.
+// Every access to a window's memory, local or remote, happens inside a lock epoch on that window (the control
+// words: inside the one epoch ControlWords holds).
 #include <mpi.h>
 
 #include <cstdint>
@@ -32,6 +35,7 @@
 
 #include "comm/layout.h"
 #include "comm/window.h"
+#include "ps/control_words.h"
 #include "ps/shard_plan.h"
 #include "ps/table_plan.h"
 
@@ -76,7 +80,7 @@ struct PsWindows {
 
   comm::Window<float> params;
   comm::Window<float> grads;
-  comm::Window<std::int64_t> control;
+  ControlWords control;
 };
 
 struct TableWindows {
