@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ ShardMeta read_shard_meta(const std::filesystem::path& path);
 // Reads and validates everything: shapes and types, labels in [0, num_classes), features finite (token
 // shards: every id in [0, vocab_size)).
 Samples read_shard(const std::filesystem::path& path);
+// The same checks, for samples `rows` (increasing) only, in that order: what a trainer given a few samples of a
+// shard at a time reads (dynamic dispatch, train/trainer_samples.h).
+Samples read_shard_rows(const std::filesystem::path& path, std::span<const std::uint64_t> rows);
 
 // The train-NNNNN.h5 files of a data folder in index order (throws if the folder is missing or has none,
 // or if the numbering has gaps), and the test.h5 path (throws if missing).

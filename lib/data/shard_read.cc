@@ -259,11 +259,14 @@ void check_finite(const fs::path& path, const Samples& samples) {
   }
 }
 
-// The ids of a token shard, checked against the vocabulary, as the floats the embedding layer reads.
-std::vector<float> read_token_ids(const fs::path& path, const OpenShard& shard) {
+// The ids of a token shard (of `samples` samples: all, or those `file_space` selects), checked against the
+// vocabulary, as the floats the embedding layer reads.
+std::vector<float> read_token_ids(const fs::path& path, const OpenShard& shard, std::uint64_t samples,
+                                  const H5::DataSpace& memory_space = H5::DataSpace::ALL,
+                                  const H5::DataSpace& file_space = H5::DataSpace::ALL) {
   const std::size_t size = shard.meta.sample_size();
-  std::vector<std::int32_t> ids(shard.meta.sample_count * size);
-  if (!ids.empty()) shard.features.read(ids.data(), H5::PredType::NATIVE_INT32);
+  std::vector<std::int32_t> ids(samples * size);
+  if (!ids.empty()) shard.features.read(ids.data(), H5::PredType::NATIVE_INT32, memory_space, file_space);
   const std::uint32_t vocab = shard.meta.tokens->vocab_size;
   std::vector<float> features(ids.size());
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -293,10 +296,52 @@ Samples read_shard(const fs::path& path) {
     if (shard.meta.sample_count > 0) shard.labels.read(samples.labels.data(), H5::PredType::NATIVE_INT32);
     check_labels(path, samples);
     if (shard.meta.tokens) {
-      samples.features = read_token_ids(path, shard);
+      samples.features = read_token_ids(path, shard, shard.meta.sample_count);
     } else {
       samples.features.resize(shard.meta.sample_count * shard.meta.sample_size());
       if (shard.meta.sample_count > 0) shard.features.read(samples.features.data(), H5::PredType::NATIVE_FLOAT);
+      check_finite(path, samples);
+    }
+    return samples;
+  });
+}
+
+Samples read_shard_rows(const fs::path& path, std::span<const std::uint64_t> rows) {
+  check_shard_against_manifest(path);
+  return with_hdf5(path, [&] {
+    OpenShard shard = open_shard(path);
+    Samples samples;
+    samples.meta = shard.meta;
+    samples.meta.sample_count = rows.size();
+    if (rows.empty()) return samples;
+    const hsize_t width = shard.meta.sample_size();
+    // The rows as runs of consecutive ones, one hyperslab each: HDF5 reads a selection in the file's order.
+    H5::DataSpace feature_space = shard.features.getSpace();
+    H5::DataSpace label_space = shard.labels.getSpace();
+    feature_space.selectNone();
+    label_space.selectNone();
+    for (std::size_t begin = 0; begin < rows.size();) {
+      PSTRAIN_ASSERT(rows[begin] < shard.meta.sample_count && (begin == 0 || rows[begin] > rows[begin - 1]), "row ",
+                     rows[begin], " of ", path.string(), " (", shard.meta.sample_count, " samples, rows increasing)");
+      std::size_t end = begin + 1;
+      while (end < rows.size() && rows[end] == rows[end - 1] + 1 && rows[end] < shard.meta.sample_count) ++end;
+      const hsize_t start[2] = {rows[begin], 0};
+      const hsize_t count[2] = {end - begin, width};
+      feature_space.selectHyperslab(H5S_SELECT_OR, count, start);
+      label_space.selectHyperslab(H5S_SELECT_OR, count, start);
+      begin = end;
+    }
+    const hsize_t memory_dims[2] = {rows.size(), width};
+    const H5::DataSpace feature_memory(2, memory_dims);
+    const H5::DataSpace label_memory(1, memory_dims);
+    samples.labels.resize(rows.size());
+    shard.labels.read(samples.labels.data(), H5::PredType::NATIVE_INT32, label_memory, label_space);
+    check_labels(path, samples);
+    if (shard.meta.tokens) {
+      samples.features = read_token_ids(path, shard, rows.size(), feature_memory, feature_space);
+    } else {
+      samples.features.resize(rows.size() * width);
+      shard.features.read(samples.features.data(), H5::PredType::NATIVE_FLOAT, feature_memory, feature_space);
       check_finite(path, samples);
     }
     return samples;
