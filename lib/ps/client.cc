@@ -50,12 +50,17 @@ void PsClient::push_block(const Block& block, std::span<const float> gradient) {
 
 void PsClient::end_push(float count) {
   const MPI_Win window = windows_.grads.handle();
+  // Each slot's trailer (windows.h): the count, then the version of the shard's parameters the gradient came from.
+  trailers_.resize(kSlotTrailer * plan_.shards());
   for (int shard = 0; shard < plan_.shards(); ++shard) {
+    float* trailer = trailers_.data() + kSlotTrailer * shard;
+    trailer[0] = count;
+    write_version(trailer + 1, versions_[shard]);
     const std::size_t slice = plan_.shard_size(shard);
     const auto at = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(slice) + slice);
-    MPI_CHECK(MPI_Put(&count, 1, MPI_FLOAT, shard, at, 1, MPI_FLOAT, window));
+    MPI_CHECK(MPI_Put(trailer, kSlotTrailer, MPI_FLOAT, shard, at, kSlotTrailer, MPI_FLOAT, window));
   }
-  MPI_CHECK(MPI_Win_unlock_all(window));  // `count` lives until here
+  MPI_CHECK(MPI_Win_unlock_all(window));  // the trailers are read until here
 }
 
 void PsClient::pull(std::span<float> parameters) {
@@ -78,17 +83,15 @@ void PsClient::pull(std::span<float> parameters) {
   }
 }
 
-ShardControl PsClient::read_control(int shard) {
-  // The server writes the staleness before applied_seq (ps/control_words.h): read applied_seq first.
-  ShardControl control;
-  control.applied_seq = windows_.control.read(shard, control_index(layout_.trainer_index, kAppliedSeq));
-  control.staleness = windows_.control.read(shard, control_index(layout_.trainer_index, kStaleness));
-  return control;
+std::int64_t PsClient::applied_seq(int shard) {
+  return windows_.control.read(shard, control_index(layout_.trainer_index, kAppliedSeq));
 }
 
-void PsClient::announce_push(int shard, std::int64_t sequence, std::int64_t base_version) {
-  // The base version before the sequence number that tells the server to look at it.
-  windows_.control.write(shard, control_index(layout_.trainer_index, kBaseVersion), base_version);
+std::int64_t PsClient::staleness(int shard) {
+  return windows_.control.read(shard, control_index(layout_.trainer_index, kStaleness));
+}
+
+void PsClient::announce_push(int shard, std::int64_t sequence) {
   windows_.control.write(shard, control_index(layout_.trainer_index, kPushedSeq), sequence);
 }
 

@@ -223,9 +223,10 @@ void ShardServer::clear_checkpoint_request() {
   windows_.control.write(layout_.world_rank, kCheckpointRequestIndex, zeros);
 }
 
-// Protocol (exchange/step_protocol.h, async step): a trainer puts its slot, then writes its base version and then
-// its pushed_seq here; the server reads pushed_seq, then the base version (a second read: the words are atomic one
-// by one, not together), applies the slot, and writes the staleness and then applied_seq, which the trainer polls.
+// Protocol (exchange/step_protocol.h, async step): a trainer puts its slot (gradient, count, base version), then
+// writes its pushed_seq here; the server sees pushed_seq move, applies the slot, and writes the staleness and then
+// applied_seq, which the trainer polls (the words are atomic one by one, not together: the order says which
+// one a reader may read after which).
 // No lock on the control words is ever taken (ps/control_words.h), so no trainer's poll delays the server.
 ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds poll_interval) {
   const int self = layout_.world_rank;
@@ -233,7 +234,6 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
   // Outside the loop: an idle server polls as fast as it is scheduled (core/poll_pause.h), so nothing there
   // allocates.
   std::vector<std::int64_t> control(control_size(layout_.trainers));
-  std::vector<std::int64_t> versions(control.size());
   std::vector<int> arrived;
   arrived.reserve(trainers);
   applied_.resize(trainers, 0);
@@ -246,10 +246,8 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
     }
     if (!arrived.empty()) {
       idle.reset();
-      windows_.control.read(self, 0, versions);  // every base version written before a pushed_seq seen above
       for (const int trainer : arrived) {
-        const std::int64_t staleness = version_ - versions[control_index(trainer, kBaseVersion)];
-        apply_push(trainer);
+        const std::int64_t staleness = apply_push(trainer);
         applied_[trainer] = control[control_index(trainer, kPushedSeq)];
         windows_.control.write(self, control_index(trainer, kStaleness), staleness);
         windows_.control.write(self, control_index(trainer, kAppliedSeq), applied_[trainer]);
@@ -270,12 +268,14 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
   }
 }
 
-// One trainer's push as its own update: its dense slot, then its rows (async steps).
-void ShardServer::apply_push(int trainer) {
+// One trainer's push as its own update: its dense slot, then its rows (async steps). Returns its staleness: the
+// updates applied since the version its gradient came from.
+std::int64_t ShardServer::apply_push(int trainer) {
   const auto start = Clock::now();
   const std::size_t stride = slot_stride(slice_size_);
   WindowLock lock(windows_.grads.handle(), layout_.world_rank, WindowLock::Mode::kShared);
   const float* slot = windows_.grads.local().data() + trainer * stride;
+  const std::int64_t staleness = version_ - read_version(slot + slice_size_ + 1);
   if (slot[slice_size_] > 0) {
     apply({slot, slice_size_});
     weights_.assign(static_cast<std::size_t>(layout_.trainers), 0.0f);  // this trainer's push alone
@@ -283,6 +283,7 @@ void ShardServer::apply_push(int trainer) {
     for (const auto& table : tables_) table->update(weights_);
   }
   stats_.busy_seconds += seconds_since(start);
+  return staleness;
 }
 
 }  // namespace pstrain::ps
