@@ -1,6 +1,7 @@
 // Reading shards back. HDF5 parsers have a history of memory-safety bugs on malformed files, so every
 // shape and type is checked before any data is read into a buffer sized from the file's own claims.
 #include <cmath>
+#include <memory>
 #include <optional>
 
 #include "core/error.h"
@@ -176,8 +177,9 @@ struct OpenShard {
   H5::DataSet labels;
 };
 
-// Opens the file and checks attributes and dataset shapes and types against each other.
-OpenShard open_shard(const fs::path& path) {
+// Opens the file and checks attributes and dataset shapes and types against each other. `access`: how HDF5 reads
+// the file (ShardRows: no sieve buffer).
+OpenShard open_shard(const fs::path& path, const H5::FileAccPropList& access = H5::FileAccPropList::DEFAULT) {
   std::error_code ec;
   if (!fs::exists(path, ec)) bad(path, "file does not exist");
   if (!fs::is_regular_file(path, ec)) bad(path, "not a regular file");
@@ -187,7 +189,7 @@ OpenShard open_shard(const fs::path& path) {
   if (ec) bad(path, cat("cannot read its size: ", ec.message()));
 
   OpenShard shard;
-  shard.file.openFile(path.string(), H5F_ACC_RDONLY);
+  shard.file.openFile(path.string(), H5F_ACC_RDONLY, access);
   const std::uint32_t version =
       read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrFormatVersion, H5::PredType::NATIVE_UINT32);
   if (version < hdf5::kOldestReadableVersion || version > hdf5::kFormatVersion) {
@@ -306,10 +308,35 @@ Samples read_shard(const fs::path& path) {
   });
 }
 
-Samples read_shard_rows(const fs::path& path, std::span<const std::uint64_t> rows) {
+struct ShardRows::Open {
+  OpenShard shard;
+};
+
+ShardRows::ShardRows(const fs::path& path) : path_(path) {
   check_shard_against_manifest(path);
-  return with_hdf5(path, [&] {
-    OpenShard shard = open_shard(path);
+  open_ = with_hdf5(path, [&] {
+    // A few scattered rows at a time: HDF5's sieve buffer (64 KiB by default) would read 64 KiB around every row.
+    H5::FileAccPropList access;
+    access.setSieveBufSize(0);
+    return std::make_unique<Open>(Open{open_shard(path, access)});
+  });
+}
+
+ShardRows::~ShardRows() {
+  if (!open_) return;
+  auto lock = hdf5::lock();  // HDF5 objects are closed under the library's lock, as they were opened
+  open_.reset();
+}
+
+ShardRows::ShardRows(ShardRows&&) noexcept = default;
+
+const ShardMeta& ShardRows::meta() const {
+  return open_->shard.meta;
+}
+
+Samples ShardRows::read(std::span<const std::uint64_t> rows) const {
+  return with_hdf5(path_, [&] {
+    const OpenShard& shard = open_->shard;
     Samples samples;
     samples.meta = shard.meta;
     samples.meta.sample_count = rows.size();
@@ -322,7 +349,7 @@ Samples read_shard_rows(const fs::path& path, std::span<const std::uint64_t> row
     label_space.selectNone();
     for (std::size_t begin = 0; begin < rows.size();) {
       PSTRAIN_ASSERT(rows[begin] < shard.meta.sample_count && (begin == 0 || rows[begin] > rows[begin - 1]), "row ",
-                     rows[begin], " of ", path.string(), " (", shard.meta.sample_count, " samples, rows increasing)");
+                     rows[begin], " of ", path_.string(), " (", shard.meta.sample_count, " samples, rows increasing)");
       std::size_t end = begin + 1;
       while (end < rows.size() && rows[end] == rows[end - 1] + 1 && rows[end] < shard.meta.sample_count) ++end;
       const hsize_t start[2] = {rows[begin], 0};
@@ -336,16 +363,20 @@ Samples read_shard_rows(const fs::path& path, std::span<const std::uint64_t> row
     const H5::DataSpace label_memory(1, memory_dims);
     samples.labels.resize(rows.size());
     shard.labels.read(samples.labels.data(), H5::PredType::NATIVE_INT32, label_memory, label_space);
-    check_labels(path, samples);
+    check_labels(path_, samples);
     if (shard.meta.tokens) {
-      samples.features = read_token_ids(path, shard, rows.size(), feature_memory, feature_space);
+      samples.features = read_token_ids(path_, shard, rows.size(), feature_memory, feature_space);
     } else {
       samples.features.resize(rows.size() * width);
       shard.features.read(samples.features.data(), H5::PredType::NATIVE_FLOAT, feature_memory, feature_space);
-      check_finite(path, samples);
+      check_finite(path_, samples);
     }
     return samples;
   });
+}
+
+Samples read_shard_rows(const fs::path& path, std::span<const std::uint64_t> rows) {
+  return ShardRows(path).read(rows);
 }
 
 }  // namespace pstrain::data
