@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -30,7 +31,7 @@ void TrainerSamples::hold(std::span<const std::uint32_t> locals) {
     std::size_t shard;
     std::uint64_t row;
     std::uint32_t local;
-    auto operator<=>(const Place&) const = default;
+    bool operator<(const Place& other) const { return std::tie(shard, row) < std::tie(other.shard, other.row); }
   };
   std::vector<Place> places;
   places.reserve(locals.size());
@@ -40,7 +41,7 @@ void TrainerSamples::hold(std::span<const std::uint32_t> locals) {
     const auto shard = static_cast<std::size_t>(after - first_local_.begin() - 1);
     places.push_back({shard, local - first_local_[shard], local});
   }
-  std::ranges::sort(places);
+  std::sort(places.begin(), places.end());
   held_.features.clear();
   held_.labels.clear();
   slots_.clear();
