@@ -10,10 +10,12 @@
 # ~3.5 min with podman's cache, ~8 min without) needs root: it runs when this script runs as root (CI does) and
 # is left out otherwise. The fresh-machine measurement (label `fresh_machine`, 7.6 min, Debian's mirror) runs only
 # when asked for:  bash tests/run_all.sh -L fresh_machine
+# The 32-rank runs of every mode (label `scale`, tests/mpi/many_ranks.sh, minutes) also run only when asked for:
+#   bash tests/run_all.sh -L scale
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash mpi_launch/setup.sh --tests
-if [ "$(id -u)" -eq 0 ]; then exclude=(-LE fresh_machine); else exclude=(-LE 'containers|fresh_machine'); fi
+if [ "$(id -u)" -eq 0 ]; then exclude=(-LE 'fresh_machine|scale'); else exclude=(-LE 'containers|fresh_machine|scale'); fi
 for arg in "$@"; do
   case "$arg" in -LE* | --label-exclude*) ;; -L* | --label-regex*) exclude=() ;; esac
 done

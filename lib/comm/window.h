@@ -81,4 +81,21 @@ class WindowLock {
   int target_;
 };
 
+// A passive-target epoch on every rank of a window at once (MPI_Win_lock_all, a shared lock), held for as long as
+// the object lives: the epoch of windows whose words are only ever touched by atomic operations (MPI_Accumulate,
+// MPI_Get_accumulate, MPI_Fetch_and_op) completed by MPI_Win_flush, so that nobody ever waits for a lock. The
+// destructor leaves an unwinding epoch to MPI_Abort, as Window does (MPI_Win_unlock_all may wait for other ranks).
+class LockAllEpoch {
+ public:
+  explicit LockAllEpoch(MPI_Win window) : window_(window) { MPI_CHECK(MPI_Win_lock_all(0, window)); }
+  ~LockAllEpoch() {
+    if (std::uncaught_exceptions() == 0) MPI_Win_unlock_all(window_);
+  }
+  LockAllEpoch(const LockAllEpoch&) = delete;
+  LockAllEpoch& operator=(const LockAllEpoch&) = delete;
+
+ private:
+  MPI_Win window_;
+};
+
 }  // namespace pstrain::comm

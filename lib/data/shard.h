@@ -17,7 +17,9 @@
 //                    vocab_size is what makes a shard a token shard.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,29 @@ ShardMeta read_shard_meta(const std::filesystem::path& path);
 // Reads and validates everything: shapes and types, labels in [0, num_classes), features finite (token
 // shards: every id in [0, vocab_size)).
 Samples read_shard(const std::filesystem::path& path);
+// A shard opened (and its attributes and shapes checked) once, to read a few of its samples at a time: what a
+// trainer under dynamic dispatch does with every shard (train/trainer_samples.h). Throws Error(kInputData) as
+// read_shard does.
+class ShardRows {
+ public:
+  explicit ShardRows(const std::filesystem::path& path);
+  ~ShardRows();
+  ShardRows(ShardRows&&) noexcept;
+  ShardRows(const ShardRows&) = delete;
+  ShardRows& operator=(const ShardRows&) = delete;
+  ShardRows& operator=(ShardRows&&) = delete;
+
+  const ShardMeta& meta() const;
+  // Samples `rows` (increasing), in that order, with read_shard's checks of their values.
+  Samples read(std::span<const std::uint64_t> rows) const;
+
+ private:
+  struct Open;
+  std::filesystem::path path_;
+  std::unique_ptr<Open> open_;
+};
+// ShardRows(path).read(rows).
+Samples read_shard_rows(const std::filesystem::path& path, std::span<const std::uint64_t> rows);
 
 // The train-NNNNN.h5 files of a data folder in index order (throws if the folder is missing or has none,
 // or if the numbering has gaps), and the test.h5 path (throws if missing).

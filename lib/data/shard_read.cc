@@ -2,6 +2,7 @@
 // shape and type is checked before any data is read into a buffer sized from the file's own claims.
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "core/error.h"
@@ -199,8 +200,10 @@ struct OpenShard {
 };
 
 // Opens the file and checks attributes and dataset shapes and types against each other.
-// `checksummed`: the file matched its folder's MANIFEST (read_string).
-OpenShard open_shard(const fs::path& path, bool checksummed) {
+// `checksummed`: the file matched its folder's MANIFEST (read_string). `access`: how HDF5 reads the file
+// (ShardRows: no sieve buffer).
+OpenShard open_shard(const fs::path& path, bool checksummed,
+                     const H5::FileAccPropList& access = H5::FileAccPropList::DEFAULT) {
   std::error_code ec;
   if (!fs::exists(path, ec)) bad(path, "file does not exist");
   if (!fs::is_regular_file(path, ec)) bad(path, "not a regular file");
@@ -210,7 +213,7 @@ OpenShard open_shard(const fs::path& path, bool checksummed) {
   if (ec) bad(path, cat("cannot read its size: ", ec.message()));
 
   OpenShard shard;
-  shard.file.openFile(path.string(), H5F_ACC_RDONLY);
+  shard.file.openFile(path.string(), H5F_ACC_RDONLY, access);
   const auto version = read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrFormatVersion);
   if (version < hdf5::kOldestReadableVersion || version > hdf5::kFormatVersion) {
     bad(path,
@@ -280,11 +283,14 @@ void check_finite(const fs::path& path, const Samples& samples) {
   }
 }
 
-// The ids of a token shard, checked against the vocabulary, as the floats the embedding layer reads.
-std::vector<float> read_token_ids(const fs::path& path, const OpenShard& shard) {
+// The ids of a token shard (of `samples` samples: all, or those `file_space` selects), checked against the
+// vocabulary, as the floats the embedding layer reads.
+std::vector<float> read_token_ids(const fs::path& path, const OpenShard& shard, std::uint64_t samples,
+                                  const H5::DataSpace& memory_space = H5::DataSpace::ALL,
+                                  const H5::DataSpace& file_space = H5::DataSpace::ALL) {
   const std::size_t size = shard.meta.sample_size();
-  std::vector<std::int32_t> ids(shard.meta.sample_count * size);
-  if (!ids.empty()) shard.features.read(ids.data(), H5::PredType::NATIVE_INT32);
+  std::vector<std::int32_t> ids(samples * size);
+  if (!ids.empty()) shard.features.read(ids.data(), H5::PredType::NATIVE_INT32, memory_space, file_space);
   const std::uint32_t vocab = shard.meta.tokens->vocab_size;
   std::vector<float> features(ids.size());
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -314,7 +320,7 @@ Samples read_shard(const fs::path& path) {
     if (shard.meta.sample_count > 0) shard.labels.read(samples.labels.data(), H5::PredType::NATIVE_INT32);
     check_labels(path, samples);
     if (shard.meta.tokens) {
-      samples.features = read_token_ids(path, shard);
+      samples.features = read_token_ids(path, shard, shard.meta.sample_count);
     } else {
       samples.features.resize(shard.meta.sample_count * shard.meta.sample_size());
       if (shard.meta.sample_count > 0) shard.features.read(samples.features.data(), H5::PredType::NATIVE_FLOAT);
@@ -322,6 +328,77 @@ Samples read_shard(const fs::path& path) {
     }
     return samples;
   });
+}
+
+struct ShardRows::Open {
+  OpenShard shard;
+};
+
+ShardRows::ShardRows(const fs::path& path) : path_(path) {
+  const bool checksummed = check_shard_against_manifest(path);
+  open_ = with_hdf5(path, [&] {
+    // A few scattered rows at a time: HDF5's sieve buffer (64 KiB by default) would read 64 KiB around every row.
+    H5::FileAccPropList access;
+    access.setSieveBufSize(0);
+    return std::make_unique<Open>(Open{open_shard(path, checksummed, access)});
+  });
+}
+
+ShardRows::~ShardRows() {
+  if (!open_) return;
+  auto lock = hdf5::lock();  // HDF5 objects are closed under the library's lock, as they were opened
+  open_.reset();
+}
+
+ShardRows::ShardRows(ShardRows&&) noexcept = default;
+
+const ShardMeta& ShardRows::meta() const {
+  return open_->shard.meta;
+}
+
+Samples ShardRows::read(std::span<const std::uint64_t> rows) const {
+  return with_hdf5(path_, [&] {
+    const OpenShard& shard = open_->shard;
+    Samples samples;
+    samples.meta = shard.meta;
+    samples.meta.sample_count = rows.size();
+    if (rows.empty()) return samples;
+    const hsize_t width = shard.meta.sample_size();
+    // The rows as runs of consecutive ones, one hyperslab each: HDF5 reads a selection in the file's order.
+    H5::DataSpace feature_space = shard.features.getSpace();
+    H5::DataSpace label_space = shard.labels.getSpace();
+    feature_space.selectNone();
+    label_space.selectNone();
+    for (std::size_t begin = 0; begin < rows.size();) {
+      PSTRAIN_ASSERT(rows[begin] < shard.meta.sample_count && (begin == 0 || rows[begin] > rows[begin - 1]), "row ",
+                     rows[begin], " of ", path_.string(), " (", shard.meta.sample_count, " samples, rows increasing)");
+      std::size_t end = begin + 1;
+      while (end < rows.size() && rows[end] == rows[end - 1] + 1 && rows[end] < shard.meta.sample_count) ++end;
+      const hsize_t start[2] = {rows[begin], 0};
+      const hsize_t count[2] = {end - begin, width};
+      feature_space.selectHyperslab(H5S_SELECT_OR, count, start);
+      label_space.selectHyperslab(H5S_SELECT_OR, count, start);
+      begin = end;
+    }
+    const hsize_t memory_dims[2] = {rows.size(), width};
+    const H5::DataSpace feature_memory(2, memory_dims);
+    const H5::DataSpace label_memory(1, memory_dims);
+    samples.labels.resize(rows.size());
+    shard.labels.read(samples.labels.data(), H5::PredType::NATIVE_INT32, label_memory, label_space);
+    check_labels(path_, samples);
+    if (shard.meta.tokens) {
+      samples.features = read_token_ids(path_, shard, rows.size(), feature_memory, feature_space);
+    } else {
+      samples.features.resize(rows.size() * width);
+      shard.features.read(samples.features.data(), H5::PredType::NATIVE_FLOAT, feature_memory, feature_space);
+      check_finite(path_, samples);
+    }
+    return samples;
+  });
+}
+
+Samples read_shard_rows(const fs::path& path, std::span<const std::uint64_t> rows) {
+  return ShardRows(path).read(rows);
 }
 
 }  // namespace pstrain::data

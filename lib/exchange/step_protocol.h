@@ -64,10 +64,13 @@
 //
 // Async step (--mode async): a trainer puts its gradient into its slot (free: its previous push is applied; with
 //   pushes streamed, ps/push_stream.h, block by block during the backward pass in one epoch that completes before
-//   the announcement), writes (pushed_seq, base version) on every shard and polls until every shard's applied_seq
-//   reached it (never waiting for other trainers), then gets the parameters as they are. Servers poll their control
-//   words, apply each new slot as its own update under an exclusive lock on params, bump the version and publish
-//   applied_seq and the staleness; they keep calling MPI between polls, which osc/pt2pt needs for progress.
+//   the announcement), writes pushed_seq on every shard (the slot carries the parameters' version the gradient came
+//   from) and polls until every shard's applied_seq reached it (never waiting for other trainers), then gets the
+//   parameters as they are. Servers poll their control words, apply each new slot as its own update under an exclusive
+//   lock on params, bump the version and publish the staleness, then applied_seq; they keep calling MPI between polls,
+//   which osc/pt2pt needs for progress. Nobody locks the control words: they are read and written by atomic operations
+//   in one lock_all epoch per rank (ps/control_words.h), so the many trainers polling a shard never keep its server
+//   waiting.
 // Row tables in an async step: the trainer gets its batch's rows as they are (a shared-lock epoch: each table
 //   arrives whole, between two servers' updates), and puts its row slots before it announces the push; the
 //   server applies a push's rows right after its dense slot, under an exclusive lock on the rows. The slots are

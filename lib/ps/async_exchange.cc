@@ -46,7 +46,7 @@ void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std
   }
   if (tables_ != nullptr) tables_->push(gradient);  // complete before the push is announced
   for (int shard = 0; shard < client_.shards(); ++shard) {
-    client_.announce_push(shard, ++pushed_[shard], client_.version(shard));
+    client_.announce_push(shard, ++pushed_[shard]);  // the slot carries the base version
   }
   wait_until_applied();
   timers_.push_seconds += seconds_since(start);
@@ -104,10 +104,10 @@ void AsyncExchange::finish() {
 void AsyncExchange::wait_until_applied() {
   for (int shard = 0; shard < client_.shards(); ++shard) {
     while (observed_[shard] < pushed_[shard]) {
-      const ShardControl control = client_.read_control(shard);
-      if (control.applied_seq > observed_[shard]) {
-        observed_[shard] = control.applied_seq;
-        staleness_.record(control.staleness);
+      const std::int64_t applied = client_.applied_seq(shard);
+      if (applied > observed_[shard]) {
+        observed_[shard] = applied;
+        staleness_.record(client_.staleness(shard));
       } else {
         // Back off: a tight loop of shared locks would keep the server from taking its exclusive one.
         pause_between_polls(poll_interval_);

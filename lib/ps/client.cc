@@ -50,12 +50,17 @@ void PsClient::push_block(const Block& block, std::span<const float> gradient) {
 
 void PsClient::end_push(float count) {
   const MPI_Win window = windows_.grads.handle();
+  // Each slot's trailer (windows.h): the count, then the version of the shard's parameters the gradient came from.
+  trailers_.resize(kSlotTrailer * plan_.shards());
   for (int shard = 0; shard < plan_.shards(); ++shard) {
+    float* trailer = trailers_.data() + kSlotTrailer * shard;
+    trailer[0] = count;
+    write_version(trailer + 1, versions_[shard]);
     const std::size_t slice = plan_.shard_size(shard);
     const auto at = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(slice) + slice);
-    MPI_CHECK(MPI_Put(&count, 1, MPI_FLOAT, shard, at, 1, MPI_FLOAT, window));
+    MPI_CHECK(MPI_Put(trailer, kSlotTrailer, MPI_FLOAT, shard, at, kSlotTrailer, MPI_FLOAT, window));
   }
-  MPI_CHECK(MPI_Win_unlock_all(window));  // `count` lives until here
+  MPI_CHECK(MPI_Win_unlock_all(window));  // the trailers are read until here
 }
 
 void PsClient::pull(std::span<float> parameters) {
@@ -78,32 +83,20 @@ void PsClient::pull(std::span<float> parameters) {
   }
 }
 
-ShardControl PsClient::read_control(int shard) {
-  std::int64_t fields[2] = {0, 0};
-  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Get(fields, 2, MPI_INT64_T, shard,
-                    static_cast<MPI_Aint>(control_index(layout_.trainer_index, kAppliedSeq)), 2, MPI_INT64_T,
-                    windows_.control.handle()));
-  lock.unlock();
-  return {fields[0], fields[1]};
+std::int64_t PsClient::applied_seq(int shard) {
+  return windows_.control.read(shard, control_index(layout_.trainer_index, kAppliedSeq));
 }
 
-void PsClient::announce_push(int shard, std::int64_t sequence, std::int64_t base_version) {
-  const std::int64_t fields[2] = {sequence, base_version};
-  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Put(fields, 2, MPI_INT64_T, shard,
-                    static_cast<MPI_Aint>(control_index(layout_.trainer_index, kPushedSeq)), 2, MPI_INT64_T,
-                    windows_.control.handle()));
-  lock.unlock();
+std::int64_t PsClient::staleness(int shard) {
+  return windows_.control.read(shard, control_index(layout_.trainer_index, kStaleness));
+}
+
+void PsClient::announce_push(int shard, std::int64_t sequence) {
+  windows_.control.write(shard, control_index(layout_.trainer_index, kPushedSeq), sequence);
 }
 
 std::int64_t PsClient::atomic_on_shard(int shard, std::size_t index, std::int64_t operand, MPI_Op op) {
-  std::int64_t previous = 0;
-  WindowLock lock(windows_.control.handle(), shard, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Fetch_and_op(&operand, &previous, MPI_INT64_T, shard, static_cast<MPI_Aint>(index), op,
-                             windows_.control.handle()));
-  lock.unlock();
-  return previous;
+  return windows_.control.fetch_and_op(shard, index, operand, op);
 }
 
 std::int64_t PsClient::take_chunk() {
@@ -123,18 +116,12 @@ void PsClient::announce_quiesced() {
 }
 
 void PsClient::publish_clock(std::int64_t clock) {
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Put(&clock, 1, MPI_INT64_T, 0, static_cast<MPI_Aint>(control_index(layout_.trainer_index, kClock)), 1,
-                    MPI_INT64_T, windows_.control.handle()));
-  lock.unlock();
+  windows_.control.write(0, control_index(layout_.trainer_index, kClock), clock);
 }
 
 std::vector<std::int64_t> PsClient::read_clocks() {
   std::vector<std::int64_t> control(control_size(layout_.trainers));
-  WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-  MPI_CHECK(MPI_Get(control.data(), static_cast<int>(control.size()), MPI_INT64_T, 0, 0,
-                    static_cast<int>(control.size()), MPI_INT64_T, windows_.control.handle()));
-  lock.unlock();
+  windows_.control.read(0, 0, control);
   std::vector<std::int64_t> clocks;
   for (int trainer = 0; trainer < layout_.trainers; ++trainer)
     clocks.push_back(control[control_index(trainer, kClock)]);

@@ -14,17 +14,12 @@
 
 namespace pstrain::ps {
 
-struct ShardControl {
-  std::int64_t applied_seq = 0;
-  std::int64_t staleness = 0;
-};
-
 class PsClient {
  public:
   PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout);
 
-  // Puts `gradient` (full flat vector) and `count` into this trainer's slot on every shard; returns when the
-  // data is complete at every target.
+  // Puts `gradient` (full flat vector), `count` and the version of each shard's parameters as of the last pull into
+  // this trainer's slot on every shard; returns when the data is complete at every target.
   void push(std::span<const float> gradient, float count);
   // The same push block by block, as the backward pass finishes them (ps/push_stream.h): begin_push opens the
   // epoch, push_block puts one block of `gradient` (which must not change before end_push), end_push puts `count`
@@ -38,9 +33,12 @@ class PsClient {
   // Version of shard s's parameters as of the last pull.
   std::int64_t version(int shard) const { return versions_.at(shard); }
 
-  // Async bookkeeping on shard s's control window.
-  ShardControl read_control(int shard);
-  void announce_push(int shard, std::int64_t sequence, std::int64_t base_version);
+  // Async bookkeeping on shard s's control words: our pushes it applied, and the staleness of the last one (the
+  // server writes it before applied_seq: read it after seeing applied_seq move); announce push `sequence` (its
+  // slot, base version included, complete at the shard: after push or end_push).
+  std::int64_t applied_seq(int shard);
+  std::int64_t staleness(int shard);
+  void announce_push(int shard, std::int64_t sequence);
   void announce_done();
   // Dynamic data dispatch: the next chunk ticket of the pass (an atomic counter in shard 0's control word 0,
   // MPI_Fetch_and_op), and its reset between passes (by one trainer, while all trainers wait).
@@ -65,6 +63,7 @@ class PsClient {
   comm::WorldLayout layout_;
   std::vector<comm::Datatype> shard_types_;
   std::vector<std::int64_t> versions_;
+  std::vector<float> trailers_;  // end_push: each shard's slot trailer, alive until the epoch ends
 };
 
 }  // namespace pstrain::ps

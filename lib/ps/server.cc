@@ -37,12 +37,9 @@ ShardServer::ShardServer(PsWindows& windows, const ShardPlan& plan, const comm::
     PSTRAIN_ASSERT(initial.size() == slice_size_, initial.size(), " starting values for a slice of ", slice_size_);
     std::ranges::copy(initial, memory.subspan(kParamsHeader).begin());
   }
-  {
-    WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kExclusive);
-    std::ranges::fill(windows_.grads.local(), 0.0f);
-  }
-  WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
-  std::ranges::fill(windows_.control.local(), 0);
+  WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kExclusive);
+  std::ranges::fill(windows_.grads.local(), 0.0f);
+  // The control words start at 0 (ps/control_words.h).
 }
 
 void ShardServer::apply(std::span<const float> gradient) {
@@ -221,54 +218,39 @@ void ShardServer::import_state(const ModelPartition& partition, std::span<const 
 }
 
 void ShardServer::clear_checkpoint_request() {
-  WindowLock lock(windows_.control.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
-  windows_.control.local()[kCheckpointRequestIndex] = 0;
-  windows_.control.local()[kQuiescedIndex] = 0;
+  const std::int64_t zeros[2] = {0, 0};
+  static_assert(kQuiescedIndex == kCheckpointRequestIndex + 1);
+  windows_.control.write(layout_.world_rank, kCheckpointRequestIndex, zeros);
 }
 
+// Protocol (exchange/step_protocol.h, async step): a trainer puts its slot (gradient, count, base version), then
+// writes its pushed_seq here; the server sees pushed_seq move, applies the slot, and writes the staleness and then
+// applied_seq, which the trainer polls (the words are atomic one by one, not together: the order says which
+// one a reader may read after which).
+// No lock on the control words is ever taken (ps/control_words.h), so no trainer's poll delays the server.
 ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds poll_interval) {
   const int self = layout_.world_rank;
-  const std::size_t stride = slot_stride(slice_size_);
-  std::vector<std::int64_t> control(control_size(layout_.trainers));
-  applied_.resize(static_cast<std::size_t>(layout_.trainers), 0);
-  std::vector<std::int64_t>& applied = applied_;
-  std::optional<comm::Watchdog::Wait> idle;  // armed while no trainer pushes anything
+  const auto trainers = static_cast<std::size_t>(layout_.trainers);
   // Outside the loop: an idle server polls as fast as it is scheduled (core/poll_pause.h), so nothing there
   // allocates.
-  std::vector<std::int64_t> staleness(static_cast<std::size_t>(layout_.trainers), 0);
+  std::vector<std::int64_t> control(control_size(layout_.trainers));
+  std::vector<int> arrived;
+  arrived.reserve(trainers);
+  applied_.resize(trainers, 0);
+  std::optional<comm::Watchdog::Wait> idle;  // armed while no trainer pushes anything
   for (;;) {
-    {
-      WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
-      std::ranges::copy(windows_.control.local(), control.begin());
-    }
-    bool applied_any = false;
+    windows_.control.read(self, 0, control);
+    arrived.clear();
     for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
-      const std::int64_t pushed = control[control_index(trainer, kPushedSeq)];
-      if (pushed <= applied[trainer]) continue;
-      const auto start = Clock::now();
-      staleness[trainer] = version_ - control[control_index(trainer, kBaseVersion)];
-      {
-        WindowLock lock(windows_.grads.handle(), self, WindowLock::Mode::kShared);
-        const float* slot = windows_.grads.local().data() + trainer * stride;
-        if (slot[slice_size_] > 0) {
-          apply({slot, slice_size_});
-          weights_.assign(static_cast<std::size_t>(layout_.trainers), 0.0f);  // this trainer's push alone
-          weights_[static_cast<std::size_t>(trainer)] = 1.0f;
-          for (const auto& table : tables_) table->update(weights_);
-        }
-      }
-      applied[trainer] = pushed;
-      applied_any = true;
-      stats_.busy_seconds += seconds_since(start);
+      if (control[control_index(trainer, kPushedSeq)] > applied_[trainer]) arrived.push_back(trainer);
     }
-    if (applied_any) {
+    if (!arrived.empty()) {
       idle.reset();
-      WindowLock lock(windows_.control.handle(), self, WindowLock::Mode::kExclusive);
-      auto memory = windows_.control.local();
-      for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
-        if (memory[control_index(trainer, kAppliedSeq)] == applied[trainer]) continue;
-        memory[control_index(trainer, kStaleness)] = staleness[trainer];
-        memory[control_index(trainer, kAppliedSeq)] = applied[trainer];
+      for (const int trainer : arrived) {
+        const std::int64_t staleness = apply_push(trainer);
+        applied_[trainer] = control[control_index(trainer, kPushedSeq)];
+        windows_.control.write(self, control_index(trainer, kStaleness), staleness);
+        windows_.control.write(self, control_index(trainer, kAppliedSeq), applied_[trainer]);
       }
       continue;  // more may have arrived while we applied
     }
@@ -276,10 +258,7 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
     // A checkpoint request lives on shard 0; the others look there (only when idle: trainers that quiesce stop
     // pushing, so every server comes here).
     std::int64_t words[2] = {control[kCheckpointRequestIndex], control[kQuiescedIndex]};
-    if (self != 0) {
-      WindowLock lock(windows_.control.handle(), 0, WindowLock::Mode::kShared);
-      MPI_CHECK(MPI_Get(words, 2, MPI_INT64_T, 0, kCheckpointRequestIndex, 2, MPI_INT64_T, windows_.control.handle()));
-    }
+    if (self != 0) windows_.control.read(0, kCheckpointRequestIndex, words);
     if (words[0] != 0 && words[1] == layout_.trainers) {
       checkpoint_request_ = words[0];
       return AsyncOutcome::kCheckpoint;
@@ -287,6 +266,24 @@ ShardServer::AsyncOutcome ShardServer::serve_async(std::chrono::microseconds pol
     if (!idle) idle.emplace("the server loop, no trainer pushing anything");
     pause_between_polls(poll_interval);
   }
+}
+
+// One trainer's push as its own update: its dense slot, then its rows (async steps). Returns its staleness: the
+// updates applied since the version its gradient came from.
+std::int64_t ShardServer::apply_push(int trainer) {
+  const auto start = Clock::now();
+  const std::size_t stride = slot_stride(slice_size_);
+  WindowLock lock(windows_.grads.handle(), layout_.world_rank, WindowLock::Mode::kShared);
+  const float* slot = windows_.grads.local().data() + trainer * stride;
+  const std::int64_t staleness = version_ - read_version(slot + slice_size_ + 1);
+  if (slot[slice_size_] > 0) {
+    apply({slot, slice_size_});
+    weights_.assign(static_cast<std::size_t>(layout_.trainers), 0.0f);  // this trainer's push alone
+    weights_[static_cast<std::size_t>(trainer)] = 1.0f;
+    for (const auto& table : tables_) table->update(weights_);
+  }
+  stats_.busy_seconds += seconds_since(start);
+  return staleness;
 }
 
 }  // namespace pstrain::ps

@@ -70,6 +70,7 @@ class ShardServer {
 
  private:
   void apply(std::span<const float> gradient);
+  std::int64_t apply_push(int trainer);  // async: returns the push's staleness
   int one_sided_step(int flags);
   int streamed_step(int flags);
   // Sync: each trainer's weight in the step, its count over the total (weights_); returns how many are not 0.

@@ -6,7 +6,8 @@ namespace pstrain::ps {
 
 enum class SyncTransport {
   // After the backward pass every trainer puts its whole gradient into its slots and, after the update, gets the
-  // parameters: one-sided, so on one node (osc/sm) the trainers do the copies and the shard only sums and updates.
+  // parameters: one-sided, so on one node (osc/rdma or osc/sm, over shared memory) the trainers do the copies and
+  // the shard only sums and updates.
   kOneSided,
   // Messages per block (ps/block_messages.h): each block of the gradient leaves as soon as the backward pass has
   // it, the shard updates a block once every trainer's part is in and sends it back, and the next forward pass

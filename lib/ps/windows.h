@@ -4,16 +4,20 @@
 // Server shard s (world rank s) exposes three windows; trainers expose nothing (zero-size windows):
 //   params  float  [2 + L]        words 0-1 hold the int64 version (updates applied so far) so that a trainer
 //                                 reads parameters and their version in one shared-lock epoch; then the slice.
-//   grads   float  T x [L + 1]    one slot per trainer: its gradient for the slice, then its sample count
-//                                 (async: put one-sidedly; sync: the blocks arrive as messages into the slot,
-//                                 and the count comes in a message of its own).
-//   control int64  [4 + 5T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
+//   grads   float  T x [L + 3]    one slot per trainer: its gradient for the slice, its sample count, then the
+//                                 int64 version of the parameters the gradient was computed from (the base
+//                                 version: async staleness) in two floats (async: put one-sidedly, all of it
+//                                 complete before the push is announced; sync: the blocks arrive as messages into
+//                                 the slot, and the count comes in a message of its own).
+//   control int64  [4 + 4T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
 //                                 [1] trainers done (MPI_Accumulate SUM);
 //                                 [2] checkpoint request bits (StepFlags, MPI_Accumulate BOR), [3] trainers
 //                                 quiesced for it (SUM): async checkpoints, on shard 0;
-//                                 per trainer t at 4+5t: pushed_seq, base_version (written by trainer t),
-//                                 applied_seq, staleness of the last applied push (written by the server),
-//                                 clock (ssp, on shard 0 only: steps trainer t finished in this pass).
+//                                 per trainer t at 4+4t: pushed_seq (written by trainer t), applied_seq,
+//                                 staleness of the last applied push (written by the server), clock (ssp, on
+//                                 shard 0 only: steps trainer t finished in this pass).
+//                                 Touched by atomic operations only, in one epoch for the whole run
+//                                 (ps/control_words.h): no rank ever locks it.
 //
 // Each row table (table_plan.h) adds three windows per shard, the same on every shard but sized by its rows:
 //   rows    float  [R_s x W]      the shard's rows of the table, local row l = global row l * P + s
@@ -23,7 +27,8 @@
 // (R_s: rows on shard s, W: row width, C_s: the rows one step can touch there, TablePlan::capacity.)
 //
 // Who waits for whom, and in which order, over these words: exchange/step_protocol.h.
-// Every access to a window's memory, local or remote, happens inside a lock epoch on that window.
+// Every access to a window's memory, local or remote, happens inside a lock epoch on that window (the control
+// words: inside the one epoch ControlWords holds).
 #include <mpi.h>
 
 #include <cstdint>
@@ -32,6 +37,7 @@
 
 #include "comm/layout.h"
 #include "comm/window.h"
+#include "ps/control_words.h"
 #include "ps/shard_plan.h"
 #include "ps/table_plan.h"
 
@@ -39,12 +45,12 @@ namespace pstrain::ps {
 
 inline constexpr std::size_t kParamsHeader = 2;  // floats holding the int64 version
 inline constexpr std::size_t kControlHeader = 4;
-inline constexpr std::size_t kControlPerTrainer = 5;
+inline constexpr std::size_t kControlPerTrainer = 4;
 inline constexpr std::size_t kChunkCounterIndex = 0;
 inline constexpr std::size_t kDoneIndex = 1;
 inline constexpr std::size_t kCheckpointRequestIndex = 2;
 inline constexpr std::size_t kQuiescedIndex = 3;
-enum ControlField : std::size_t { kPushedSeq = 0, kBaseVersion = 1, kAppliedSeq = 2, kStaleness = 3, kClock = 4 };
+enum ControlField : std::size_t { kPushedSeq = 0, kAppliedSeq = 1, kStaleness = 2, kClock = 3 };
 inline constexpr std::int64_t kClockPassDone = std::int64_t{1} << 60;
 
 inline std::size_t control_index(int trainer, ControlField field) {
@@ -53,11 +59,12 @@ inline std::size_t control_index(int trainer, ControlField field) {
 inline std::size_t control_size(int trainers) {
   return kControlHeader + kControlPerTrainer * trainers;
 }
-inline std::size_t slot_stride(std::size_t slice) {
-  return slice + 1;
-}
-
 static_assert(sizeof(std::int64_t) == kParamsHeader * sizeof(float));
+// A slot's words after the gradient: the sample count, then the base version (two floats, as in params' header).
+inline constexpr std::size_t kSlotTrailer = 1 + kParamsHeader;
+inline std::size_t slot_stride(std::size_t slice) {
+  return slice + kSlotTrailer;
+}
 inline std::int64_t read_version(const float* header) {
   std::int64_t version = 0;
   std::memcpy(&version, header, sizeof version);
@@ -76,7 +83,7 @@ struct PsWindows {
 
   comm::Window<float> params;
   comm::Window<float> grads;
-  comm::Window<std::int64_t> control;
+  ControlWords control;
 };
 
 struct TableWindows {

@@ -4,12 +4,12 @@
 
 namespace pstrain::train {
 
-BatchAssembler::BatchAssembler(const data::Samples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
+BatchAssembler::BatchAssembler(const TrainerSamples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
                                std::uint64_t seed)
     : samples_(samples),
-      width_(samples.meta.sample_size()),
+      width_(samples.meta().sample_size()),
       augment_(augment),
-      shape_(data::check_augmentable(augment, samples.meta)),
+      shape_(data::check_augmentable(augment, samples.meta())),
       seed_(seed),
       features_(batch_size * width_),
       labels_(batch_size) {}
@@ -17,8 +17,8 @@ BatchAssembler::BatchAssembler(const data::Samples& samples, std::size_t batch_s
 void BatchAssembler::assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n,
                               const std::vector<std::uint64_t>& ids, int pass) {
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t sample = order[first + i];
-    const float* source = samples_.features.data() + sample * width_;
+    const std::uint32_t sample = order[first + i];
+    const float* source = samples_.features(sample);
     float* target = features_.data() + i * width_;
     if (augment_.enabled()) {
       data::augment_image(augment_, shape_, seed_, static_cast<std::uint64_t>(pass), ids[sample], {source, width_},
@@ -26,7 +26,7 @@ void BatchAssembler::assemble(const std::vector<std::uint32_t>& order, std::size
     } else {
       std::memcpy(target, source, width_ * sizeof(float));
     }
-    labels_[i] = samples_.labels[sample];
+    labels_[i] = samples_.label(sample);
   }
 }
 

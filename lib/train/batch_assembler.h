@@ -8,15 +8,17 @@
 
 #include "data/augment.h"
 #include "data/shard.h"
+#include "train/trainer_samples.h"
 
 namespace pstrain::train {
 
 class BatchAssembler {
  public:
-  BatchAssembler(const data::Samples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
+  BatchAssembler(const TrainerSamples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
                  std::uint64_t seed);
 
-  // Copies samples order[first, first + n) into one contiguous batch; `ids` maps a local sample to its id.
+  // Copies samples order[first, first + n) (held: TrainerSamples::hold) into one contiguous batch; `ids` maps a
+  // local sample to its id.
   void assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n,
                 const std::vector<std::uint64_t>& ids, int pass);
   // Writable: the exchange may rewrite a batch's ids as places in the trainer's row caches (ps/table_client.h).
@@ -24,7 +26,7 @@ class BatchAssembler {
   std::span<const std::int32_t> labels(std::size_t n) const { return {labels_.data(), n}; }
 
  private:
-  const data::Samples& samples_;
+  const TrainerSamples& samples_;
   std::size_t width_;
   data::AugmentSpec augment_;
   data::ImageShape shape_;

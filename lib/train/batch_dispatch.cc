@@ -13,7 +13,8 @@ PassBatches::PassBatches(const DataDispatch& dispatch, std::int64_t steps, std::
       chunk_size_(chunk_size),
       chunks_((to_train + chunk_size - 1) / chunk_size) {}
 
-bool PassBatches::next(std::int64_t step, BatchRange& batch) {
+bool PassBatches::next(std::int64_t step, BatchRange& batch, ChunkRange* chunk) {
+  if (chunk != nullptr) *chunk = {};
   if (!dynamic()) {
     if (step >= steps_) return false;
     batch.first = std::min(to_train_, static_cast<std::size_t>(step) * batch_size_);
@@ -26,6 +27,7 @@ bool PassBatches::next(std::int64_t step, BatchRange& batch) {
     ++chunks_taken_;
     position_ = static_cast<std::size_t>(ticket) * chunk_size_;
     chunk_end_ = std::min(to_train_, position_ + chunk_size_);
+    if (chunk != nullptr) *chunk = {position_, chunk_end_ - position_};
   }
   batch.first = position_;
   batch.count = std::min(batch_size_, chunk_end_ - position_);

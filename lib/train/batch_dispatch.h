@@ -20,6 +20,12 @@ struct BatchRange {
   std::size_t count = 0;
 };
 
+// Dynamic: samples order[first, first + count) are the chunk the trainer was just given (its batches follow).
+struct ChunkRange {
+  std::size_t first = 0;
+  std::size_t count = 0;
+};
+
 class PassBatches {
  public:
   // `to_train` samples are left in the pass's order; `steps` is the static step count (ignored when dynamic).
@@ -27,7 +33,8 @@ class PassBatches {
               std::size_t chunk_size);
 
   // The batch of step `step` (steps count from 0 in this pass), or false when the pass is over for this trainer.
-  bool next(std::int64_t step, BatchRange& batch);
+  // Dynamic: `chunk` is set to the chunk taken for this batch, and left empty when the batch is of the last one.
+  bool next(std::int64_t step, BatchRange& batch, ChunkRange* chunk = nullptr);
   bool dynamic() const { return dispatch_.take_chunk != nullptr; }
   // Static: the step count; dynamic: -1 (unknown in advance).
   std::int64_t steps() const { return steps_; }

@@ -33,7 +33,8 @@ void check_same_tokens(const std::filesystem::path& shard, const data::ShardMeta
 }  // namespace
 
 std::uint64_t DataPlan::total_train_samples() const {
-  return std::accumulate(trainer_samples.begin(), trainer_samples.end(), std::uint64_t{0});
+  // Per shard, not per trainer: under dynamic dispatch every trainer counts every shard.
+  return std::accumulate(shard_samples.begin(), shard_samples.end(), std::uint64_t{0});
 }
 
 std::int64_t DataPlan::steps_per_pass(int trainer, std::size_t batch_size, bool sync) const {

@@ -135,17 +135,32 @@ std::uint64_t total_updates(const JobContext& job) {
   return static_cast<std::uint64_t>(per_pass) * static_cast<std::uint64_t>(job.config.passes);
 }
 
-// The trainer's samples: its shards concatenated in index order.
-data::Samples load_trainer_samples(const JobContext& job) {
+// The trainer's samples: its shards concatenated in index order. Under dynamic dispatch every shard is the
+// trainer's, read a chunk at a time as it is given (train/trainer_samples.h); each trainer still reads the shards
+// static sharding would give it once here, so that every shard's contents are checked before training starts.
+TrainerSamples load_trainer_samples(const JobContext& job) {
+  const int trainer = job.layout.trainer_index;
+  if (job.config.dynamic_dispatch) {
+    std::vector<std::filesystem::path> shards;
+    std::vector<std::uint64_t> counts;
+    for (const std::size_t index : job.data.trainer_shards.at(trainer)) {
+      if (index % static_cast<std::size_t>(job.layout.trainers) == static_cast<std::size_t>(trainer)) {
+        data::read_shard(job.data.train_shards[index]);
+      }
+      shards.push_back(job.data.train_shards[index]);
+      counts.push_back(job.data.shard_samples[index]);
+    }
+    return TrainerSamples(std::move(shards), std::move(counts), job.data.meta);
+  }
   data::Samples all;
-  for (const std::size_t index : job.data.trainer_shards.at(job.layout.trainer_index)) {
+  for (const std::size_t index : job.data.trainer_shards.at(trainer)) {
     data::Samples shard = data::read_shard(job.data.train_shards[index]);
     if (all.labels.empty()) all.meta = shard.meta;
     all.features.insert(all.features.end(), shard.features.begin(), shard.features.end());
     all.labels.insert(all.labels.end(), shard.labels.begin(), shard.labels.end());
   }
   all.meta.sample_count = all.labels.size();
-  return all;
+  return TrainerSamples(std::move(all));
 }
 
 std::vector<float> initial_parameters(const JobContext& job) {

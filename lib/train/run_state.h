@@ -10,12 +10,13 @@
 #include "nn/model_plan.h"
 #include "train/checkpointing.h"
 #include "train/progress.h"
+#include "train/trainer_samples.h"
 
 namespace pstrain::train {
 
 // What a rank brings into training once everything is validated.
 struct RunState {
-  data::Samples samples;               // trainers
+  TrainerSamples samples;              // trainers
   std::optional<data::Samples> test;   // the lead trainer
   std::optional<data::Samples> valid;  // the lead trainer, where the data has a validation shard
   // Local and all-reduce: the starting parameters (seed or --init-from). Servers draw or read their share of them

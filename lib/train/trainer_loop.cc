@@ -44,7 +44,7 @@ struct PassState {
 class TrainerLoop {
  public:
   TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model, exchange::GradientExchange& exchange,
-              MPI_Comm trainers, const data::Samples& samples, const HeldOutData& held_out, const Progress& progress,
+              MPI_Comm trainers, TrainerSamples& samples, const HeldOutData& held_out, const Progress& progress,
               const CheckpointSupport& support, const DataDispatch& dispatch);
   bool run();
 
@@ -74,6 +74,7 @@ class TrainerLoop {
   HeldOutData held_out_;
   const Progress& progress_;
   const DataDispatch& dispatch_;
+  TrainerSamples& samples_;
   ExchangeBuffers buffers_;
   BatchAssembler batch_;
   std::optional<report::EventWriter> board_;  // TensorBoard: the lead trainer writes what it reports
@@ -85,7 +86,7 @@ class TrainerLoop {
 };
 
 TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model,
-                         exchange::GradientExchange& exchange, MPI_Comm trainers, const data::Samples& samples,
+                         exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
                          const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& support,
                          const DataDispatch& dispatch)
     : job_(job),
@@ -96,9 +97,10 @@ TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::M
       held_out_(held_out),
       progress_(progress),
       dispatch_(dispatch),
+      samples_(samples),
       buffers_(backend, model),
       batch_(samples, job.config.batch_size, job.config.augment, job.config.seed),
-      ledger_(job, progress, samples.labels.size()),
+      ledger_(job, progress, samples.count()),
       model_state_(model, trainers),
       checkpoints_(job, support, exchange, model_state_, ledger_, buffers_.parameters()),
       global_step_(progress.first_global_step()) {
@@ -143,7 +145,9 @@ TrainerLoop::Outcome TrainerLoop::run_pass(int pass) {
       return state.stop_request != 0;
     });
   }
-  for (BatchRange batch; state.batches.next(state.step, batch); ++state.step) {
+  BatchRange batch;
+  for (ChunkRange chunk; state.batches.next(state.step, batch, &chunk); ++state.step) {
+    if (chunk.count > 0) samples_.hold(std::span(state.order).subspan(chunk.first, chunk.count));
     train_step(state, batch);
     if (checkpoints_.after_step(position(state, state.step + 1), state.step, state.batches.steps(), state.flags)) {
       return false;
@@ -310,7 +314,7 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
 }  // namespace
 
 bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model,
-                 exchange::GradientExchange& exchange, MPI_Comm trainers, const data::Samples& samples,
+                 exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
                  const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& checkpoints,
                  const DataDispatch& dispatch) {
   TrainerLoop loop(job, backend, model, exchange, trainers, samples, held_out, progress, checkpoints, dispatch);

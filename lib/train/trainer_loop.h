@@ -15,6 +15,7 @@
 #include "train/pass_report.h"
 #include "train/progress.h"
 #include "train/trainer_checkpoints.h"
+#include "train/trainer_samples.h"
 
 namespace pstrain::train {
 
@@ -22,7 +23,7 @@ namespace pstrain::train {
 // the lead trainer only. Returns true when training completed, false when it stopped after a checkpoint on a
 // signal. Throws pstrain::Error(kDiverged) on a NaN or Inf loss.
 bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model,
-                 exchange::GradientExchange& exchange, MPI_Comm trainers, const data::Samples& samples,
+                 exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
                  const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& checkpoints,
                  const DataDispatch& dispatch = {});
 

@@ -10,7 +10,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # The layout pstrain chooses by default for NP ranks.
 trainers_for() { local np=$1; if [ "$np" -eq 1 ]; then echo 1; else echo $((np - (np / 2 > 0 ? np / 2 : 1))); fi; }
 
-# run_mpi NP PATH SECONDS ARGS...: PATH is "shm" (defaults: osc/sm on one node) or "tcp" (the cross-node path:
+# run_mpi NP PATH SECONDS ARGS...: PATH is "shm" (defaults: on one node osc/rdma, or osc/sm where processes may not
+# copy from each other) or "tcp" (the cross-node path:
 # TCP transport and osc/pt2pt, which needs the target to keep calling MPI). TCP keeps to the loopback: a
 # container bridge that comes and goes on this machine (podman's, while the container tests run) made Open MPI
 # bind to an address that had just vanished, and the run hung until its timeout.

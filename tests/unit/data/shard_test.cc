@@ -127,6 +127,36 @@ TEST(Shard, RejectsTruncatedSmallFile) {
   expect_error([&] { read_shard(dir / "half.h5"); }, ExitCode::kInputData, {"half.h5"});
 }
 
+// What a trainer under dynamic dispatch reads: a few rows, in runs and alone, the same values as the whole shard.
+TEST(Shard, ReadsChosenRowsAsTheWholeShardHoldsThem) {
+  TempDir dir;
+  write_shard(dir / "s.h5", make_samples(7, 2, 3, 4));
+  const Samples all = read_shard(dir / "s.h5");
+  const std::vector<std::uint64_t> rows = {0, 2, 3, 4, 6};
+  const Samples some = read_shard_rows(dir / "s.h5", rows);
+  EXPECT_EQ(some.meta.sample_count, rows.size());
+  ASSERT_EQ(some.labels.size(), rows.size());
+  ASSERT_EQ(some.features.size(), rows.size() * 6);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(some.labels[i], all.labels[rows[i]]);
+    for (std::size_t j = 0; j < 6; ++j) EXPECT_EQ(some.features[i * 6 + j], all.features[rows[i] * 6 + j]);
+  }
+  EXPECT_TRUE(read_shard_rows(dir / "s.h5", {}).labels.empty());
+}
+
+TEST(Shard, ChosenRowsAreCheckedAsTheWholeShard) {
+  TempDir dir;
+  write_shard(dir / "s.h5", make_samples(3, 2, 3, 4));
+  edit_shard(dir / "s.h5", [](H5::H5File& file) {
+    const std::int32_t labels[3] = {0, 4, 1};
+    file.openDataSet("labels").write(labels, H5::PredType::NATIVE_INT32);
+  });
+  const std::vector<std::uint64_t> good = {0, 2};
+  EXPECT_EQ(read_shard_rows(dir / "s.h5", good).labels, (std::vector<std::int32_t>{0, 1}));
+  const std::vector<std::uint64_t> bad = {1};
+  expect_error([&] { read_shard_rows(dir / "s.h5", bad); }, ExitCode::kInputData, {"s.h5", "label 4", "[0, 4)"});
+}
+
 TEST(Shard, RejectsLabelsOutOfRange) {
   TempDir dir;
   write_shard(dir / "s.h5", make_samples(3, 2, 3, 4));

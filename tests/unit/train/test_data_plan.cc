@@ -31,10 +31,20 @@ TEST(PassOrder, WithoutShuffleIsTheFileOrder) {
 TEST(StepsPerPass, SyncTakesTheLargestTrainerSoNobodyWaitsForever) {
   DataPlan plan;
   plan.trainer_samples = {100, 130, 64};
+  plan.shard_samples = {100, 130, 64};
   EXPECT_EQ(plan.steps_per_pass(0, 32, true), 5);  // ceil(130/32) for everyone
   EXPECT_EQ(plan.steps_per_pass(2, 32, true), 5);
   EXPECT_EQ(plan.steps_per_pass(0, 32, false), 4);  // own ceil(100/32)
   EXPECT_EQ(plan.steps_per_pass(2, 32, false), 2);
+  EXPECT_EQ(plan.total_train_samples(), 294u);
+}
+
+// Dynamic dispatch: every trainer may read every shard, but the job trains each sample once per pass (the start
+// line said 1,680,000 samples for Fashion-MNIST's 60,000 at 28 trainers).
+TEST(TotalTrainSamples, CountsEachSampleOnceWhenEveryTrainerReadsEveryShard) {
+  DataPlan plan;
+  plan.shard_samples = {100, 130, 64};
+  plan.trainer_samples = {294, 294, 294, 294};
   EXPECT_EQ(plan.total_train_samples(), 294u);
 }
 
