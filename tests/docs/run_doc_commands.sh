@@ -8,6 +8,7 @@
 #   ```bash                      run it; it must exit 0
 #   ```bash exit=N               run it; it must exit N (a refusal the page shows)
 #   ```bash needs-brown          run it when the Brown corpus is in the cache (mpi_launch/fetch-brown.sh), else skip
+#   ```bash needs=TOOL           run it when TOOL is installed (kubectl, sbatch), else skip
 #   ```bash no-test: REASON      not run (a cluster, a GPU, minutes of work, the set-up commands themselves)
 # Any other fence language that reads as a shell (sh, shell, console, zsh) is an error: write ```bash and a
 # marker. Relative links of the pages must name files that exist.
@@ -120,6 +121,10 @@ run_page() {
       "bash no-test:"*) reason=${info#bash no-test:} ;;
       "bash no-test"*) reason=" (no reason given)" ;;
       "bash needs-brown"*) [ -f "$brown_dir/cr09" ] || reason=" the Brown corpus is not in the cache (mpi_launch/fetch-brown.sh)" ;;
+      "bash needs="*)
+        local tool=${info#bash needs=}
+        tool=${tool%% *}
+        command -v "$tool" > /dev/null || reason=" $tool is not installed" ;;
     esac
     [ $page_failed -eq 0 ] || reason=" an earlier block of this page failed"
     if [ -n "$reason" ]; then
