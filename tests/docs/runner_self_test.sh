@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The doc runner can fail: on fixture pages it must pass good blocks, count skipped ones with their reason, and
 # report (exit 1) a command that fails, a block whose exit code is not the one its marker states, a link to a file
-# that does not exist, a ```sh block and a block that never closes. CTest passes BUILD_DIR and WORK_ROOT.
+# or a heading that does not exist, a ```sh block and a block that never closes. CTest passes BUILD_DIR and WORK_ROOT.
 set -euo pipefail
 : "${BUILD_DIR:?}"
 runner=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/run_doc_commands.sh
@@ -14,7 +14,7 @@ fence='```'
 mkdir -p "$work/good/docs"
 cat > "$work/good/README.md" <<PAGE
 # fixture
-[a page](docs/page.md)
+[a page](docs/page.md) and [its heading](docs/page.md#a-heading-with-code)
 ${fence}bash
 echo hello > greeting.txt
 build/bin/pstrain --version
@@ -24,6 +24,7 @@ false
 ${fence}
 PAGE
 cat > "$work/good/docs/page.md" <<PAGE
+## A heading, with \`code\`
 ${fence}bash exit=2
 build/bin/pstrain --no-such-flag
 ${fence}
@@ -39,7 +40,7 @@ echo "PASS: good pages pass, 3 commands run, 1 skipped with its reason"
 # --- bad pages: each mistake is reported ------------------------------------------------------------------------
 mkdir -p "$work/bad/docs"
 cat > "$work/bad/README.md" <<PAGE
-[missing](docs/missing.md)
+[missing](docs/missing.md) [no such heading](docs/page.md#nowhere)
 ${fence}bash
 build/bin/pstrain --no-such-flag
 ${fence}
@@ -57,7 +58,8 @@ PAGE
 rc=0
 out=$(SOURCE_DIR=$work/bad WORK_ROOT=$work bash "$runner" README.md docs/page.md 2>&1) || rc=$?
 [ "$rc" -eq 1 ] || fail "bad pages: exit $rc, expected 1: $out"
-for want in "README.md links to docs/missing.md, which does not exist" "FAIL README.md:2: exit 2, expected 0" \
+for want in "README.md links to docs/missing.md, which does not exist" \
+  "README.md links to docs/page.md#nowhere, a heading docs/page.md does not have" "FAIL README.md:2: exit 2, expected 0" \
   "FAIL docs/page.md:1: exit 0, expected 2" "docs/page.md:4: a \`\`\`sh block" "docs/page.md:7: the block never closes"; do
   grep -qF -- "$want" <<< "$out" || fail "bad pages: no '$want' in: $out"
 done
