@@ -69,7 +69,7 @@ scratch() {
 # anchors FILE: the anchors GitHub makes of a Markdown file's headings (lower case, punctuation dropped, spaces
 # to '-').
 anchors() {
-  grep -E '^#{1,6} ' "$1" | sed -E 's/^#+ +//' | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'
+  grep -E '^#{1,6} ' "$1" | sed -E 's/^#+ +//' | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'
 }
 
 # check_links PAGE: every relative link [text](path#anchor) names a file or folder of the checkout, and a
