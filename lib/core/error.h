@@ -18,7 +18,11 @@ enum class ExitCode : int {
   kOutput = 4,     // output folder not writable, disk full
   kDiverged = 5,   // NaN or Inf loss during training
   kTimeout = 6,    // a rank stopped responding (watchdog, --timeout-seconds)
+  kRunsFailed = 7,  // a tool that starts runs (pstrain-sweep run local): one or more of them failed, each named
+  kMissingDependency = 10,  // a module the program needs is not installed (pstrain-plot: python3-matplotlib)
 };
+// One table for every program of the family (pstrain, pstrain-data, pstrain-sweep, pstrain-launch): a code means
+// the same wherever it comes from.
 
 class Error : public std::runtime_error {
  public:

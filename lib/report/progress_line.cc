@@ -30,8 +30,10 @@ std::optional<std::string> ProgressLine::after_step(const PassPosition& position
   next_due_ = position.seconds + interval_;
 
   const double samples_per_sec = position.samples_done / position.seconds;
-  std::string line = "pass " + std::to_string(position.pass + 1) + "/" + std::to_string(position.passes) + " step " +
-                     std::to_string(position.steps_done);
+  // Passes are numbered from 0 everywhere (pass-00000/, metrics.jsonl's "pass", the per-pass log line): "pass 1 of
+  // 0..2" is the second of three.
+  std::string line = "pass " + std::to_string(position.pass) + " of 0.." + std::to_string(position.passes - 1) +
+                     " step " + std::to_string(position.steps_done);
   if (position.steps < 0) {  // dynamic dispatch: the pass ends when the chunks run out, no estimate
     char rate[64];
     std::snprintf(rate, sizeof rate, ", %.0f samples/s", samples_per_sec);

@@ -43,7 +43,7 @@ line of pstrain flags per set, line k+1 = set k+1). Runs go to SWEEP_DIR/runs/se
 pass-NNNNN/done exists is skipped, so rerunning `run local` resumes an interrupted sweep.
 
 Exit codes: 0 ok, 2 bad flag or search space, 3 missing or unreadable sweep files, 4 cannot write,
-6 one or more sets failed (run local); run-one exits with pstrain's code.
+7 one or more sets failed (run local); run-one exits with pstrain's code (the codes of every pstrain program: README).
 )";
 
 constexpr const char* kSpaceHelp = R"(
@@ -100,6 +100,9 @@ std::string default_pstrain() {
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   return error ? std::string("pstrain") : (self.parent_path() / "pstrain").string();
 }
+
+// Where k8s/Dockerfile installs the programs in the image.
+const std::string kImagePrefix = "/opt/pstrain/bin";
 
 std::string self_path() {
   std::error_code error;
@@ -160,7 +163,7 @@ void add_cluster_options(po::options_description& options) {
   options.add_options()
       ("sweep-dir", po::value<std::string>(), "the sweep folder (grid/random); also its path on the cluster, a shared volume")
       ("data-dir", po::value<std::string>(), "pstrain-data folder, as the cluster sees it")
-      ("pstrain", po::value<std::string>()->default_value(default_pstrain()), "pstrain's path on the cluster")
+      ("pstrain", po::value<std::string>()->default_value(default_pstrain()), "pstrain's path on the cluster (emit k8s: default /opt/pstrain/bin/pstrain, the image's)")
       ("name", po::value<std::string>()->default_value("pstrain-sweep"), "job name (prefix)")
       ("np", po::value<int>()->default_value(1), "MPI ranks per run")
       ("parallel", po::value<int>()->default_value(0), "runs at once (0: no limit)")
@@ -198,7 +201,7 @@ int command_emit_k8s(const std::vector<std::string>& args, std::ostream& out) {
       ("template", po::value<std::string>(), "Job or MPIJob YAML expanded once per set (default: a built-in batch/v1 Job)")
       ("indexed", po::bool_switch(), "one Indexed Job (completions = sets) whose pods run `pstrain-sweep run-one`")
       ("image", po::value<std::string>()->default_value("pstrain:latest"), "container image")
-      ("pstrain-sweep", po::value<std::string>()->default_value(self_path()), "pstrain-sweep's path in the image (--indexed)");
+      ("pstrain-sweep", po::value<std::string>()->default_value(kImagePrefix + "/pstrain-sweep"), "pstrain-sweep's path in the image (--indexed)");
   // clang-format on
   const Parsed parsed = parse(command, options, args, out, R"(
 Template placeholders: {{SET_ID}} (1-based, also the JOB_ID the article's jobs use), {{SET_INDEX}} (0-based),
@@ -210,6 +213,8 @@ command, through mpirun when --np > 1), {{OUTPUT_DIR}}, {{SWEEP_DIR}}, {{DATA_DI
   if (parsed.help) return 0;
   const auto& values = parsed.values;
   ClusterSettings settings = cluster_settings(values, command);
+  // The programs run in the image (k8s/Dockerfile installs them in /opt/pstrain/bin), not where this one was built.
+  if (values["pstrain"].defaulted()) settings.pstrain = kImagePrefix + "/pstrain";
   settings.image = values["image"].as<std::string>();
   settings.pstrain_sweep = values["pstrain-sweep"].as<std::string>();
   const auto sets = load_sets(settings.sweep_dir);

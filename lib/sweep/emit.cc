@@ -20,7 +20,8 @@ std::vector<std::string> trainer_command(const ClusterSettings& settings, const 
     command = {"mpirun", "--oversubscribe", "--bind-to", "none", "-np", std::to_string(settings.ranks)};
   command.push_back(settings.pstrain);
   for (const auto& word :
-       std::vector<std::string>{"--data-dir", settings.data_dir, "--output-dir", output_dir_of(settings, set.id)}) {
+       std::vector<std::string>{"--data-dir", settings.data_dir, "--output-dir", output_dir_of(settings, set.id),
+                                "--resume", "auto"}) {
     command.push_back(word);
   }
   for (const auto& word : flags_to_args(set.flags)) command.push_back(word);
@@ -86,7 +87,9 @@ std::string emit_k8s_jobs(const std::vector<HyperparameterSet>& sets, const Clus
                           const std::string& job_template, const std::string& template_source) {
   std::string out;
   for (const auto& set : sets) {
-    std::vector<std::string> args{"--data-dir", settings.data_dir, "--output-dir", output_dir_of(settings, set.id)};
+    // --resume auto: a retried Job (backoffLimit) continues from the set's newest checkpoint.
+    std::vector<std::string> args{"--data-dir", settings.data_dir, "--output-dir", output_dir_of(settings, set.id),
+                                  "--resume", "auto"};
     for (const auto& word : flags_to_args(set.flags)) args.push_back(word);
     const std::map<std::string, std::string> variables{
         {"SET_ID", std::to_string(set.id)},
@@ -168,14 +171,14 @@ SWEEP_DIR=)X",
              shell_quote(settings.sweep_dir), R"X(
 DATA_DIR=)X",
              shell_quote(settings.data_dir), R"X(
-# Task k (0-based) runs line k+1 of sets.txt, which is set k+1.
+# Task k (0-based) runs line k+1 of sets.txt, which is set k+1; a requeued task resumes its set (--resume auto).
 line=$((SLURM_ARRAY_TASK_ID + 1))
 flags=$(sed -n "${line}p" "$SWEEP_DIR/sets.txt")
 if [ -z "$flags" ]; then echo "sets.txt has no line $line" >&2; exit 2; fi
 output="$SWEEP_DIR/runs/set-$(printf '%04d' "$line")"
 eval "set -- $flags"   # the line is shell-quoted by pstrain-sweep
 exec )X",
-             launcher, shell_quote(settings.pstrain), R"X( --data-dir "$DATA_DIR" --output-dir "$output" "$@"
+             launcher, shell_quote(settings.pstrain), R"X( --data-dir "$DATA_DIR" --output-dir "$output" --resume auto "$@"
 )X");
 }
 

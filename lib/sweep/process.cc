@@ -32,7 +32,8 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::opti
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   if (log) {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log->c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // Appended: a set run again (resumed) keeps the log of its earlier attempt above the new one.
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log->c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   }
   const int result = posix_spawnp(&pid_, pointers[0], &actions, nullptr, pointers.data(), environ);

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 
+#include "checkpoint/checkpoint.h"
 #include "checkpoint/pass_folder.h"
 #include "core/error.h"
 #include "core/files.h"
@@ -66,6 +67,7 @@ bool set_complete(const fs::path& sweep_dir, const HyperparameterSet& set) {
 std::optional<fs::path> move_incomplete_aside(const fs::path& sweep_dir, const HyperparameterSet& set) {
   const fs::path folder = run_dir(sweep_dir, set.id);
   if (!fs::exists(folder) || set_complete(sweep_dir, set)) return std::nullopt;
+  if (!checkpoint::list_checkpoints(folder).empty()) return std::nullopt;  // pstrain --resume auto continues it
   const std::string base = set_name(set.id) + ".incomplete-" + timestamp();
   fs::path target = folder.parent_path() / base;
   for (int n = 2; fs::exists(target); ++n) target = folder.parent_path() / cat(base, "-", n);
@@ -88,6 +90,9 @@ std::vector<std::string> run_command(const RunSettings& settings, const Hyperpar
   command.push_back(settings.data_dir.string());
   command.push_back("--output-dir");
   command.push_back(run_dir(settings.sweep_dir, set.id).string());
+  // A set run again (interrupted, or its Job retried) continues from its newest checkpoint; a new one starts.
+  command.push_back("--resume");
+  command.push_back("auto");
   for (const auto& word : flags_to_args(set.flags)) command.push_back(word);
   return command;
 }

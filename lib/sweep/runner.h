@@ -45,7 +45,8 @@ struct RunSummary {
 std::filesystem::path final_done_marker(const std::filesystem::path& sweep_dir, const HyperparameterSet& set);
 bool set_complete(const std::filesystem::path& sweep_dir, const HyperparameterSet& set);
 
-// Moves a run folder that exists but is not complete to set-NNNN.incomplete-<time>; returns where it went.
+// Moves a run folder that exists but is not complete and holds no checkpoint to resume from (pstrain --resume auto
+// continues one that does) to set-NNNN.incomplete-<time>; returns where it went.
 std::optional<std::filesystem::path> move_incomplete_aside(const std::filesystem::path& sweep_dir,
                                                            const HyperparameterSet& set);
 

@@ -92,6 +92,10 @@ stage_sweep() {
   tool_pod sweep-report pstrain-sweep report --sweep-dir "$SWEEP_IN_POD"
   sed 's/^/  /' "$RUN/logs/sweep-report.out"
   check_sweep_report "$RUN/volumes/pstrain-output/${SWEEP_IN_POD#/output/}"
+  # The image draws the report's plot too (pstrain-plot and python3-matplotlib are in it).
+  grep -q "drew .*report.png" "$RUN/logs/sweep-report.out" || fail "pstrain-sweep report in the image drew no report.png"
+  [ "$(head -c 8 "$RUN/volumes/pstrain-output/${SWEEP_IN_POD#/output/}/report.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] \
+    || fail "report.png is not a PNG image"
   podman rm -f -t 2 "${CONTAINERS[@]}" > /dev/null 2>&1 || true
   CONTAINERS=()
   log "sweep: PASS"

@@ -66,12 +66,22 @@ done
 grep -q "4 set(s): 0 ran, 4 skipped (already complete), 0 failed" run2.out || { cat run2.out; fail "rerun should skip all"; }
 [ "$(grep -c 'already complete, skipped' run2.out)" -eq 4 ] || fail "rerun should name 4 skipped sets"
 
-# An interrupted set (final pass missing) is moved aside and run again.
-rm -rf sweep/runs/set-0003/pass-00001
+# Interrupted sets, as a set killed during its last pass leaves them: set-0003 with the checkpoint of pass 0's end
+# resumes from it (its first pass is not trained again); set-0004, which has no checkpoint, is moved aside and
+# run again from the start.
+mapfile -t set3_checkpoints < <(ls -d sweep/runs/set-0003/checkpoints/ckpt-* | sort)
+rm -rf sweep/runs/set-0003/pass-00001 "${set3_checkpoints[@]:1}"
+sed -i '2,$d' sweep/runs/set-0003/metrics.jsonl
+set3_first_pass=$(sha256sum < sweep/runs/set-0003/pass-00000/parameters.h5)
+rm -rf sweep/runs/set-0004/pass-00001 sweep/runs/set-0004/checkpoints
 "$SWEEP" run local --sweep-dir sweep --data-dir data --parallel 2 > run3.out || { cat run3.out; fail "resume failed"; }
-grep -q "4 set(s): 1 ran, 3 skipped (already complete), 0 failed" run3.out || { cat run3.out; fail "resume summary"; }
-ls -d sweep/runs/set-0003.incomplete-* >/dev/null 2>&1 || fail "incomplete set-0003 was not moved aside"
-[ -f sweep/runs/set-0003/pass-00001/done ] || fail "set-0003 was not rerun"
+grep -q "4 set(s): 2 ran, 2 skipped (already complete), 0 failed" run3.out || { cat run3.out; fail "resume summary"; }
+grep -q "resuming from .*set-0003/checkpoints/ckpt-" sweep/runs/set-0003/pstrain.log || fail "set-0003 did not resume"
+[ "$(sha256sum < sweep/runs/set-0003/pass-00000/parameters.h5)" = "$set3_first_pass" ] || fail "set-0003's pass 0 was trained again"
+[ "$(wc -l < sweep/runs/set-0003/metrics.jsonl)" -eq 2 ] || fail "set-0003's metrics.jsonl does not hold 2 passes"
+ls -d sweep/runs/set-0003.incomplete-* >/dev/null 2>&1 && fail "set-0003 was moved aside instead of resumed"
+ls -d sweep/runs/set-0004.incomplete-* >/dev/null 2>&1 || fail "set-0004 (no checkpoint) was not moved aside"
+for n in 3 4; do [ -f sweep/runs/set-000$n/pass-00001/done ] || fail "set-000$n was not finished"; done
 
 # Report: the leaderboard's best set is the set with the highest test_accuracy in the metrics, and the files agree.
 "$SWEEP" report --sweep-dir sweep > report.out || { cat report.out; fail "report failed"; }
@@ -112,7 +122,10 @@ bash -n sweep.sbatch || fail "the sbatch script is not valid bash"
 [ "$(grep -c '^apiVersion: ' jobs.yaml)" -eq 4 ] || fail "k8s: expected 4 documents"
 [ "$(grep -c '^kind: Job' jobs.yaml)" -eq 4 ] || fail "k8s: expected 4 Jobs"
 [ "$(grep -cx -- '---' jobs.yaml)" -eq 3 ] || fail "k8s: expected 3 separators"
+grep -q '"/opt/pstrain/bin/pstrain"' jobs.yaml || fail "k8s: pstrain is not the image's /opt/pstrain/bin/pstrain"
+grep -q "$BIN_DIR" jobs.yaml && fail "k8s: the Jobs name this machine's build folder $BIN_DIR"
 "$SWEEP" emit k8s --sweep-dir sweep --data-dir data --indexed > indexed.yaml
+grep -q '/opt/pstrain/bin/pstrain-sweep' indexed.yaml || fail "k8s: pstrain-sweep is not the image's"
 grep -q "completions: 4" indexed.yaml || fail "indexed job completions"
 
 # run-one picks its set from the environment (set 2 is complete, so it is skipped).

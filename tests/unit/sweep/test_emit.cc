@@ -48,7 +48,7 @@ TEST(EmitK8s, OneWellFormedJobPerSet) {
     EXPECT_EQ(docs[i].find("{{"), std::string::npos);
   }
   EXPECT_NE(docs[0].find(R"(command: ["/opt/pstrain/bin/pstrain", "--data-dir", "/shared/data", "--output-dir", )"
-                         R"("/shared/sweep/runs/set-0001", "--lr", "0.1", "--hidden", "64,32"])"),
+                         R"("/shared/sweep/runs/set-0001", "--resume", "auto", "--lr", "0.1", "--hidden", "64,32"])"),
             std::string::npos)
       << docs[0];
 }
