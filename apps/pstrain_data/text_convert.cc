@@ -9,6 +9,7 @@
 #include "data/shard.h"
 #include "data/split.h"
 #include "data/vocabulary.h"
+#include "output_folder.h"
 
 namespace pstrain_data {
 
@@ -128,27 +129,9 @@ Converted convert_in_memory(const Options& options) {
 }
 
 void write_folder(const Options& options, const Converted& converted) {
-  std::error_code ec;
-  fs::create_directories(options.output, ec);
-  if (ec || !fs::is_directory(options.output)) {
-    throw Error(ExitCode::kOutput,
-                cat("cannot create output folder ", options.output.string(), ec ? ": " + ec.message() : std::string()));
-  }
+  create_output_folder(options.output);
   pstrain::write_file_atomically(options.output / data::kVocabularyFileName, converted.vocabulary.file_text());
-  for (std::size_t i = 0; i < converted.train_shards.size(); ++i) {
-    data::write_shard(options.output / data::train_shard_file_name(i), converted.train_shards[i]);
-  }
-  const fs::path valid_path = options.output / data::kValidShardFileName;
-  if (converted.valid) {
-    data::write_shard(valid_path, *converted.valid);
-  } else if (fs::remove(valid_path, ec)) {  // from an earlier conversion, with another vocabulary
-    pstrain::log_info("removed stale ", valid_path.string(), " from an earlier conversion");
-  }
-  data::write_shard(options.output / data::kTestShardFileName, converted.test);
-  for (const fs::path& stale : data::remove_train_shards_from(options.output, converted.train_shards.size())) {
-    pstrain::log_info("removed stale shard ", stale.string(), " from an earlier conversion");
-  }
-  data::write_data_manifest(options.output);  // last: the folder is whole once it exists
+  write_shard_folder(options.output, converted.train_shards, converted.valid, converted.test);
 }
 
 }  // namespace

@@ -7,8 +7,11 @@
 //   /labels    int32   [sample_count]                in [0, num_classes)
 //   root attributes: dataset (string), sample_shape (uint64[]), num_classes (uint32),
 //                    sample_count (uint64), source (string), format_version (uint32)
+//   pstrain-data writes the integers with these types; the reader takes any integer type up to 64 bits, signed
+//   or unsigned, whose values fit (h5py writes Python ints as int64).
 //   strings are fixed-length (format_version 2). Version 1 (pstrain-data before 2026-11-23) wrote them
-//   variable-length, which HDF5 keeps in its global heap; the reader still accepts those (shard_read.cc).
+//   variable-length, which HDF5 keeps in its global heap; the reader still accepts those, and accepts them in
+//   version 2 files (h5py's default for str) whose folder has a MANIFEST that checks their bytes (shard_read.cc).
 //   token shards (pstrain-data brown|text, N-gram windows) also: vocab_size (uint32), ngram (uint32),
 //                    vocab_crc32 (uint32), corpus, split, vocab_rule, windows (strings); the presence of
 //                    vocab_size is what makes a shard a token shard.
@@ -97,8 +100,9 @@ void write_data_manifest(const std::filesystem::path& folder);
 
 // Throws Error(kInputData) naming the file when its folder has a MANIFEST that does not list it or lists it with
 // another size or checksum. Reads the whole file (about 4 GB/s here); nothing when the folder has no MANIFEST.
-// A process checks each file once (by path, size and modification time).
-void check_shard_against_manifest(const std::filesystem::path& path);
+// A process checks each file once (by path, size and modification time). Returns whether the file was checked
+// (false: no MANIFEST): only a checked file may hold variable-length strings of format_version 2 (shard_read.cc).
+bool check_shard_against_manifest(const std::filesystem::path& path);
 
 // The shard's CRC-32 as its folder's MANIFEST lists it (what the check above compares), or computed where the
 // folder has none: the data fingerprint of provenance.json.

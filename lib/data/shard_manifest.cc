@@ -83,13 +83,14 @@ void write_data_manifest(const fs::path& folder) {
   write_manifest(folder, kDataManifest, entries);
 }
 
-void check_shard_against_manifest(const fs::path& path) {
+bool check_shard_against_manifest(const fs::path& path) {
   const auto key = CheckedFiles::key_of(path);
-  if (key && checked_files().contains(*key)) return;
+  if (key && checked_files().contains(*key)) return true;
   const std::optional<ManifestEntry> entry = listed_entry(path);
-  if (!entry) return;
+  if (!entry) return false;
   check_listed_file(path.parent_path().empty() ? fs::path(".") : path.parent_path(), *entry, true);
   if (key) checked_files().insert(*key);
+  return true;
 }
 
 std::uint32_t shard_crc32(const fs::path& path) {

@@ -1,6 +1,7 @@
 // Reading shards back. HDF5 parsers have a history of memory-safety bugs on malformed files, so every
 // shape and type is checked before any data is read into a buffer sized from the file's own claims.
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "core/error.h"
@@ -44,54 +45,77 @@ hssize_t attribute_length(const H5::Attribute& attribute, const fs::path& path, 
   return space.getSimpleExtentNpoints();
 }
 
-// A variable-length string sends HDF5 1.10.8 into its global heap, whose reader overflows or loops for ever on a
-// damaged file (tests/fuzz/known-hdf5): refused, from its datatype alone, in shards of a version that never
-// writes one; read in version 1 shards, written before pstrain-data switched to fixed-length strings.
-std::string read_string(const H5::H5File& file, const fs::path& path, const char* name, std::uint32_t version) {
+// A variable-length string (h5py's default for a str) sends HDF5 1.10.8 into its global heap, whose reader
+// overflows or loops for ever on a damaged file (tests/fuzz/known-hdf5): read only where the file's bytes are known
+// to be intact, checked against its folder's MANIFEST (`checksummed`), and in version 1 shards, written before
+// pstrain-data switched to fixed-length strings. Otherwise refused from its datatype alone, before HDF5 reads it.
+std::string read_string(const H5::H5File& file, const fs::path& path, const char* name, std::uint32_t version,
+                        bool checksummed) {
   const H5::Attribute attribute = open_attribute(file, path, name);
   if (attribute.getTypeClass() != H5T_STRING) {
     bad(path, cat("attribute '", name, "' is ", type_name(attribute.getDataType()), ", expected a string"));
   }
   if (attribute_length(attribute, path, name) != 1) bad(path, cat("attribute '", name, "' must hold one string"));
-  if (version >= hdf5::kFixedLengthStringsSince && attribute.getStrType().isVariableStr()) {
-    bad(path, cat("attribute '", name, "' is a variable-length string; format_version ", version,
-                  " shards store fixed-length ones"));
+  if (version >= hdf5::kFixedLengthStringsSince && !checksummed && attribute.getStrType().isVariableStr()) {
+    bad(path, cat("attribute '", name,
+                  "' is a variable-length string (h5py's default), which pstrain reads only from a folder with a "
+                  "MANIFEST, since HDF5 1.10 can hang on a damaged one: run `pstrain-data manifest --output ",
+                  path.parent_path().empty() ? "." : path.parent_path().string(),
+                  "` once the folder is written (or store fixed-length strings: numpy.bytes_)"));
   }
   std::string value;
   attribute.read(attribute.getStrType(), value);
   return value;
 }
 
-// Unsigned integers of exactly the written width: a different type means someone else's file.
-void check_unsigned(const H5::Attribute& attribute, const fs::path& path, const char* name, std::size_t bytes) {
-  const bool ok = attribute.getTypeClass() == H5T_INTEGER && attribute.getIntType().getSign() == H5T_SGN_NONE &&
-                  attribute.getIntType().getSize() == bytes;
-  if (!ok) {
-    bad(path, cat("attribute '", name, "' is ", type_name(attribute.getDataType()), ", expected unsigned ", bytes * 8,
-                  "-bit integer"));
+// Integer attributes of any width up to 64 bits, signed or unsigned (pstrain-data writes uint32 and uint64, h5py
+// int64), each value checked to be >= 0 and to fit T. Floats, strings and wider types are someone else's file.
+template <typename T>
+std::vector<T> read_whole_numbers(const H5::Attribute& attribute, const fs::path& path, const char* name,
+                                  hssize_t length) {
+  const bool integer = attribute.getTypeClass() == H5T_INTEGER;
+  if (!integer || attribute.getIntType().getSize() > 8) {
+    bad(path, cat("attribute '", name, "' is ", type_name(attribute.getDataType()), ", expected a whole number"));
   }
+  const auto count = static_cast<std::size_t>(length);
+  std::vector<T> values(count);
+  const auto out_of_range = [&](auto value) {
+    bad(path, cat("attribute '", name, "' holds ", value, ", expected 0 to ", std::numeric_limits<T>::max()));
+  };
+  if (attribute.getIntType().getSign() == H5T_SGN_NONE) {
+    std::vector<std::uint64_t> raw(count);
+    attribute.read(H5::PredType::NATIVE_UINT64, raw.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      if (raw[i] > std::numeric_limits<T>::max()) out_of_range(raw[i]);
+      values[i] = static_cast<T>(raw[i]);
+    }
+  } else {
+    std::vector<std::int64_t> raw(count);
+    attribute.read(H5::PredType::NATIVE_INT64, raw.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      if (raw[i] < 0 || static_cast<std::uint64_t>(raw[i]) > std::numeric_limits<T>::max()) out_of_range(raw[i]);
+      values[i] = static_cast<T>(raw[i]);
+    }
+  }
+  return values;
 }
 
 template <typename T>
-T read_unsigned(const H5::H5File& file, const fs::path& path, const char* name, const H5::PredType& memory_type) {
+T read_unsigned(const H5::H5File& file, const fs::path& path, const char* name) {
   const H5::Attribute attribute = open_attribute(file, path, name);
-  check_unsigned(attribute, path, name, sizeof(T));
-  if (attribute_length(attribute, path, name) != 1) bad(path, cat("attribute '", name, "' must be a single value"));
-  T value{};
-  attribute.read(memory_type, &value);
-  return value;
+  const hssize_t length = attribute_length(attribute, path, name);
+  if (length != 1) bad(path, cat("attribute '", name, "' must be a single value"));
+  return read_whole_numbers<T>(attribute, path, name, length)[0];
 }
 
 std::vector<std::uint64_t> read_shape(const H5::H5File& file, const fs::path& path) {
   const char* name = hdf5::kAttrSampleShape;
   const H5::Attribute attribute = open_attribute(file, path, name);
-  check_unsigned(attribute, path, name, 8);
   const hssize_t length = attribute_length(attribute, path, name);
   if (length < 1 || static_cast<std::size_t>(length) > kMaxSampleRank) {
     bad(path, cat("attribute '", name, "' has ", length, " dimensions, expected 1 to ", kMaxSampleRank));
   }
-  std::vector<std::uint64_t> shape(static_cast<std::size_t>(length));
-  attribute.read(H5::PredType::NATIVE_UINT64, shape.data());
+  std::vector<std::uint64_t> shape = read_whole_numbers<std::uint64_t>(attribute, path, name, length);
   std::uint64_t size = 1;
   for (const std::uint64_t dim : shape) {
     if (dim == 0 || size > kMaxElements / dim) bad(path, cat("attribute '", name, "' holds an impossible shape"));
@@ -146,18 +170,16 @@ void check_extent(const H5::DataSet& dataset, const fs::path& path, const char* 
 }
 
 // The attributes of a token shard, checked against each other and the sample shape (N-1 context ids).
-TokenMeta read_token_meta(const H5::H5File& file, const fs::path& path, const ShardMeta& meta) {
+TokenMeta read_token_meta(const H5::H5File& file, const fs::path& path, const ShardMeta& meta, bool checksummed) {
   TokenMeta tokens;
-  const auto u32 = [&](const char* name) {
-    return read_unsigned<std::uint32_t>(file, path, name, H5::PredType::NATIVE_UINT32);
-  };
+  const auto u32 = [&](const char* name) { return read_unsigned<std::uint32_t>(file, path, name); };
   tokens.vocab_size = u32(hdf5::kAttrVocabSize);
   tokens.ngram = u32(hdf5::kAttrNgram);
   tokens.vocab_crc32 = u32(hdf5::kAttrVocabCrc32);
-  tokens.corpus = read_string(file, path, hdf5::kAttrCorpus, meta.format_version);
-  tokens.split = read_string(file, path, hdf5::kAttrSplit, meta.format_version);
-  tokens.vocab_rule = read_string(file, path, hdf5::kAttrVocabRule, meta.format_version);
-  tokens.windows = read_string(file, path, hdf5::kAttrWindows, meta.format_version);
+  tokens.corpus = read_string(file, path, hdf5::kAttrCorpus, meta.format_version, checksummed);
+  tokens.split = read_string(file, path, hdf5::kAttrSplit, meta.format_version, checksummed);
+  tokens.vocab_rule = read_string(file, path, hdf5::kAttrVocabRule, meta.format_version, checksummed);
+  tokens.windows = read_string(file, path, hdf5::kAttrWindows, meta.format_version, checksummed);
   if (tokens.vocab_size == 0 || tokens.vocab_size > kMaxVocabularySize) {
     bad(path, cat("attribute 'vocab_size' is ", tokens.vocab_size, ", expected 1 to ", kMaxVocabularySize));
   }
@@ -177,7 +199,8 @@ struct OpenShard {
 };
 
 // Opens the file and checks attributes and dataset shapes and types against each other.
-OpenShard open_shard(const fs::path& path) {
+// `checksummed`: the file matched its folder's MANIFEST (read_string).
+OpenShard open_shard(const fs::path& path, bool checksummed) {
   std::error_code ec;
   if (!fs::exists(path, ec)) bad(path, "file does not exist");
   if (!fs::is_regular_file(path, ec)) bad(path, "not a regular file");
@@ -188,8 +211,7 @@ OpenShard open_shard(const fs::path& path) {
 
   OpenShard shard;
   shard.file.openFile(path.string(), H5F_ACC_RDONLY);
-  const std::uint32_t version =
-      read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrFormatVersion, H5::PredType::NATIVE_UINT32);
+  const auto version = read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrFormatVersion);
   if (version < hdf5::kOldestReadableVersion || version > hdf5::kFormatVersion) {
     bad(path,
         cat("unsupported format_version ", version, " (this pstrain reads versions ", hdf5::kOldestReadableVersion,
@@ -197,16 +219,15 @@ OpenShard open_shard(const fs::path& path) {
   }
   ShardMeta& meta = shard.meta;
   meta.format_version = version;
-  meta.dataset = read_string(shard.file, path, hdf5::kAttrDataset, version);
-  meta.source = read_string(shard.file, path, hdf5::kAttrSource, version);
+  meta.dataset = read_string(shard.file, path, hdf5::kAttrDataset, version, checksummed);
+  meta.source = read_string(shard.file, path, hdf5::kAttrSource, version, checksummed);
   meta.sample_shape = read_shape(shard.file, path);
-  meta.num_classes = read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrNumClasses, H5::PredType::NATIVE_UINT32);
-  meta.sample_count =
-      read_unsigned<std::uint64_t>(shard.file, path, hdf5::kAttrSampleCount, H5::PredType::NATIVE_UINT64);
+  meta.num_classes = read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrNumClasses);
+  meta.sample_count = read_unsigned<std::uint64_t>(shard.file, path, hdf5::kAttrSampleCount);
   if (meta.num_classes == 0) bad(path, "attribute 'num_classes' is 0");
   if (meta.sample_count > kMaxElements / meta.sample_size()) bad(path, "attribute 'sample_count' is impossibly large");
 
-  if (shard.file.attrExists(hdf5::kAttrVocabSize)) meta.tokens = read_token_meta(shard.file, path, meta);
+  if (shard.file.attrExists(hdf5::kAttrVocabSize)) meta.tokens = read_token_meta(shard.file, path, meta, checksummed);
 
   shard.features = open_dataset(shard.file, path, hdf5::kFeatures);
   const H5::DataType feature_type = shard.features.getDataType();
@@ -279,14 +300,14 @@ std::vector<float> read_token_ids(const fs::path& path, const OpenShard& shard) 
 }  // namespace
 
 ShardMeta read_shard_meta(const fs::path& path) {
-  check_shard_against_manifest(path);  // before HDF5 sees the file, and outside its lock
-  return with_hdf5(path, [&] { return open_shard(path).meta; });
+  const bool checksummed = check_shard_against_manifest(path);  // before HDF5 sees the file, and outside its lock
+  return with_hdf5(path, [&] { return open_shard(path, checksummed).meta; });
 }
 
 Samples read_shard(const fs::path& path) {
-  check_shard_against_manifest(path);
+  const bool checksummed = check_shard_against_manifest(path);
   return with_hdf5(path, [&] {
-    OpenShard shard = open_shard(path);
+    OpenShard shard = open_shard(path, checksummed);
     Samples samples;
     samples.meta = shard.meta;
     samples.labels.resize(shard.meta.sample_count);

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "report/flat_json.h"
+#include "report/json_line.h"
 #include "report/progress_line.h"
 
 namespace pstrain::report {
@@ -25,7 +25,7 @@ std::optional<RunSummary> summarize_metrics(const std::filesystem::path& metrics
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const auto object = parse_flat_json(line);
+    const auto object = parse_json_object(line);
     if (object && summary.passes_done == 0 && number_field(*object, "test_perplexity")) {
       summary.metric = "test_perplexity";
     }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "train/metrics.h"
+#include "report/json_line.h"
 
 namespace pstrain::sweep {
 
@@ -33,7 +33,7 @@ std::vector<std::string> trainer_command(const ClusterSettings& settings, const 
 std::string yaml_list(const std::vector<std::string>& words) {
   // JSON strings are valid YAML double-quoted scalars, so the list is correct wherever a YAML value may go.
   std::string out = "[";
-  for (std::size_t i = 0; i < words.size(); ++i) out += cat(i ? ", " : "", "\"", train::json_escape(words[i]), "\"");
+  for (std::size_t i = 0; i < words.size(); ++i) out += cat(i ? ", " : "", report::json_quoted(words[i]));
   return out + "]";
 }
 

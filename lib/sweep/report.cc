@@ -8,9 +8,9 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "report/json_line.h"
 #include "report/run_summary.h"
 #include "sweep/runner.h"
-#include "train/metrics.h"
 
 namespace fs = std::filesystem;
 
@@ -25,8 +25,8 @@ std::string number(const std::optional<double>& value) {
   return buffer;
 }
 
-std::string json_number(const std::optional<double>& value) {
-  return value ? number(value) : "null";
+report::OrderedJson json_number(const std::optional<double>& value) {
+  return value ? report::OrderedJson(*value) : report::OrderedJson(nullptr);
 }
 
 std::string csv_field(const std::string& text) {
@@ -144,25 +144,30 @@ std::string report_csv(const Report& report) {
   return out;
 }
 
+// One set per line (report/json_line.h), so that the file reads as a table and diffs line by line.
 std::string report_json(const Report& report) {
-  using train::json_escape;
-  std::string out = cat("{\n  \"ranked_by\": \"", metric_name(report.by), "\",\n  \"best_set\": ");
-  out += (!report.ranked.empty() && report.ranked.front().score(report.by)) ? std::to_string(report.ranked.front().id)
-                                                                            : "null";
-  out += ",\n  \"sets\": [";
+  const bool has_best = !report.ranked.empty() && report.ranked.front().score(report.by);
+  std::string out =
+      cat("{\n  \"ranked_by\": ", report::json_quoted(metric_name(report.by)),
+          ",\n  \"best_set\": ", has_best ? std::to_string(report.ranked.front().id) : "null", ",\n  \"sets\": [");
   int rank = 0;
   for (const auto& r : report.ranked) {
-    out += cat(rank ? "," : "", "\n    {\"rank\": ", rank + 1, ", \"set\": ", r.id, ", \"name\": \"", set_name(r.id),
-               "\", \"status\": \"", r.status, "\", \"passes_done\": ", r.passes_done,
-               ", \"passes_asked\": ", r.passes_asked, ", \"best_test_accuracy\": ", json_number(r.best_test_accuracy),
-               ", \"best_pass\": ", r.best_test_accuracy ? std::to_string(r.best_pass) : "null",
-               ", \"final_test_accuracy\": ", json_number(r.final_test_accuracy),
-               ", \"final_test_loss\": ", json_number(r.final_test_loss), ", \"elapsed_s\": ", json_number(r.elapsed_s),
-               ", \"flags\": {");
-    for (std::size_t i = 0; i < r.flags.size(); ++i) {
-      out += cat(i ? ", " : "", "\"", json_escape(r.flags[i].first), "\": \"", json_escape(r.flags[i].second), "\"");
-    }
-    out += "}}";
+    report::OrderedJson flags = report::OrderedJson::object();
+    for (const auto& [flag, value] : r.flags) flags[flag] = value;
+    report::OrderedJson set = report::OrderedJson::object();
+    set["rank"] = rank + 1;
+    set["set"] = r.id;
+    set["name"] = set_name(r.id);
+    set["status"] = r.status;
+    set["passes_done"] = r.passes_done;
+    set["passes_asked"] = r.passes_asked;
+    set["best_test_accuracy"] = json_number(r.best_test_accuracy);
+    set["best_pass"] = r.best_test_accuracy ? report::OrderedJson(r.best_pass) : report::OrderedJson(nullptr);
+    set["final_test_accuracy"] = json_number(r.final_test_accuracy);
+    set["final_test_loss"] = json_number(r.final_test_loss);
+    set["elapsed_s"] = json_number(r.elapsed_s);
+    set["flags"] = flags;
+    out += cat(rank ? "," : "", "\n    ", report::json_line(set));
     ++rank;
   }
   return out + "\n  ]\n}\n";

@@ -7,7 +7,7 @@
 #include "checkpoint/pass_folder.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "report/flat_json.h"
+#include "report/json_line.h"
 
 namespace pstrain::train {
 
@@ -31,7 +31,7 @@ std::optional<double> best_earlier(const fs::path& metrics, int pass) {
   std::optional<double> best;
   std::string text;
   while (std::getline(in, text)) {
-    const auto object = report::parse_flat_json(text);
+    const auto object = report::parse_json_object(text);
     if (!object) continue;
     const auto line_pass = report::number_field(*object, "pass");
     const auto perplexity = report::number_field(*object, "valid_perplexity");

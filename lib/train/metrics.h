@@ -1,25 +1,24 @@
 #pragma once
-// One JSON object per pass, appended to OUTPUT/metrics.jsonl. The objects are flat (numbers and strings), so a
-// small writer is all it takes.
+// One JSON object per pass, appended to OUTPUT/metrics.jsonl, one line each (report/json_line.h writes it: keys in
+// the order added, UTF-8 strings as they are, numbers that read back as the same double).
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "report/json_line.h"
 
 namespace pstrain::train {
 
 class JsonLine {
  public:
-  JsonLine& add(const std::string& key, double value);
+  JsonLine& add(const std::string& key, double value);  // a non-finite value is written as null
   JsonLine& add(const std::string& key, std::int64_t value);
   JsonLine& add(const std::string& key, const std::string& value);
   JsonLine& add_array(const std::string& key, const std::vector<std::int64_t>& values);
   std::string str() const;  // {"pass": 0, ...}
 
  private:
-  std::vector<std::pair<std::string, std::string>> fields_;  // key -> encoded value
+  report::OrderedJson object_ = report::OrderedJson::object();
 };
-
-std::string json_escape(const std::string& text);
 
 }  // namespace pstrain::train

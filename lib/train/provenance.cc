@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "data/shard.h"
-#include "train/metrics.h"
+#include "report/json_line.h"
 
 #ifndef PSTRAIN_GIT_COMMIT
 #define PSTRAIN_GIT_COMMIT "unknown"
@@ -26,21 +26,17 @@ std::string crc32_text(const std::filesystem::path& path) {
   return text;
 }
 
-std::string quoted(const std::string& text) {
-  return "\"" + json_escape(text) + "\"";
-}
-
-// The resolved INI ("key = value" lines) as a JSON object of strings.
-std::string flags_object(const std::string& resolved_ini) {
+// The resolved INI ("key = value" lines) as a JSON object of strings, in the INI's order.
+report::OrderedJson flags_object(const std::string& resolved_ini) {
   std::istringstream lines(resolved_ini);
-  std::string line, object;
+  std::string line;
+  report::OrderedJson object = report::OrderedJson::object();
   while (std::getline(lines, line)) {
     const std::size_t equals = line.find(" = ");
     if (line.empty() || line[0] == '#' || equals == std::string::npos) continue;
-    object +=
-        cat(object.empty() ? "" : ",\n    ", quoted(line.substr(0, equals)), ": ", quoted(line.substr(equals + 3)));
+    object[line.substr(0, equals)] = line.substr(equals + 3);
   }
-  return "{\n    " + object + "\n  }";
+  return object;
 }
 
 std::string utc_now() {
@@ -55,20 +51,20 @@ std::string utc_now() {
 }  // namespace
 
 void write_provenance(const JobContext& job, const std::string& resolved_ini) {
-  std::string shards;
   std::vector<std::filesystem::path> files = job.data.train_shards;
   files.push_back(job.data.test_shard);
-  for (const auto& path : files) {
-    shards += cat(shards.empty() ? "" : ",\n      ", quoted(path.filename().string()), ": ", quoted(crc32_text(path)));
-  }
-  const std::string json =
-      cat("{\n  \"version\": ", quoted(PSTRAIN_VERSION), ",\n  \"git_commit\": ", quoted(PSTRAIN_GIT_COMMIT),
-          ",\n  \"flags\": ", flags_object(resolved_ini),
-          ",\n  \"model\": {\n    \"source\": ", quoted(job.model.spec.source),
-          ",\n    \"parameters\": ", job.model.parameter_count, ",\n    \"description\": ", quoted(job.model.spec.text),
-          "\n  },\n  \"data_fingerprint\": {\n    \"data_dir\": ", quoted(job.config.data_dir.string()),
-          ",\n    \"crc32\": {\n      ", shards, "\n    }\n  },\n  \"written_at\": ", quoted(utc_now()), "\n}\n");
-  write_file_atomically(job.config.output_dir / "provenance.json", json);
+  report::OrderedJson shards = report::OrderedJson::object();
+  for (const auto& path : files) shards[path.filename().string()] = crc32_text(path);
+  report::OrderedJson provenance = report::OrderedJson::object();
+  provenance["version"] = PSTRAIN_VERSION;
+  provenance["git_commit"] = PSTRAIN_GIT_COMMIT;
+  provenance["flags"] = flags_object(resolved_ini);
+  provenance["model"] = {{"source", job.model.spec.source},
+                         {"parameters", job.model.parameter_count},
+                         {"description", job.model.spec.text}};
+  provenance["data_fingerprint"] = {{"data_dir", job.config.data_dir.string()}, {"crc32", shards}};
+  provenance["written_at"] = utc_now();
+  write_file_atomically(job.config.output_dir / "provenance.json", report::json_document(provenance));
 }
 
 }  // namespace pstrain::train

@@ -11,7 +11,7 @@ corpus=tests/fuzz/corpus
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 rm -rf "${corpus:?}"/fuzz_*
-mkdir -p "$corpus"/{fuzz_idx,fuzz_cifar,fuzz_shard,fuzz_text,fuzz_checkpoint,fuzz_pass_folder,fuzz_ini,fuzz_search_space}
+mkdir -p "$corpus"/{fuzz_idx,fuzz_cifar,fuzz_shard,fuzz_text,fuzz_arrays,fuzz_checkpoint,fuzz_pass_folder,fuzz_ini,fuzz_search_space}
 
 # IDX: the real headers with the first images/labels, raw and gzip'd (the header counts say 3 / 10).
 /usr/bin/python3 - "$mnist" "$corpus/fuzz_idx" <<'PY'
@@ -50,6 +50,22 @@ printf '<unk>\n<s>\n<e>\nthe\ncaf\xc3\xa9\n' > "$corpus/fuzz_text/vocab.txt"
 "$build/bin/pstrain-data" text --train "$fixture/train.txt" --test "$fixture/test.txt" --output "$work/text" \
   --split-count 1 --ngram 3 --limit 3 --test-limit 3 > /dev/null
 cp "$work/text/train-00000.h5" "$corpus/fuzz_shard/token-3-windows.h5"
+
+# A user's own arrays as NumPy writes them (pstrain-data npz, npy, csv): .npy files of each kind of element, .npz
+# archives stored and deflated, and a CSV with a header.
+/usr/bin/python3 - "$corpus/fuzz_arrays" <<'PY'
+import sys
+import numpy as np
+out = sys.argv[1]
+x = np.arange(6, dtype=np.float32).reshape(2, 3) / 5
+np.save(f"{out}/features-f4.npy", x)
+np.save(f"{out}/features-u1.npy", np.arange(12, dtype=np.uint8).reshape(2, 2, 3))
+np.save(f"{out}/labels-i8.npy", np.array([0, 2], dtype=np.int64))
+np.savez(f"{out}/stored.npz", x=x, y=np.array([1, 0], dtype=np.int32))
+np.savez_compressed(f"{out}/deflated.npz", x_train=x.astype(np.float64), y_train=np.array([1, 1], dtype=np.uint8))
+with open(f"{out}/samples.csv", "w") as f:
+    f.write("label,a,b\n1,0.5,-2\n0,1e-3,+4\n")
+PY
 
 # Checkpoints and pass folders for the fuzz targets' small model, written by pstrain's writers.
 "$build/fuzz/fuzz_make_seeds" "$corpus"

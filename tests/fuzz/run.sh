@@ -13,8 +13,8 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_idx fuzz_cifar fuzz_shard fuzz_text fuzz_checkpoint fuzz_pass_folder fuzz_ini
-                                     fuzz_search_space)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_idx fuzz_cifar fuzz_shard fuzz_text fuzz_arrays fuzz_checkpoint fuzz_pass_folder
+                                     fuzz_ini fuzz_search_space)
 build=${BUILD_DIR:-build-fuzz}
 out=${FUZZ_OUT:-$build/fuzz-runs}
 # Leak checking stays on; UBSan reports end the process (also compiled with -fno-sanitize-recover).

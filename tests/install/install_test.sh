@@ -47,7 +47,7 @@ tree)
               "$DATADIR"/pstrain/slurm/{pstrain-srun,pstrain-mpirun,pstrain-gpu,pstrain-sweep-array}.sbatch \
               "$DATADIR"/pstrain/k8s/{base/mpijob.yaml,base/kustomization.yaml,overlays/gpu/kustomization.yaml,Dockerfile} \
               "$DATADIR"/pstrain/examples/{configs/fashion-mnist-sync.ini,models/cnn.model,sweeps/space.ini} \
-              "$DOCDIR"/{README.md,sweep.md,k8s.md,docs/model-files.md,docs/running.md} "$MODULEFILES/pstrain/$VERSION.lua"; do
+              "$DOCDIR"/{README.md,sweep.md,k8s.md,data.md,docs/model-files.md,docs/running.md} "$MODULEFILES/pstrain/$VERSION.lua"; do
     [ -f "$prefix/$file" ] || fail "missing $prefix/$file"
   done
   for program in pstrain pstrain-data pstrain-sweep pstrain-launch pstrain-plot; do
@@ -81,7 +81,7 @@ deb)
   (cd "$BUILD_DIR" && cpack -G DEB -B "$WORK_ROOT/deb" > "$WORK_ROOT/cpack.log" 2>&1) || { cat "$WORK_ROOT/cpack.log"; fail "cpack"; }
   deb=$(ls "$WORK_ROOT"/deb/pstrain_"$VERSION"*.deb) || fail "no pstrain_$VERSION*.deb"
   depends=$(dpkg-deb -f "$deb" Depends)
-  for library in libhdf5 libopenmpi libboost-program-options libprotobuf openmpi-bin; do
+  for library in libhdf5 libopenmpi libboost-program-options libprotobuf libzip openmpi-bin; do
     grep -q "$library" <<< "$depends" || fail "Depends lacks $library: $depends"
   done
   dpkg-deb -x "$deb" "$WORK_ROOT/root" || fail "dpkg-deb -x"

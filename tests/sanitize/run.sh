@@ -162,8 +162,8 @@ for step in "${steps[@]}"; do
       CC=clang CXX=clang++ configure "$fuzz_dir" -DPSTRAIN_FUZZ=ON -DPSTRAIN_BUILD_TESTS=OFF
       timed "fuzz build" nice -n 19 cmake --build "$fuzz_dir" -j "$jobs" --target fuzz_all > "$fuzz_dir/build.log" 2>&1 \
         || { tail -50 "$fuzz_dir/build.log"; exit 1; }
-      BUILD_DIR="$fuzz_dir" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_idx fuzz_cifar fuzz_text fuzz_ini \
-        fuzz_search_space || status=1
+      BUILD_DIR="$fuzz_dir" bash tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" fuzz_idx fuzz_cifar fuzz_text fuzz_arrays \
+        fuzz_ini fuzz_search_space || status=1
       # These three feed damaged HDF5 files to HDF5 1.10.8, which has bugs of its own on them (tests/fuzz/known-hdf5:
       # global-heap hang and overflow, metadata allocations sized by the file, a null read in a group's B-tree that
       # a CI run met after 2 s): they run and report, but do not fail CI until pstrain has a way around them

@@ -278,12 +278,76 @@ TEST(Shard, ReadsVersionOneShardsWithVariableLengthStrings) {
   EXPECT_EQ(meta.dataset, "an older shard");
 }
 
-TEST(Shard, RefusesAVariableLengthStringInAVersionTwoShardBeforeReadingIt) {
+TEST(Shard, RefusesAVariableLengthStringInAVersionTwoShardWithoutAManifestBeforeReadingIt) {
   TempDir dir;
   write_shard(dir / "s.h5", make_samples(1));
   edit_shard(dir / "s.h5", [](H5::H5File& file) { make_variable_length(file, "source", "x"); });
   expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData,
-               {"s.h5", "attribute 'source' is a variable-length string", "format_version 2"});
+               {"s.h5", "attribute 'source' is a variable-length string", "folder with a MANIFEST",
+                cat("pstrain-data manifest --output ", dir.path().string())});
+}
+
+// h5py's defaults: a Python str becomes a variable-length UTF-8 string, a Python int or tuple of ints int64.
+void write_as_h5py_does(H5::H5File& file, const Samples& samples) {
+  for (const char* name : {"dataset", "source"}) make_variable_length(file, name, cat("h5py ", name));
+  const auto replace_i64 = [&](const char* name, const std::vector<std::int64_t>& values, bool scalar) {
+    file.removeAttr(name);
+    const hsize_t size[1] = {values.size()};
+    const H5::DataSpace space = scalar ? H5::DataSpace(H5S_SCALAR) : H5::DataSpace(1, size);
+    file.createAttribute(name, H5::PredType::STD_I64LE, space).write(H5::PredType::NATIVE_INT64, values.data());
+  };
+  std::vector<std::int64_t> shape(samples.meta.sample_shape.begin(), samples.meta.sample_shape.end());
+  replace_i64("sample_shape", shape, false);
+  replace_i64("num_classes", {samples.meta.num_classes}, true);
+  replace_i64("sample_count", {static_cast<std::int64_t>(samples.meta.sample_count)}, true);
+  replace_i64("format_version", {2}, true);
+}
+
+TEST(Shard, ReadsH5pyDefaultsInAFolderWithAManifest) {
+  TempDir dir;
+  const Samples samples = make_samples(5);
+  write_shard(dir / train_shard_file_name(0), samples);
+  write_shard(dir / kTestShardFileName, samples);
+  for (const char* name : {"train-00000.h5", kTestShardFileName}) {
+    edit_shard(dir / name, [&](H5::H5File& file) { write_as_h5py_does(file, samples); });
+  }
+  write_data_manifest(dir.path());
+  const Samples read = read_shard(dir / kTestShardFileName);
+  EXPECT_EQ(read.meta.dataset, "h5py dataset");
+  EXPECT_EQ(read.meta.source, "h5py source");
+  EXPECT_EQ(read.meta.sample_shape, samples.meta.sample_shape);
+  EXPECT_EQ(read.meta.num_classes, samples.meta.num_classes);
+  EXPECT_EQ(read.meta.sample_count, samples.meta.sample_count);
+  EXPECT_EQ(read.features, samples.features);
+  EXPECT_EQ(read.labels, samples.labels);
+}
+
+TEST(Shard, SignedAttributesAreCheckedForTheirRange) {
+  TempDir dir;
+  const std::vector<std::tuple<const char*, std::int64_t, std::string>> cases{
+      {"num_classes", -1, "attribute 'num_classes' holds -1, expected 0 to 4294967295"},
+      {"num_classes", std::int64_t{1} << 32, "attribute 'num_classes' holds 4294967296"},
+      {"format_version", -2, "attribute 'format_version' holds -2"},
+      {"sample_count", -5, "attribute 'sample_count' holds -5"},
+  };
+  for (const auto& [name, value, message] : cases) {
+    write_shard(dir / "s.h5", make_samples(1));
+    edit_shard(dir / "s.h5", [&](H5::H5File& file) {
+      file.removeAttr(name);
+      file.createAttribute(name, H5::PredType::STD_I64LE, H5::DataSpace(H5S_SCALAR))
+          .write(H5::PredType::NATIVE_INT64, &value);
+    });
+    expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData, {"s.h5", message});
+  }
+  write_shard(dir / "s.h5", make_samples(1));
+  edit_shard(dir / "s.h5", [&](H5::H5File& file) {
+    file.removeAttr("sample_shape");
+    const std::int64_t shape[2] = {2, -3};
+    const hsize_t size[1] = {2};
+    file.createAttribute("sample_shape", H5::PredType::STD_I64LE, H5::DataSpace(1, size))
+        .write(H5::PredType::NATIVE_INT64, shape);
+  });
+  expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData, {"attribute 'sample_shape' holds -3"});
 }
 
 TEST(Shard, RejectsAttributeOfWrongType) {
@@ -296,7 +360,7 @@ TEST(Shard, RejectsAttributeOfWrongType) {
         .write(H5::PredType::NATIVE_FLOAT, &classes);
   });
   expect_error([&] { read_shard_meta(dir / "s.h5"); }, ExitCode::kInputData,
-               {"s.h5", "'num_classes' is 32-bit float, expected unsigned 32-bit integer"});
+               {"s.h5", "'num_classes' is 32-bit float, expected a whole number"});
 }
 
 }  // namespace

@@ -1,11 +1,10 @@
-// metrics.jsonl read back (flat JSON lines, the run summary) and the end-of-run line.
+// metrics.jsonl read back (the run summary) and the end-of-run line; the JSON itself: test_json_line.cc.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "report/flat_json.h"
 #include "report/run_summary.h"
 
 namespace pstrain::report {
@@ -26,20 +25,6 @@ class MetricsFile {
  private:
   std::filesystem::path path_;
 };
-
-TEST(FlatJson, ParsesPstrainMetricsAndRejectsTornLines) {
-  const auto object = parse_flat_json(
-      R"({"pass": 0, "test_accuracy": 0.683, "mode": "lo\"cal", "h": [0, 2], "x": null, "big": 1.2e+06})");
-  ASSERT_TRUE(object);
-  EXPECT_DOUBLE_EQ(*number_field(*object, "test_accuracy"), 0.683);
-  EXPECT_EQ(object->at("mode"), "lo\"cal");
-  EXPECT_EQ(object->at("h"), "[0, 2]");
-  EXPECT_FALSE(number_field(*object, "x"));
-  EXPECT_DOUBLE_EQ(*number_field(*object, "big"), 1.2e6);
-  EXPECT_FALSE(parse_flat_json(R"({"pass": 0, "test_acc)"));
-  EXPECT_FALSE(parse_flat_json("not json"));
-  EXPECT_TRUE(parse_flat_json("{}"));
-}
 
 TEST(RunSummary, BestAndFinalAccuracySkippingATornLine) {
   const MetricsFile file(
