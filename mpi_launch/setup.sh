@@ -19,6 +19,9 @@ packages+=(libzip-dev)
 # nlohmann-json3-dev (header-only): metrics.jsonl, provenance.json and report.json are written and read with it
 # (lib/report/json_line.h).
 packages+=(nlohmann-json3-dev)
+# libonnx-dev: `pstrain export` writes ONNX models through ONNX's protobuf definitions and checker (lib/export;
+# optional: without it the build is complete and export says it was built without ONNX).
+packages+=(libonnx-dev)
 tests=OFF
 if [ "${1:-}" = --tests ]; then
   tests=ON
@@ -32,6 +35,9 @@ if [ "${1:-}" = --tests ]; then
   # file: CPack's .deb generator runs it on the binaries (the install tests build the package; without it
   # `cpack -G DEB` fails on a machine that has only the quickstart's packages).
   packages+=(file)
+  # python3-onnx, python3-numpy, python3-h5py: tests/export checks exported models with onnx.checker and evaluates
+  # them outside pstrain over numpy, on the test shards (HDF5).
+  packages+=(python3-onnx python3-numpy python3-h5py)
   # clang-format and clang-tidy (14, Debian 12's): the style check, tests/style (.clang-format, .clang-tidy).
   packages+=(clang-format clang-tidy)
   # python3-numpy, python3-h5py: the pstrain-data npz/npy/csv tests write their input with NumPy and read the shards

@@ -1,9 +1,12 @@
 // pstrain: the distributed trainer. Thin main: everything lives in lib/train/job.cc.
 #include <csignal>
+#include <cstring>
 #include <iostream>
 
 #include "compute/cpu/blas_kernels.h"
 #include "core/error.h"
+#include "export/export_command.h"
+#include "inference/commands.h"
 #include "train/job.h"
 
 int main(int argc, char** argv) {
@@ -12,6 +15,10 @@ int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) must give a write error we can report, not kill the rank.
   std::signal(SIGXFSZ, SIG_IGN);
   try {
+    // After training: `pstrain evaluate|predict|export ...` use a saved pass folder, without MPI.
+    if (argc > 1 && std::strcmp(argv[1], "evaluate") == 0) return pstrain::inference::run_evaluate(argc - 1, argv + 1);
+    if (argc > 1 && std::strcmp(argv[1], "predict") == 0) return pstrain::inference::run_predict(argc - 1, argv + 1);
+    if (argc > 1 && std::strcmp(argv[1], "export") == 0) return pstrain::exporting::run_export(argc - 1, argv + 1);
     return pstrain::train::run_job(argc, argv);
   } catch (const pstrain::Error& error) {
     std::cerr << "pstrain: error: " << error.what() << std::endl;

@@ -61,7 +61,8 @@ void write_parameters_file(const fs::path& path, const std::vector<nn::Parameter
 
 void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<nn::ParameterInfo>& parameters,
                        std::span<const float> flat, bool replace_existing, const std::vector<StreamedTensor>& streamed,
-                       const std::vector<fs::path>& beside) {
+                       const std::vector<fs::path>& beside,
+                       const std::vector<std::pair<std::string, std::string>>& texts) {
   const fs::path final_dir = output_dir / pass_folder_name(pass);
   if (fs::exists(final_dir) && !replace_existing) {
     throw Error(ExitCode::kOutput, cat(final_dir.string(), " already exists; pstrain never replaces a pass folder"));
@@ -77,6 +78,10 @@ void write_pass_folder(const fs::path& output_dir, int pass, const std::vector<n
     for (const fs::path& file : beside) {
       fs::copy_file(file, temporary / file.filename());
       entries.push_back(manifest_entry(temporary, file.filename().string()));
+    }
+    for (const auto& [name, contents] : texts) {
+      write_file_atomically(temporary / name, contents);
+      entries.push_back(manifest_entry(temporary, name));
     }
     write_manifest(temporary, kPassManifest, entries);
     write_file_atomically(temporary / "done", cat("pass ", pass, "\n"));
@@ -118,6 +123,19 @@ std::vector<float> read_pass_parameters(const fs::path& pass_dir, const std::vec
     H5::Exception::dontPrint();
     const H5::H5File file(path.string(), H5F_ACC_RDONLY);
     return read_tensors(file, path.string(), parameters, flat_size);
+  } catch (const H5::Exception& error) {
+    throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), ": ", error.getDetailMsg()));
+  }
+}
+
+std::vector<float> read_pass_state(const fs::path& pass_dir, const std::vector<nn::ParameterInfo>& state,
+                                   std::size_t flat_size) {
+  if (state.empty()) return {};
+  const fs::path path = pass_dir / kParametersFile;
+  try {
+    H5::Exception::dontPrint();
+    const H5::H5File file(path.string(), H5F_ACC_RDONLY);
+    return read_tensors(file, path.string(), state, flat_size);
   } catch (const H5::Exception& error) {
     throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), ": ", error.getDetailMsg()));
   }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/file_manifest.h"
@@ -27,11 +28,13 @@ struct StreamedTensor {
 // Throws Error(kOutput) when it cannot be written. An existing folder of that name is replaced only with
 // `replace_existing` (a resumed run training that pass again), and then only once the new one is complete.
 // `streamed` tensors are written beside `parameters`, named as they are; the files `beside` are copied into the
-// folder under their own names (a language model's vocab.txt: the table's row r is the word on line r).
+// folder under their own names (a language model's vocab.txt: the table's row r is the word on line r), and the
+// `texts` (name, contents) are written into it (the model's description, pass_model.h).
 void write_pass_folder(const std::filesystem::path& output_dir, int pass,
                        const std::vector<nn::ParameterInfo>& parameters, std::span<const float> flat,
                        bool replace_existing = false, const std::vector<StreamedTensor>& streamed = {},
-                       const std::vector<std::filesystem::path>& beside = {});
+                       const std::vector<std::filesystem::path>& beside = {},
+                       const std::vector<std::pair<std::string, std::string>>& texts = {});
 
 inline constexpr const char* kParametersFile = "parameters.h5";
 // The folder's MANIFEST (core/file_manifest.h), written before `done`: parameters.h5 and the files beside it.
@@ -46,6 +49,12 @@ void verify_pass_folder(const std::filesystem::path& pass_dir);
 // the declared shape. Throws Error(kInputData) naming the folder and the mismatch.
 std::vector<float> read_pass_parameters(const std::filesystem::path& pass_dir,
                                         const std::vector<nn::ParameterInfo>& parameters, std::size_t flat_size);
+
+// The non-trainable state (batch-norm running statistics) that parameters.h5 holds beside the parameters, into
+// `state`'s flat layout (empty for a model without state). Same errors as read_pass_parameters; the folder is
+// expected verified already.
+std::vector<float> read_pass_state(const std::filesystem::path& pass_dir, const std::vector<nn::ParameterInfo>& state,
+                                   std::size_t flat_size);
 
 // Names of pass-NNNNN folders (complete or not) in `output_dir`.
 std::vector<std::filesystem::path> list_pass_folders(const std::filesystem::path& output_dir);

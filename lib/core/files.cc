@@ -54,7 +54,12 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   }
   std::error_code error;
   std::filesystem::rename(temporary, path, error);
-  if (error) throw Error(ExitCode::kOutput, cat("cannot rename ", temporary.string(), ": ", error.message()));
+  if (error) {
+    std::error_code ignored;  // nothing half-written stays behind (a target that is a folder, say)
+    std::filesystem::remove(temporary, ignored);
+    throw Error(ExitCode::kOutput,
+                cat("cannot rename ", temporary.string(), " to ", path.string(), ": ", error.message()));
+  }
   fsync_path(path.parent_path().empty() ? "." : path.parent_path());
 }
 

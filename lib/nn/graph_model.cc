@@ -144,6 +144,18 @@ BatchResult GraphModel::evaluate_batch(std::span<const float> features, std::spa
   return loss_(backend_, forward(step), labels_.data(), nullptr, step.batch);
 }
 
+BatchResult GraphModel::evaluate_batch_logits(std::span<const float> features, std::span<const std::int32_t> labels,
+                                              std::size_t count, std::span<float> host_logits) {
+  if (count == 0) return {};
+  PSTRAIN_ASSERT(host_logits.size() == count * plan_.classes, "logits hold ", host_logits.size(), " floats, expected ",
+                 count, " x ", plan_.classes);
+  const StepContext step{.batch = load_batch(features, labels, count), .training = false, .random_key = 0};
+  const float* logits = forward(step);
+  const BatchResult result = loss_(backend_, logits, labels_.data(), nullptr, step.batch);
+  backend_.copy_to_host(host_logits.data(), logits, host_logits.size_bytes());
+  return result;
+}
+
 const float* GraphModel::node_output(int index) const {
   return index == ModelPlan::kDataInput ? input_.data() : nodes_[static_cast<std::size_t>(index)].output_view;
 }

@@ -59,6 +59,10 @@ class GraphModel final : public Model {
                           std::size_t count) override;
   BatchResult evaluate_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                              std::size_t count) override;
+  // evaluate_batch, and the logits (count x classes) copied to `host_logits`: predictions and confusion
+  // matrices of a saved model (lib/inference).
+  BatchResult evaluate_batch_logits(std::span<const float> features, std::span<const std::int32_t> labels,
+                                    std::size_t count, std::span<float> host_logits);
 
  private:
   struct Node {

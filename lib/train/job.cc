@@ -25,6 +25,7 @@
 #include "ps/server.h"
 #include "ps/shard_plan.h"
 #include "ps/table_client.h"
+#include "report/json_line.h"
 #include "report/run_summary.h"
 #include "train/checkpointing.h"
 #include "train/exchange_factory.h"
@@ -72,8 +73,13 @@ void forget_passes_from(const fs::path& output_dir, std::int64_t first_pass) {
   std::string kept;
   std::string line;
   while (std::getline(in, line)) {
-    const auto at = line.find("\"pass\": ");
-    if (at == std::string::npos || std::stoll(line.substr(at + 8)) < first_pass) kept += line + "\n";
+    const auto record = report::parse_json_object(line);
+    const auto pass = record ? report::number_field(*record, "pass") : std::nullopt;
+    if (!record) {
+      log_warning("dropped a line of ", metrics.string(), " that is not a JSON object (cut short by a crash?)");
+    } else if (!pass || *pass < static_cast<double>(first_pass)) {
+      kept += line + "\n";
+    }
   }
   write_file_atomically(metrics, kept);
 }

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "checkpoint/pass_folder.h"
+#include "checkpoint/pass_model.h"
 #include "core/files.h"
 #include "core/log.h"
 #include "core/timing.h"
+#include "data/shard.h"
 #include "train/language_metrics.h"
 #include "train/metrics.h"
 
@@ -165,6 +168,26 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
   return evaluation;
 }
 
+namespace {
+
+// The pass folder names its model and data (checkpoint/pass_model.h): evaluate, predict and export need no flags.
+std::vector<std::pair<std::string, std::string>> pass_model_files(const JobContext& job) {
+  checkpoint::PassModelInfo info;
+  info.source = job.model.spec.source;
+  info.input = job.model.input;
+  info.classes = job.model.classes;
+  info.dataset = job.data.meta.dataset;
+  info.tokens = job.data.meta.tokens.has_value();
+  info.vocab_size = job.data.meta.tokens ? job.data.meta.tokens->vocab_size : 0;
+  info.data_dir = job.config.data_dir.string();
+  char crc[16];
+  std::snprintf(crc, sizeof crc, "%08x", data::shard_crc32(job.data.test_shard));
+  info.data_fingerprint = cat(job.data.test_shard.filename().string(), ":", crc);
+  return checkpoint::pass_model_files(job.model.spec.text, info);
+}
+
+}  // namespace
+
 void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
                        const ReadTableRows& read_rows) {
   // The trainer's flat vector starts with the dense layout (train/table_layout.h); the tables come row by row.
@@ -193,7 +216,7 @@ void write_pass_folder(const JobContext& job, int pass, std::span<const float> p
   std::vector<std::filesystem::path> beside;
   if (job.data.meta.tokens) beside.push_back(job.config.data_dir / "vocab.txt");
   checkpoint::write_pass_folder(job.config.output_dir, pass, layout, parameters, !job.config.resume.empty(), tables,
-                                beside);
+                                beside, pass_model_files(job));
 }
 
 void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board) {

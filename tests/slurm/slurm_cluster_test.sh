@@ -170,7 +170,7 @@ printf '%s\n' "--mode sync --lr 0.05" "--mode async --lr 0.1" >"$work/sweep.txt"
 sweep_job=$(SWEEP_FILE=$work/sweep.txt submit --array=0-1 --nodes=1 --ntasks=2 \
   "$slurm_dir/pstrain-sweep-array.sbatch" "${flags[@]}")
 # A longer job to check that the batch shell forwards Slurm's warning signal (USR1) to the job step.
-signal_job=$(PASSES=200 submit --nodes=1 --ntasks=2 "$slurm_dir/pstrain-srun.sbatch" "${flags[@]}")
+signal_job=$(PASSES=200 submit --open-mode=append --requeue --nodes=1 --ntasks=2 "$slurm_dir/pstrain-srun.sbatch" "${flags[@]}")
 echo "submitted: srun $srun_job, mpirun $mpirun_job, sweep array $sweep_job (2 tasks), signal $signal_job"
 
 job_field() { scontrol show job -o "$1" | grep -o "$2=[^ ]*" | cut -d= -f2; }
@@ -218,7 +218,25 @@ pass "sweep tasks ran their own lines"
 grep -q "received SIGUSR1, forwarding it to the job step" "$tmp"/jobs/*-"${signal_job}"_*.out ||
   fail "job $signal_job: the batch shell did not report forwarding USR1"
 [ ! -d "$work/runs/slurm-$signal_job/pass-00199" ] || fail "job $signal_job ran to the end despite USR1"
+grep -q "stopped on a signal after writing a checkpoint" "$tmp"/jobs/*-"${signal_job}"_*.out ||
+  fail "job $signal_job: pstrain did not checkpoint and stop on USR1"
 pass "USR1 to the batch shell was forwarded to the step (job ended $(job_field "$signal_job" JobState))"
+
+# Requeued (as after a preemption or a node failure), the job keeps its id and output folder and resumes.
+scontrol requeue "$signal_job" || fail "scontrol requeue $signal_job refused"
+scontrol update jobid="$signal_job" StartTime=now 2> /dev/null || true  # a requeued job may wait for its BeginTime
+deadline=$((SECONDS + 150))
+until grep -q "resuming from $work/runs/slurm-$signal_job/checkpoints/ckpt-" "$tmp"/jobs/*-"${signal_job}"_*.out; do
+  [ "$SECONDS" -lt "$deadline" ] || { squeue >&2; fail "requeued job $signal_job did not resume within 150 s"; }
+  sleep 0.5
+done
+scancel "$signal_job"
+deadline=$((SECONDS + 60))
+while [ -n "$(squeue -h -j "$signal_job" 2>/dev/null)" ]; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "job $signal_job still queued 60 s after scancel"
+  sleep 0.5
+done
+pass "requeued job $signal_job resumed from its checkpoint"
 
 ok=1
 rm -rf "$work"

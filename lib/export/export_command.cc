@@ -1,0 +1,61 @@
+// pstrain export --onnx FILE PASS_FOLDER: a pass folder's model as an ONNX file (onnx_export.h).
+#include "export/export_command.h"
+
+#include <iostream>
+
+#include "core/error.h"
+#include "export/onnx_export.h"
+#include "inference/command_line.h"
+
+namespace pstrain::exporting {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: pstrain export --onnx FILE PASS_FOLDER\n"
+    "Writes a pass folder's model as an ONNX model (opset 13): input \"input\" (NCHW float images, float vectors,\n"
+    "or int64 word ids), outputs \"logits\" and \"probabilities\". The pass folder names its model (model.txt,\n"
+    "model.ini); older ones need --data-dir and --model or --model-file.";
+
+po::options_description export_options() {
+  po::options_description flags("options");
+  // clang-format off
+  flags.add_options()
+      ("help,h", "print this help and exit")
+      ("onnx", po::value<std::string>()->value_name("FILE"), "the ONNX file to write (must not exist)")
+      ("data-dir", po::value<std::string>()->value_name("DIR"), "older pass folders only: the data, for the sample shape");
+  // clang-format on
+  flags.add(inference::model_choice_options());
+  return flags;
+}
+
+}  // namespace
+
+int run_export(int argc, char** argv) {
+  const po::options_description flags = export_options();
+  const auto values = inference::parse_command(argc, argv, kUsage, flags, "pass-folder");
+  if (!values) return 0;
+  if (!built_with_onnx()) {
+    throw Error(ExitCode::kUsage, "this pstrain was built without ONNX (install libonnx-dev and rebuild)");
+  }
+  if (!values->count("onnx")) throw Error(ExitCode::kUsage, "pstrain export needs --onnx FILE (see --help)");
+  if (!values->count("pass-folder")) throw Error(ExitCode::kUsage, "missing PASS_FOLDER (see pstrain export --help)");
+  const fs::path target = (*values)["onnx"].as<std::string>();
+  const fs::path pass_dir = (*values)["pass-folder"].as<std::string>();
+  inference::check_new_output("--onnx", target);
+  std::optional<data::ShardMeta> meta;
+  if (values->count("data-dir"))
+    meta = data::read_shard_meta(data::test_shard_path((*values)["data-dir"].as<std::string>()));
+  const inference::SavedModel model =
+      inference::load_saved_model(pass_dir, inference::resolve_model_choice(*values), meta ? &*meta : nullptr);
+  write_onnx_model(model, target);
+  std::cout << "pstrain export: " << pass_dir.string() << " -> " << target.string() << " (ONNX opset " << kOnnxOpset
+            << ", " << model.plan.nodes.size() << " layers, " << model.plan.parameter_count << " parameters)"
+            << std::endl;
+  return 0;
+}
+
+}  // namespace pstrain::exporting

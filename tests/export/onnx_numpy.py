@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""An evaluator of ONNX graphs over numpy, written for pstrain's export tests: it knows the operators pstrain
+exports (lib/export/onnx_export.h) and nothing else, reads the weights from the model's initializers, and
+computes in float64, so that the comparison with pstrain's float32 outputs measures pstrain's error, not its own.
+An operator it does not know, or an attribute it does not expect, is an error: nothing is silently approximated.
+
+    run(model, {"input": array}) -> {"logits": array, "probabilities": array}
+"""
+import numpy as np
+from onnx import helper, numpy_helper
+
+
+def attributes(node):
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def expect(node, attrs, allowed):
+    unknown = set(attrs) - set(allowed)
+    if unknown:
+        raise ValueError(f"{node.op_type} {node.name}: unexpected attributes {sorted(unknown)}")
+
+
+def windows(x, kernel, strides):
+    """x [N, C, H, W] -> [N, C, OH, OW, kh, kw] views of every window (no padding)."""
+    n, c, h, w = x.shape
+    kh, kw = kernel
+    sh, sw = strides
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    s = x.strides
+    return np.lib.stride_tricks.as_strided(x, (n, c, oh, ow, kh, kw),
+                                           (s[0], s[1], s[2] * sh, s[3] * sw, s[2], s[3]), writeable=False)
+
+
+def conv(x, weight, bias, attrs):
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    kernel = attrs.get("kernel_shape", weight.shape[2:])
+    if list(kernel) != list(weight.shape[2:]):
+        raise ValueError("Conv: kernel_shape does not match the weight")
+    if attrs.get("group", 1) != 1 or any(d != 1 for d in attrs.get("dilations", [1, 1])):
+        raise ValueError("Conv: groups and dilations are not pstrain's")
+    patches = windows(np.ascontiguousarray(x), kernel, attrs.get("strides", [1, 1]))
+    y = np.einsum("nchwij,ocij->nohw", patches, weight, optimize=True)
+    return y if bias is None else y + bias[None, :, None, None]
+
+
+def run_node(node, values):
+    ins = [values[name] if name else None for name in node.input]
+    a = attributes(node)
+    op = node.op_type
+    if op == "Identity":
+        return ins[0]
+    if op == "Relu":
+        return np.maximum(ins[0], 0)
+    if op == "Tanh":
+        return np.tanh(ins[0])
+    if op == "Sigmoid":
+        return 1 / (1 + np.exp(-ins[0]))
+    if op == "Transpose":
+        expect(node, a, ["perm"])
+        return np.transpose(ins[0], a["perm"])
+    if op == "Flatten":
+        expect(node, a, ["axis"])
+        axis = a.get("axis", 1)
+        return ins[0].reshape(int(np.prod(ins[0].shape[:axis])), -1)
+    if op == "Gemm":
+        expect(node, a, ["transB", "transA", "alpha", "beta"])
+        if a.get("transA", 0) or a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0:
+            raise ValueError("Gemm: only transB is pstrain's")
+        w = ins[1].T if a.get("transB", 0) else ins[1]
+        y = ins[0] @ w
+        return y if len(ins) < 3 or ins[2] is None else y + ins[2]
+    if op == "Conv":
+        expect(node, a, ["kernel_shape", "strides", "pads", "group", "dilations"])
+        return conv(ins[0], ins[1], ins[2] if len(ins) > 2 else None, a)
+    if op in ("MaxPool", "AveragePool"):
+        expect(node, a, ["kernel_shape", "strides"])
+        w = windows(np.ascontiguousarray(ins[0]), a["kernel_shape"], a.get("strides", [1, 1]))
+        return w.max(axis=(4, 5)) if op == "MaxPool" else w.mean(axis=(4, 5))
+    if op == "GlobalAveragePool":
+        return ins[0].mean(axis=(2, 3), keepdims=True)
+    if op == "BatchNormalization":
+        expect(node, a, ["epsilon", "momentum"])
+        x, scale, bias, mean, var = ins
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        inv = scale / np.sqrt(var + a.get("epsilon", 1e-5))
+        return (x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)
+    if op == "Add":
+        return ins[0] + ins[1]
+    if op == "Mul":
+        return ins[0] * ins[1]
+    if op == "Concat":
+        return np.concatenate(ins, axis=a["axis"])
+    if op == "Cast":
+        return ins[0].astype(np.int64)
+    if op == "Gather":
+        expect(node, a, ["axis"])
+        if a.get("axis", 0) != 0:
+            raise ValueError("Gather: only axis 0 is pstrain's")
+        return np.take(ins[0], ins[1], axis=0)
+    if op == "Softmax":
+        axis = a.get("axis", -1)
+        shifted = ins[0] - ins[0].max(axis=axis, keepdims=True)
+        e = np.exp(shifted)
+        return e / e.sum(axis=axis, keepdims=True)
+    raise ValueError(f"operator {op} ({node.name}) is not one the evaluator knows")
+
+
+def run(model, feeds):
+    values = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
+    values.update(feeds)
+    for node in model.graph.node:  # ONNX requires topological order
+        values[node.output[0]] = run_node(node, values)
+    return {o.name: values[o.name] for o in model.graph.output}
