@@ -17,7 +17,7 @@ packages+=(python3-matplotlib)
 # libzip-dev: pstrain-data npz reads NumPy's .npz archives (zip files) with it (lib/data/npz.h).
 packages+=(libzip-dev)
 # nlohmann-json3-dev (header-only): metrics.jsonl, provenance.json and report.json are written and read with it
-# (lib/report/json_line.h).
+# (lib/report/json_line.h), and the elastic driver its elastic.jsonl (lib/launch).
 packages+=(nlohmann-json3-dev)
 # libonnx-dev: `pstrain export` writes ONNX models through ONNX's protobuf definitions and checker (lib/export;
 # optional: without it the build is complete and export says it was built without ONNX).

@@ -18,7 +18,10 @@ enum class ExitCode : int {
   kOutput = 4,     // output folder not writable, disk full
   kDiverged = 5,   // NaN or Inf loss during training
   kTimeout = 6,    // a rank stopped responding (watchdog, --timeout-seconds)
-  kRunsFailed = 7,  // a tool that starts runs (pstrain-sweep run local): one or more of them failed, each named
+  kRunsFailed = 7,  // a tool that starts runs failed with them: pstrain-sweep run local (a set failed, each named),
+                    // pstrain-elastic (the job failed more than --max-restarts times)
+  kTooFewSlots = 8,       // pstrain-elastic: fewer than --min-np usable slots for --elastic-timeout seconds
+  kDiscoveryFailed = 9,   // pstrain-elastic: the host discovery script failed, hung or printed garbage
   kMissingDependency = 10,  // a module the program needs is not installed (pstrain-plot: python3-matplotlib)
 };
 // One table for every program of the family (pstrain, pstrain-data, pstrain-sweep, pstrain-launch): a code means

@@ -43,14 +43,14 @@ tree)
   rm -rf "$WORK_ROOT"
   mkdir -p "$WORK_ROOT"
   cmake --install "$BUILD_DIR" --prefix "$prefix" > "$WORK_ROOT/install.log" || { cat "$WORK_ROOT/install.log"; fail "cmake --install"; }
-  for file in "$BINDIR"/{pstrain,pstrain-data,pstrain-sweep,pstrain-launch,pstrain-plot} "$DATADIR"/pstrain/plot/pstrain_plots.py \
+  for file in "$BINDIR"/{pstrain,pstrain-data,pstrain-sweep,pstrain-launch,pstrain-plot,pstrain-elastic} "$DATADIR"/pstrain/plot/pstrain_plots.py \
               "$DATADIR"/pstrain/slurm/{pstrain-srun,pstrain-mpirun,pstrain-gpu,pstrain-sweep-array}.sbatch \
               "$DATADIR"/pstrain/k8s/{base/mpijob.yaml,base/kustomization.yaml,overlays/gpu/kustomization.yaml,Dockerfile} \
               "$DATADIR"/pstrain/examples/{configs/fashion-mnist-sync.ini,models/cnn.model,sweeps/space.ini} \
               "$DOCDIR"/{README.md,sweep.md,k8s.md,data.md,docs/model-files.md,docs/running.md} "$MODULEFILES/pstrain/$VERSION.lua"; do
     [ -f "$prefix/$file" ] || fail "missing $prefix/$file"
   done
-  for program in pstrain pstrain-data pstrain-sweep pstrain-launch pstrain-plot; do
+  for program in pstrain pstrain-data pstrain-sweep pstrain-launch pstrain-plot pstrain-elastic; do
     [ -x "$prefix/$BINDIR/$program" ] || fail "$program is not executable"
   done
   # The installed programs must not reach back into the build folder.

@@ -19,7 +19,7 @@ done
 # Translation units of lib/ that clang-tidy reads in CTest: one or more per layer without heavy headers (Boost,
 # HDF5), so that it stays under a minute on 2 cores.
 TIDY_SUBSET=(lib/core/error.cc lib/core/files.cc lib/comm/layout.cc lib/optim/momentum.cc lib/report/crc32c.cc
-             lib/report/progress_line.cc lib/report/run_summary.cc lib/data/augment.cc)
+             lib/report/progress_line.cc lib/report/run_summary.cc lib/data/augment.cc lib/launch/policy.cc)
 
 check_format() {
   local unformatted
