@@ -47,7 +47,7 @@ tree)
               "$DATADIR"/pstrain/slurm/{pstrain-srun,pstrain-mpirun,pstrain-gpu,pstrain-sweep-array}.sbatch \
               "$DATADIR"/pstrain/k8s/{base/mpijob.yaml,base/kustomization.yaml,overlays/gpu/kustomization.yaml,Dockerfile} \
               "$DATADIR"/pstrain/examples/{configs/fashion-mnist-sync.ini,models/cnn.model,sweeps/space.ini} \
-              "$DOCDIR"/{README.md,sweep.md,k8s.md,data.md} "$MODULEFILES/pstrain/$VERSION.lua"; do
+              "$DOCDIR"/{README.md,sweep.md,k8s.md,data.md,docs/model-files.md,docs/running.md} "$MODULEFILES/pstrain/$VERSION.lua"; do
     [ -f "$prefix/$file" ] || fail "missing $prefix/$file"
   done
   for program in pstrain pstrain-data pstrain-sweep pstrain-launch pstrain-plot pstrain-elastic; do
