@@ -9,7 +9,7 @@
 
 namespace pstrain {
 
-// Documented process exit codes (README "Exit codes").
+// Documented process exit codes (docs/outputs.md, "Exit codes").
 enum class ExitCode : int {
   kOk = 0,
   kInternal = 1,     // a bug: broken invariant or unexpected library failure
@@ -24,8 +24,8 @@ enum class ExitCode : int {
   kDiscoveryFailed = 9,     // pstrain-elastic: the host discovery script failed, hung or printed garbage
   kMissingDependency = 10,  // a module the program needs is not installed (pstrain-plot: python3-matplotlib)
 };
-// One table for every program of the family (pstrain, pstrain-data, pstrain-sweep, pstrain-launch): a code means
-// the same wherever it comes from.
+// One table for every program of the family (pstrain, pstrain-data, pstrain-sweep, pstrain-plot, pstrain-launch,
+// pstrain-elastic): a code means the same wherever it comes from.
 
 class Error : public std::runtime_error {
  public:

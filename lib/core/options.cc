@@ -26,7 +26,7 @@ std::string environment_name_to_option(const std::string& variable, const std::s
 
 namespace {
 
-// The rule for PSTRAIN_* variables, stated once (README, "Configuration"): PSTRAIN_<FLAG> sets --<flag>; the names
+// The rule for PSTRAIN_* variables, stated once (docs/running.md): PSTRAIN_<FLAG> sets --<flag>; the names
 // below belong to the project's scripts and build (they choose binaries, caches and build options, never a flag),
 // and programs ignore them; any other PSTRAIN_* variable is an error, so that a mistyped flag is never ignored.
 // tests/unit/core/documented_variables_test.sh checks that every PSTRAIN_* name in the docs and scripts is one or the

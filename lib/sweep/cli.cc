@@ -43,7 +43,7 @@ line of pstrain flags per set, line k+1 = set k+1). Runs go to SWEEP_DIR/runs/se
 pass-NNNNN/done exists is skipped, so rerunning `run local` resumes an interrupted sweep.
 
 Exit codes: 0 ok, 2 bad flag or search space, 3 missing or unreadable sweep files, 4 cannot write,
-7 one or more sets failed (run local); run-one exits with pstrain's code (the codes of every pstrain program: README).
+7 one or more sets failed (run local); run-one exits with pstrain's code (the codes of every pstrain program: docs/outputs.md).
 )";
 
 constexpr const char* kSpaceHelp = R"(

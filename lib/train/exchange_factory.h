@@ -1,7 +1,7 @@
 #pragma once
 // The one switch over --mode: which exchange::GradientExchange a trainer steps with. Adding an exchange mode
 // means writing its GradientExchange (one file in lib/exchange, lib/ps or lib/allreduce) and one case here
-// (plus its --mode name in train_config.cc); see README.md, "Adding a layer / an exchange mode".
+// (plus its --mode name in train_config.cc); see docs/internals.md.
 #include <mpi.h>
 
 #include <memory>

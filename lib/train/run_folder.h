@@ -1,7 +1,7 @@
 #pragma once
 // A run's --output-dir: what pstrain may do with it, decided before anything in it is written.
 //
-// The rule (README, "Checkpoints and resume"): a user's outputs are never overwritten or mixed.
+// The rule (docs/checkpoints.md): a user's outputs are never overwritten or mixed.
 // - A fresh run (no --resume, or --resume auto that finds no checkpoint) starts only in a folder that holds no
 //   earlier run: no pass folder, checkpoint or metrics.jsonl. Logs, TensorBoard files and config.ini alone (left by
 //   a run that ended before its first pass) do not count: a fresh start purges their steps in TensorBoard.

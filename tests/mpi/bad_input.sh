@@ -111,7 +111,7 @@ esac
 
 
 # The output folder as the run found it (no folder at all, for most cases): a run that fails before training
-# leaves it so, creating nothing (README, "Checkpoints and resume").
+# leaves it so, creating nothing (docs/checkpoints.md).
 out_tree() { [ -e "$out" ] && (cd "$out" && find . -exec sh -c 'for f; do [ -f "$f" ] && sha256sum "$f" || echo "$f"; done' _ {} + | sort) || echo absent; }
 out_before=$(out_tree)
 before=$(cd "$(dirname "$REFERENCE_PASS")" && find "$(basename "$REFERENCE_PASS")" -type f -exec sha256sum {} + | sort)
