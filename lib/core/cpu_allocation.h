@@ -1,7 +1,7 @@
 #pragma once
 // How many processors this process was given: what a rank may use for its BLAS and oneDNN threads, following the
-// allocation rather than the machine (docs/performance.md, "CPU threads"): its affinity mask (mpirun's binding, cpusets,
-// Slurm's task binding), a container's CPU limit (cgroup quota, which no affinity mask shows) and Slurm's
+// allocation rather than the machine (docs/performance.md, "CPU threads"): its affinity mask (mpirun's binding,
+// cpusets, Slurm's task binding), a container's CPU limit (cgroup quota, which no affinity mask shows) and Slurm's
 // --cpus-per-task.
 #include <filesystem>
 #include <optional>

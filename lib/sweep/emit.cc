@@ -19,9 +19,8 @@ std::vector<std::string> trainer_command(const ClusterSettings& settings, const 
   if (settings.ranks > 1)
     command = {"mpirun", "--oversubscribe", "--bind-to", "none", "-np", std::to_string(settings.ranks)};
   command.push_back(settings.pstrain);
-  for (const auto& word :
-       std::vector<std::string>{"--data-dir", settings.data_dir, "--output-dir", output_dir_of(settings, set.id),
-                                "--resume", "auto"}) {
+  for (const auto& word : std::vector<std::string>{"--data-dir", settings.data_dir, "--output-dir",
+                                                   output_dir_of(settings, set.id), "--resume", "auto"}) {
     command.push_back(word);
   }
   for (const auto& word : flags_to_args(set.flags)) command.push_back(word);
@@ -88,8 +87,9 @@ std::string emit_k8s_jobs(const std::vector<HyperparameterSet>& sets, const Clus
   std::string out;
   for (const auto& set : sets) {
     // --resume auto: a retried Job (backoffLimit) continues from the set's newest checkpoint.
-    std::vector<std::string> args{"--data-dir", settings.data_dir, "--output-dir", output_dir_of(settings, set.id),
-                                  "--resume", "auto"};
+    std::vector<std::string> args{"--data-dir",   settings.data_dir,
+                                  "--output-dir", output_dir_of(settings, set.id),
+                                  "--resume",     "auto"};
     for (const auto& word : flags_to_args(set.flags)) args.push_back(word);
     const std::map<std::string, std::string> variables{
         {"SET_ID", std::to_string(set.id)},
@@ -178,7 +178,8 @@ if [ -z "$flags" ]; then echo "sets.txt has no line $line" >&2; exit 2; fi
 output="$SWEEP_DIR/runs/set-$(printf '%04d' "$line")"
 eval "set -- $flags"   # the line is shell-quoted by pstrain-sweep
 exec )X",
-             launcher, shell_quote(settings.pstrain), R"X( --data-dir "$DATA_DIR" --output-dir "$output" --resume auto "$@"
+             launcher, shell_quote(settings.pstrain),
+             R"X( --data-dir "$DATA_DIR" --output-dir "$output" --resume auto "$@"
 )X");
 }
 
