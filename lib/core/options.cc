@@ -148,9 +148,11 @@ std::map<std::string, int> check_ini_lines(const std::string& path, const po::op
     const auto first = text.find_first_not_of(" \t\r");
     if (first == std::string::npos || text[first] == '#' || text[first] == ';') continue;
     const auto equals = text.find('=');
-    std::string key = equals == std::string::npos ? text : text.substr(0, equals);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    key.erase(0, key.find_first_not_of(" \t"));
+    const std::string left = equals == std::string::npos ? text : text.substr(0, equals);
+    const auto key_first = left.find_first_not_of(" \t");
+    const std::string key = key_first == std::string::npos
+                                ? std::string()
+                                : left.substr(key_first, left.find_last_not_of(" \t") - key_first + 1);
     if (text[first] == '[' || equals == std::string::npos || key.empty()) {
       throw Error(ExitCode::kUsage, cat(path, ":", number, ": expected 'flag = value', not '", text, "'"));
     }

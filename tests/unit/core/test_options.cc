@@ -122,6 +122,9 @@ TEST(LayeredOptions, FileErrorsNameTheFileAndLine) {
   const ConfigFile malformed("lr 0.5\n");
   expect_usage_error(Args({"prog", "--config", malformed.path()}), Args({}),
                      malformed.path() + ":1: expected 'flag = value'");
+  const ConfigFile no_key("lr = 0.5\n  = 3\n");
+  expect_usage_error(Args({"prog", "--config", no_key.path()}), Args({}),
+                     no_key.path() + ":2: expected 'flag = value'");
   const ConfigFile twice("lr = 0.5\nlr = 0.25\n");
   expect_usage_error(Args({"prog", "--config", twice.path()}), Args({}), twice.path() + ":2: 'lr' is set twice");
 }
