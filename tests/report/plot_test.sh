@@ -59,4 +59,13 @@ expect_failure 3 'damaged/metrics.jsonl:1: a metrics line needs an integer "pass
 expect_failure 4 "cannot write no-such-folder/x.png" run --png no-such-folder/x.png
 expect_failure 2 "give either an OUTPUT folder or --sweep" run --sweep lm
 expect_failure 3 "report.json: not a pstrain-sweep report" --sweep lm
+# A container's read-only root file system (the MPIJob's pods): no writable home or temporary folder. matplotlib's
+# cache then goes beside the image and is removed: the PNG is drawn and nothing else is left. Needs root for the
+# private mounts (CI runs as root).
+if [ "$(id -u)" -eq 0 ] && command -v unshare > /dev/null; then
+  mkdir -p readonly && cp run/metrics.jsonl readonly/
+  unshare -m bash -c 'for d in /tmp /var/tmp "$HOME"; do mount -t tmpfs -o ro tmpfs "$d"; done
+                      "$0" readonly' "$BIN_DIR/pstrain-plot" > ro.out 2>&1 || fail "read-only home and /tmp: $(cat ro.out)"
+  [ "$(ls -A readonly | sort | tr '\n' ' ')" = "metrics.jsonl training.png " ] || fail "left behind: $(ls -A readonly)"
+fi
 echo "PASS: plot_test"

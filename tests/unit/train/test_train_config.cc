@@ -25,7 +25,8 @@ TrainConfig resolve(std::vector<std::string> extra) {
 
 TEST(TrainConfig, TestFlagsAreAcceptedButNeitherInHelpNorInConfigIni) {
   EXPECT_EQ(resolve({"--test-step-delay-ms", "7"}).test_step_delay_ms, 7);
-  for (const auto& option : train_options().options()) {
+  const auto user_options = train_options();  // named: a range over a temporary's member would dangle
+  for (const auto& option : user_options.options()) {
     EXPECT_NE(option->long_name().rfind("test-", 0), 0u) << "--help lists --" << option->long_name();
   }
   std::vector<const char*> argv = {"pstrain", "--data-dir", "d", "--output-dir", "o", "--test-step-delay-ms", "7"};
