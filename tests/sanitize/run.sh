@@ -103,7 +103,7 @@ children_cpu_seconds() {  # user + system time of the shell's finished children,
 # unit_test_programs: the unit-test executables (tests/unit/*/CMakeLists.txt), test_gpu included (its tests
 # skip without a GPU, but CTest counts a registered program that was not built as a failure).
 unit_test_programs() {
-  sed -n 's/^add_executable(\(test_[a-z_]*\).*/\1/p' tests/unit/*/CMakeLists.txt | sort -u | tr '\n' ' '
+  sed -n 's/^ *add_executable(\(test_[a-z_]*\).*/\1/p' tests/unit/*/CMakeLists.txt | sort -u | tr '\n' ' '
 }
 
 # The build folders (SANITIZE_BUILD_PREFIX=build-x puts them in build-x-asan/ etc.).
