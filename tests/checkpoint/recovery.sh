@@ -87,8 +87,16 @@ expect_watchdog_end() {
 # ($launcher), then expect_watchdog_end.
 stop_rank_expect_watchdog_end() {
   local out=$1 rank=$2 timeout_s=$3 victim start code
-  victim=$(rank_pid "$out" "$rank")
-  [ -n "$victim" ] || fail "rank $rank not found (did the run end early?)"
+  for ((i = 0; i < 100; i++)); do  # bounded: a rank seen between exec and reading its environment is retried
+    victim=$(rank_pid "$out" "$rank")
+    [ -z "$victim" ] || break
+    sleep 0.05
+  done
+  if [ -z "$victim" ]; then
+    ps -eo pid,stat,etimes,comm,args | grep -F -- "$out" | grep -v grep || true
+    cat "$out.log"
+    fail "rank $rank not found (did the run end early?)"
+  fi
   echo "stopping rank $rank (pid $victim)"
   start=$(date +%s.%N)
   kill -STOP "$victim"
