@@ -2,7 +2,7 @@
 # Dynamic data dispatch against static sharding with one slow trainer, side by side in one run.
 #
 # 1 parameter server + 2 trainers, async SGD, the Fashion-MNIST MLP 784-256-128-10; trainer 1 is slowed 3x
-# (the test-only --test-slow-factor sleeps twice the step's own time, compute and exchange, after every step). Static sharding makes the
+# (the test suite's slow-factor hook, PSTRAIN_TEST_HOOKS, sleeps twice the step's own time, compute and exchange, after every step). Static sharding makes the
 # pass wait for the slow trainer's half of the data; dynamic dispatch lets the fast trainer take more chunks.
 # Prints samples/s (all trainers, mean over passes 1..N-1) for both and their ratio; the target is >= 1.5x.
 #
@@ -17,9 +17,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_TH
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for dispatch in static dynamic; do
-  timeout 900 mpirun --oversubscribe --bind-to none -np 3 build/bin/pstrain --data-dir "$data" --output-dir "$out/$dispatch" \
-    --mode async --num-pservers 1 --passes "$PASSES" --batch-size "$BATCH" --dispatch "$dispatch" --chunk-size "$CHUNK" \
-    --test-slow-trainer 1 --test-slow-factor "$SLOW" > "$out/$dispatch.log" 2>&1 || { cat "$out/$dispatch.log"; exit 1; }
+  PSTRAIN_TEST_HOOKS=slow-trainer=1,slow-factor=$SLOW timeout 900 mpirun --oversubscribe --bind-to none -np 3 \
+    build/bin/pstrain --data-dir "$data" --output-dir "$out/$dispatch" --mode async --num-pservers 1 \
+    --passes "$PASSES" --batch-size "$BATCH" --dispatch "$dispatch" --chunk-size "$CHUNK" > "$out/$dispatch.log" 2>&1 || { cat "$out/$dispatch.log"; exit 1; }
 done
 /usr/bin/python3 - "$out" <<'PY'
 import json, sys

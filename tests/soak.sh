@@ -149,8 +149,8 @@ trial() {
   mkdir -p "$disk"
   if [ "$fault" = full ]; then mount -t tmpfs -o size=64m tmpfs "$disk" || fail "cannot mount a tmpfs on $disk"; fi
   local what code=0 started ended
-  run_mpi "$np" "$path" 300 "$BIN_DIR/pstrain" $(job_flags "$mode") --output-dir "$out" --test-step-delay-ms "$step_delay_ms" \
-    > "$log" 2>&1 &
+  PSTRAIN_TEST_HOOKS=step-delay-ms=$step_delay_ms run_mpi "$np" "$path" 300 "$BIN_DIR/pstrain" $(job_flags "$mode") \
+    --output-dir "$out" > "$log" 2>&1 &
   local launcher=$!
   wait_for_training "$log"
   sleep "$delay"

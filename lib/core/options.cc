@@ -31,7 +31,7 @@ namespace {
 // and programs ignore them; any other PSTRAIN_* variable is an error, so that a mistyped flag is never ignored.
 // tests/unit/core/documented_variables_test.sh checks that every PSTRAIN_* name in the docs and scripts is one or the
 // other.
-constexpr std::array<std::string_view, 17> kToolVariables =
+constexpr std::array<std::string_view, 18> kToolVariables =
     {"PSTRAIN_BIN",
      "PSTRAIN_FLAGS",
      "PSTRAIN_CACHE_DIR",
@@ -45,6 +45,7 @@ constexpr std::array<std::string_view, 17> kToolVariables =
      "PSTRAIN_FUZZ",  // CMake options
      "PSTRAIN_SANITIZE",
      "PSTRAIN_TSAN",
+     "PSTRAIN_TEST_HOOKS",  // CMake option, and the test suite's fault injection (core/test_hooks.h)
      "PSTRAIN_FASHION_MNIST",
      "PSTRAIN_MODULEFILES_DIR",
      "PSTRAIN_MODULEFILE_SUBDIR",
@@ -270,9 +271,7 @@ std::string to_ini(const po::variables_map& values) {
   std::ostringstream out;
   out << "# resolved pstrain configuration; reusable with --config\n";
   for (const auto& [name, value] : values) {
-    // test-*: the test suite's fault injection, not part of a run's configuration (train_test_options).
-    if (name == "config" || name == "help" || name == "version" || name.rfind("test-", 0) == 0 || value.empty())
-      continue;
+    if (name == "config" || name == "help" || name == "version" || value.empty()) continue;
     out << name << " = " << any_to_string(value.value()) << '\n';
   }
   return out.str();

@@ -12,15 +12,9 @@ namespace pstrain::sweep {
 
 namespace {
 
-// The flags a sweep may set: what users set (the test suite's --test-* are not among them).
+// The flags a sweep may set: everything pstrain parses, so that its configuration resolves with every default.
 const po::options_description& pstrain_options() {
   static const po::options_description options = train::train_options();
-  return options;
-}
-
-// Everything pstrain parses, so that its configuration resolves with every default in place.
-const po::options_description& pstrain_parsed_options() {
-  static const po::options_description options = train::train_parsed_options();
   return options;
 }
 
@@ -33,7 +27,7 @@ po::variables_map parse(const Flags& flags, const std::string& where) {
   }
   po::variables_map values;
   try {
-    po::store(po::command_line_parser(args).options(pstrain_parsed_options()).run(), values);
+    po::store(po::command_line_parser(args).options(pstrain_options()).run(), values);
   } catch (const po::error& error) {
     throw Error(ExitCode::kUsage, cat(where, ": ", describe(error)));
   }

@@ -9,6 +9,7 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/log.h"
+#include "core/test_hooks.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 
@@ -242,10 +243,10 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
   if (writer) {
     checkpoint.training.consumed = index.split(all);
     try {
-      written = checkpoint::publish_checkpoint(temporary, job_.config.output_dir, checkpoint, job_.dense_parameters,
-                                               config_ini_,
-                                               {job_.config.keep_checkpoints, job_.config.test_checkpoint_delay_ms},
-                                               row_files);
+      written =
+          checkpoint::publish_checkpoint(temporary, job_.config.output_dir, checkpoint, job_.dense_parameters,
+                                         config_ini_, {job_.config.keep_checkpoints, test_hooks().checkpoint_delay_ms},
+                                         row_files);
     } catch (const Error& error) {
       failure = not_written(job_.config.output_dir, progress.global_step, error);
     }

@@ -20,6 +20,7 @@
 #include "core/files.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/test_hooks.h"
 #include "exchange/step_protocol.h"
 #include "ps/client.h"
 #include "ps/server.h"
@@ -284,13 +285,14 @@ int run_job(int argc, char** argv) {
   bool exit_early = false;
   auto failure = attempt([&] {
     const auto user_options = train_options();
-    const LayeredOptions options = parse_layered_options(train_parsed_options(), argc, argv, environ);
+    const LayeredOptions options = parse_layered_options(user_options, argc, argv, environ);
     if (options.help_requested || options.version_requested) {
       if (rank == 0) std::cout << (options.help_requested ? usage_text(user_options) : version_text());
       exit_early = true;
       return;
     }
     job.config = resolve_train_config(options.values);
+    test_hooks();  // a malformed PSTRAIN_TEST_HOOKS fails here, on every rank alike, not mid-run
     job.layout =
         comm::make_layout(rank, mpi.world_size(), job.config.num_pservers, job.config.mode == Mode::kAllreduce);
     job.layout.local_rank = node.rank();
@@ -475,8 +477,8 @@ int run_job(int argc, char** argv) {
       log_info("stopped on a signal after writing a checkpoint; continue with --resume auto");
     }
   }
-  if (job.config.test_leave_delay_ms > 0 && job.layout.trainer_index == job.config.test_slow_trainer) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(job.config.test_leave_delay_ms));
+  if (test_hooks().leave_delay_ms > 0 && job.layout.trainer_index == test_hooks().slow_trainer) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(test_hooks().leave_delay_ms));
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "compute/opaque_backend.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/test_hooks.h"
 #include "nn/graph_model.h"
 #include "nn/presets.h"
 #include "train/table_layout.h"
@@ -49,7 +50,7 @@ void check_embeddings_take_ids(const nn::ModelPlan& plan, const data::TokenMeta&
 std::unique_ptr<compute::Backend> make_backend(const JobContext& job) {
   const std::string& device = job.config.device;
   if (job.layout.is_server()) return compute::make_cpu_backend();
-  if (job.config.test_opaque_backend) return compute::make_opaque_cpu_backend();
+  if (test_hooks().opaque_backend) return compute::make_opaque_cpu_backend();
   if (device == "cpu") return compute::make_cpu_backend();
   const int gpus = compute::gpu_count();
   if (gpus == 0) {

@@ -96,27 +96,6 @@ po::options_description train_options() {
   return all;
 }
 
-po::options_description train_parsed_options() {
-  po::options_description all;
-  all.add(train_options()).add(train_test_options());
-  return all;
-}
-
-po::options_description train_test_options() {
-  po::options_description testing("Testing only (fault injection for the test suite; not in --help or config.ini)");
-  // clang-format off
-  testing.add_options()
-      ("test-checkpoint-delay-ms", po::value<int>()->default_value(0), "testing only: pause inside checkpoint writes")
-      ("test-step-delay-ms", po::value<int>()->default_value(0), "testing only: pause after every step")
-      ("test-slow-trainer", po::value<int>()->default_value(-1), "testing only: apply the step delay to this trainer only")
-      ("test-perturb-replica-step", po::value<long long>()->default_value(-1), "testing only: allreduce: the last trainer changes its parameters by one ulp after this global step")
-      ("test-opaque-backend", po::value<bool>()->default_value(false, "false"), "testing only: trainers compute on the CPU backend as if its memory were a GPU's (only through copies), to run the GPU trainers' code paths without a GPU")
-      ("test-slow-factor", po::value<double>()->default_value(1, "1"), "testing only: --test-slow-trainer's steps (compute and exchange) take this many times as long")
-      ("test-leave-delay-ms", po::value<int>()->default_value(0), "testing only: --test-slow-trainer pauses this long after training, before leaving the job (MPI_Finalize)");
-  // clang-format on
-  return testing;
-}
-
 namespace {
 
 long long positive(const po::variables_map& values, const char* flag) {
@@ -224,8 +203,6 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   }
   config.check_replicas_every_steps = values["check-replicas-every-steps"].as<long long>();
   if (config.check_replicas_every_steps < 0) throw Error(ExitCode::kUsage, "--check-replicas-every-steps must be >= 0");
-  config.test_perturb_replica_step = values["test-perturb-replica-step"].as<long long>();
-  config.test_opaque_backend = values["test-opaque-backend"].as<bool>();
   config.device = values["device"].as<std::string>();
   if (config.device != "cpu" && config.device != "gpu" && config.device != "auto") {
     throw Error(ExitCode::kUsage, cat("--device '", config.device, "' is not one of cpu, gpu, auto"));
@@ -314,14 +291,6 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   if (values.count("resume")) {
     config.resume = values["resume"].as<std::string>();
     if (config.resume.empty()) throw Error(ExitCode::kUsage, "--resume needs 'auto' or a checkpoint folder");
-  }
-  config.test_checkpoint_delay_ms = std::max(0, values["test-checkpoint-delay-ms"].as<int>());
-  config.test_step_delay_ms = std::max(0, values["test-step-delay-ms"].as<int>());
-  config.test_slow_trainer = values["test-slow-trainer"].as<int>();
-  config.test_slow_factor = values["test-slow-factor"].as<double>();
-  config.test_leave_delay_ms = std::max(0, values["test-leave-delay-ms"].as<int>());
-  if (!std::isfinite(config.test_slow_factor) || config.test_slow_factor < 1) {
-    throw Error(ExitCode::kUsage, "--test-slow-factor must be >= 1");
   }
   const std::string dispatch = values["dispatch"].as<std::string>();
   if (dispatch != "static" && dispatch != "dynamic") {

@@ -63,26 +63,16 @@ struct TrainConfig {
   double checkpoint_every_seconds = 0;
   int keep_checkpoints = 3;
   std::string resume;                           // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
-  int test_checkpoint_delay_ms = 0;             // test only: pause inside a checkpoint write
-  int test_step_delay_ms = 0;                   // test only: pause after every step (to stop a run at a chosen time)
-  int test_slow_trainer = -1;                   // test only: the trainer the step delay applies to (-1: every trainer)
   int staleness = 3;                            // ssp: how many steps a trainer may run ahead of the slowest
   bool dynamic_dispatch = false;                // trainers take chunks from a dispatcher instead of fixed shards
   std::size_t chunk_size = 512;                 // samples per dispatched chunk
   Overlap overlap = Overlap::kAuto;             // communication behind computation where the mode can
-  double test_slow_factor = 1;                  // test only: --test-slow-trainer's steps take this many times as long
-  int test_leave_delay_ms = 0;                  // test only: --test-slow-trainer pauses this long before MPI_Finalize
   std::int64_t check_replicas_every_steps = 0;  // allreduce: compare trainer replicas every N steps too
-  std::int64_t test_perturb_replica_step = -1;  // test only: the last trainer nudges its copy after this step
-  bool test_opaque_backend = false;             // test only: trainers use the CPU backend behind copies (as a GPU)
   double timeout_seconds = 600;                 // the watchdog: longest wait for other ranks before the job ends
 };
 
+// Everything pstrain parses (the test suite's fault injection is not among them: core/test_hooks.h).
 boost::program_options::options_description train_options();
-// The test suite's fault-injection flags (--test-*): accepted, never shown by --help nor saved in config.ini.
-boost::program_options::options_description train_test_options();
-// Everything pstrain parses (train_options and train_test_options): what resolve_train_config reads.
-boost::program_options::options_description train_parsed_options();
 
 // Validates every value; throws pstrain::Error(kUsage) naming the flag.
 TrainConfig resolve_train_config(const boost::program_options::variables_map& values);

@@ -11,6 +11,7 @@
 #include "core/counter_random.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/test_hooks.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 #include "report/event_writer.h"
@@ -183,15 +184,13 @@ void TrainerLoop::train_step(PassState& state, const BatchRange& batch) {
   state.totals.compute_seconds += seconds_since(step_start) - (exchange_.timers().pull_seconds - pulling_before);
   exchange_gradient(state, batch.count);
   const int trainer = job_.layout.trainer_index;
-  if (config_.test_slow_factor > 1 && config_.test_slow_trainer == trainer) {  // the whole step, F times as long
-    std::this_thread::sleep_for(
-        std::chrono::duration<double>((config_.test_slow_factor - 1) * seconds_since(step_start)));
+  const TestHooks& hooks = test_hooks();
+  if (hooks.slow_factor > 1 && hooks.slow_trainer == trainer) {  // the whole step, F times as long
+    std::this_thread::sleep_for(std::chrono::duration<double>((hooks.slow_factor - 1) * seconds_since(step_start)));
   }
   ++global_step_;
   report_progress(state);
-  if (config_.test_step_delay_ms > 0 && (config_.test_slow_trainer < 0 || config_.test_slow_trainer == trainer)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(config_.test_step_delay_ms));
-  }
+  if (hooks.delays(trainer)) std::this_thread::sleep_for(std::chrono::milliseconds(hooks.step_delay_ms));
 }
 
 void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
@@ -225,7 +224,7 @@ void TrainerLoop::exchange_gradient(PassState& state, std::size_t count) {
   if (has_gradient) state.totals.copy_seconds += buffers_.fetch_gradient();
   exchange_.step(has_gradient ? buffers_.gradient() : buffers_.no_gradient(), count, buffers_.parameters(),
                  state.flags);
-  if (config_.test_perturb_replica_step == global_step_ && job_.layout.trainer_index == job_.layout.trainers - 1) {
+  if (test_hooks().perturb_replica_step == global_step_ && job_.layout.trainer_index == job_.layout.trainers - 1) {
     buffers_.parameters()[0] = std::nextafter(buffers_.parameters()[0], 1e30f);  // one ulp: a replica that drifted
   }
   state.totals.copy_seconds += buffers_.publish_parameters();

@@ -17,7 +17,7 @@
 #   stall_sync, stall_async
 #                     SIGSTOP a random rank: the watchdog ends the job within --timeout-seconds, naming that rank.
 #   stall_at_exit     [np 3] sync: trainer 1 (world rank 2) is SIGSTOPped after training, before it leaves the job
-#                     (--test-leave-delay-ms holds it there): the others wait in MPI_Finalize, which the watchdog
+#                     (the leave-delay-ms test hook holds it there): the others wait in MPI_Finalize, which the watchdog
 #                     still guards, so the job ends with exit 6 naming rank 2 instead of hanging (found by the soak).
 #   stall_in_meeting_after_checkpoint  [np 3]
 #                     async: trainer 1 joins a checkpoint inside the end-of-pass meeting (a nested watchdog wait),
@@ -113,8 +113,8 @@ start_slow_lead() {  # start_slow_lead OUT [flags]: in the background; the job's
   local out=$1
   shift
   [ "$np" -eq 3 ] || fail "$case_name needs np 3 (1 server + 2 trainers)"
-  run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --mode "${MODE:-async}" --output-dir "$out" \
-    --test-slow-trainer 0 --test-step-delay-ms 50 "$@" > "$out.log" 2>&1 &
+  PSTRAIN_TEST_HOOKS=slow-trainer=0,step-delay-ms=50 run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) \
+    --mode "${MODE:-async}" --output-dir "$out" "$@" > "$out.log" 2>&1 &
   launcher=$!
   trap 'kill "$launcher" 2> /dev/null || true' EXIT  # a failed check leaves no job running
 }
@@ -138,7 +138,7 @@ case "$case_name" in
     RANDOM=${FAULT_SEED:-$$}
     for ((trial = 1; trial <= ${FAULT_TRIALS:-2}; trial++)); do
       out="$work/trial-$trial"
-      start_pstrain "$out" --test-step-delay-ms 4
+      PSTRAIN_TEST_HOOKS=step-delay-ms=4 start_pstrain "$out"
       delay=$(python3 -c "import random; random.seed($RANDOM); print(round(random.uniform(0.4, 1.6), 2))")
       sleep "$delay"
       echo "trial $trial: after ${delay}s: $(kill_random_rank "$out" || echo 'run already over')"
@@ -151,7 +151,7 @@ case "$case_name" in
   kill_during_write)
     reference
     out="$work/run"
-    start_pstrain "$out" --test-checkpoint-delay-ms 300
+    PSTRAIN_TEST_HOOKS=checkpoint-delay-ms=300 start_pstrain "$out"
     for ((i = 0; i < 400; i++)); do  # wait (bounded) until the second checkpoint is being written
       ls -d "$out"/checkpoints/ckpt-* > /dev/null 2>&1 && ls -d "$out"/checkpoints/.ckpt-tmp-* > /dev/null 2>&1 && break
       sleep 0.02
@@ -170,10 +170,10 @@ case "$case_name" in
   signal)
     reference
     out="$work/run"
-    start_pstrain "$out" --test-step-delay-ms 10
+    PSTRAIN_TEST_HOOKS=step-delay-ms=10 start_pstrain "$out"
     wait_for_training "$out.log"
     if [ "${SIGNAL:-USR1}" = TERM ]; then  # what srun/scancel and Kubernetes do: SIGTERM to every rank
-      pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out " || fail "no rank to signal"
+      pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out( |$)" || fail "no rank to signal"
     else                                   # Slurm's --signal to the batch shell, forwarded by mpirun
       pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
     fi
@@ -225,8 +225,8 @@ PY
   elastic)
     out="$work/run"
         # A mid-pass checkpoint of a 2+2 run: stop it by signal in pass 1 of 3.
-    run_mpi 4 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --num-pservers 2 --output-dir "$work/mid" \
-      --test-step-delay-ms 15 > "$work/mid.log" 2>&1 &
+    PSTRAIN_TEST_HOOKS=step-delay-ms=15 run_mpi 4 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --num-pservers 2 \
+      --output-dir "$work/mid" > "$work/mid.log" 2>&1 &
     launcher=$!
     wait_for_training "$work/mid.log"
     sleep 1  # into pass 1 of 3 (where exactly does not matter: the accounting below must hold anywhere)
@@ -274,8 +274,8 @@ PY
     ;;
   async_kill_resume | async_signal)
     out="$work/run"
-    aflags=(--mode "$async_mode" --dispatch "$dispatch" --chunk-size 128 --test-step-delay-ms 4)
-    start_pstrain "$out" "${aflags[@]}"
+    aflags=(--mode "$async_mode" --dispatch "$dispatch" --chunk-size 128)
+    PSTRAIN_TEST_HOOKS=step-delay-ms=4 start_pstrain "$out" "${aflags[@]}"
     wait_for_training "$out.log"
     # A random moment of the run: its 3 passes last at least 1.4 s after the first step (4 ms per step).
     sleep "$(python3 -c "import random; print(round(random.uniform(0.1, 0.6), 2))")"
@@ -296,8 +296,8 @@ PY
     out="$work/run"
     mode=${case_name#stall_}
     timeout_s=5
-    run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=100 EVERY=0 common_flags) --mode "$mode" --output-dir "$out" \
-      --timeout-seconds "$timeout_s" --test-step-delay-ms 2 > "$out.log" 2>&1 &
+    PSTRAIN_TEST_HOOKS=step-delay-ms=2 run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=100 EVERY=0 common_flags) \
+      --mode "$mode" --output-dir "$out" --timeout-seconds "$timeout_s" > "$out.log" 2>&1 &
     launcher=$!
     wait_for_training "$out.log"
     victim_rank=${STALL_VICTIM:-$((RANDOM % np))}  # STALL_VICTIM=R picks the rank (to reproduce one case)
@@ -306,8 +306,8 @@ PY
   stall_at_exit)
     out="$work/run"
     timeout_s=5
-    run_mpi 3 "$path" 60 "$BIN_DIR/pstrain" $(PASSES=1 EVERY=0 common_flags) --mode sync --output-dir "$out" \
-      --timeout-seconds "$timeout_s" --test-slow-trainer 1 --test-leave-delay-ms 60000 > "$out.log" 2>&1 &
+    PSTRAIN_TEST_HOOKS=slow-trainer=1,leave-delay-ms=60000 run_mpi 3 "$path" 60 "$BIN_DIR/pstrain" \
+      $(PASSES=1 EVERY=0 common_flags) --mode sync --output-dir "$out" --timeout-seconds "$timeout_s" > "$out.log" 2>&1 &
     launcher=$!
     for ((i = 0; i < 1200; i++)); do grep -q "training finished" "$out.log" && break; sleep 0.05; done
     grep -q "training finished" "$out.log" || { cat "$out.log"; fail "the run did not finish training"; }

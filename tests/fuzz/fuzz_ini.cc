@@ -8,7 +8,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace pstrain;
   const auto input = fuzz::scratch() / "config.ini";
   fuzz::write_file(input, {reinterpret_cast<const char*>(data), size});
-  static const auto description = train::train_parsed_options();
+  static const auto description = train::train_options();
   const std::string path = input.string();
   const char* argv[] = {"pstrain", "--config", path.c_str(), nullptr};
   const char* environment[] = {nullptr};

@@ -46,10 +46,9 @@ churn() {
   local mpi_path=()
   [ "$path" = tcp ] && mpi_path=(--tcp)
   set_hosts localhost:3
-  timeout -k 5 280 "$launcher" --elastic --min-np 2 --max-np 4 --host-discovery-script "$discovery" \
+  PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 280 "$launcher" --elastic --min-np 2 --max-np 4 --host-discovery-script "$discovery" \
     --discovery-interval 0.5 --mca btl_tcp_if_include lo "${mpi_path[@]}" -- \
-    --data-dir "$DATA_DIR" --output-dir "$out" --passes 4 --batch-size 32 --hidden 32 --test-step-delay-ms 25 \
-    "${flags[@]}" > "$log" 2>&1 &
+    --data-dir "$DATA_DIR" --output-dir "$out" --passes 4 --batch-size 32 --hidden 32 "${flags[@]}" > "$log" 2>&1 &
   local driver=$!
   trap 'kill "$driver" 2> /dev/null || true' EXIT
   wait_for_first_steps "$log" 1
@@ -121,10 +120,9 @@ signal_driver() {
   local out=$work/run log=$work/run.log
   local command=("$launcher" --elastic --min-np 2 --max-np 4 --host-discovery-script "$discovery"
                  --discovery-interval 0.5 --mca btl_tcp_if_include lo --
-                 --data-dir "$DATA_DIR" --output-dir "$out" --passes 4 --batch-size 32 --hidden 32
-                 --test-step-delay-ms 25)
+                 --data-dir "$DATA_DIR" --output-dir "$out" --passes 4 --batch-size 32 --hidden 32)
   set_hosts localhost:3
-  timeout -k 5 120 "${command[@]}" > "$log" 2>&1 &
+  PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 120 "${command[@]}" > "$log" 2>&1 &
   local driver=$!
   trap 'kill "$driver" 2> /dev/null || true' EXIT
   wait_for_first_steps "$log" 1
@@ -157,7 +155,7 @@ driver_killed() {
                  --data-dir "$DATA_DIR" --output-dir "$out" --passes 2 --batch-size 32 --hidden 32
                  --progress-every-s 0)
   set_hosts localhost:3
-  "${command[@]}" --test-step-delay-ms 400 > "$log" 2>&1 &
+  PSTRAIN_TEST_HOOKS=step-delay-ms=400 "${command[@]}" > "$log" 2>&1 &
   local driver=$!
   trap 'kill "$driver" 2> /dev/null || true' EXIT
   wait_for_first_steps "$log" 1
@@ -167,7 +165,7 @@ driver_killed() {
   trap - EXIT
   no_process_left "$out" 10
   echo "ok: nothing of the job left after the driver was SIGKILLed"
-  timeout -k 5 200 "${command[@]}" --test-step-delay-ms 25 > "$work/again.log" 2>&1 \
+  PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 200 "${command[@]}" > "$work/again.log" 2>&1 \
     || { tail -30 "$work/again.log"; fail "the rerun"; }
   [ -f "$out/pass-00001/done" ] || fail "the rerun did not finish the run"
   python3 - "$out" "$total_samples" <<'PY' || fail "ledger of $out"

@@ -26,8 +26,8 @@ fi
 
 # Killed (SIGKILL, every rank) once its first checkpoint (mid-pass 0, after step 3) is complete, then resumed with
 # --resume auto: the result must equal run a bit for bit.
-run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" "${augment[@]}" --output-dir "$work/resumed" \
-  --checkpoint-every-steps 3 --test-step-delay-ms 200 > "$work/resumed.log" 2>&1 &
+PSTRAIN_TEST_HOOKS=step-delay-ms=200 run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" "${augment[@]}" \
+  --output-dir "$work/resumed" --checkpoint-every-steps 3 > "$work/resumed.log" 2>&1 &
 launcher=$!
 for _ in $(seq 1 600); do  # until the first checkpoint is complete (polling a file the job writes, up to 60 s)
   compgen -G "$work/resumed/checkpoints/ckpt-*" > /dev/null && break

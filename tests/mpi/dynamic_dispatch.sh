@@ -10,9 +10,9 @@ np=$1 path=$2 mode=$3
 work=$(new_work_dir "dynamic_dispatch_${mode}_np${np}_${path}")
 chunk=128
 for dispatch in dynamic static; do
-  run_mpi "$np" "$path" 150 "$BIN_DIR/pstrain" --data-dir "$DATA_DIR" --output-dir "$work/$dispatch" --mode "$mode" \
-    --num-pservers 1 --passes 2 --batch-size 32 --hidden 32 --dispatch "$dispatch" --chunk-size "$chunk" \
-    --test-slow-trainer 1 --test-step-delay-ms 40 > "$work/$dispatch.log" 2>&1 \
+  PSTRAIN_TEST_HOOKS=slow-trainer=1,step-delay-ms=40 run_mpi "$np" "$path" 150 "$BIN_DIR/pstrain" \
+    --data-dir "$DATA_DIR" --output-dir "$work/$dispatch" --mode "$mode" --num-pservers 1 --passes 2 --batch-size 32 \
+    --hidden 32 --dispatch "$dispatch" --chunk-size "$chunk" > "$work/$dispatch.log" 2>&1 \
     || { cat "$work/$dispatch.log"; fail "$dispatch run"; }
   python3 - "$work/$dispatch/metrics.jsonl" "$dispatch" "$chunk" "$mode" <<'PY' || fail "$dispatch accounting"
 import json, math, sys
