@@ -7,7 +7,6 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "exchange/local_exchange.h"
-#include "ps/exchange_modes.h"
 #include "train/decay_mask.h"
 
 namespace pstrain::train {
@@ -42,8 +41,9 @@ std::unique_ptr<exchange::GradientExchange> make_local(const JobContext& job, co
   return exchange::make_local_exchange(std::move(optimizer), initial);
 }
 
-// Every rank a trainer with the whole model.
-std::unique_ptr<exchange::GradientExchange> make_allreduce(const JobContext& job, const ExchangeParts& parts) {
+}  // namespace
+
+std::unique_ptr<exchange::GradientExchange> make_allreduce_replicas(const JobContext& job, const ExchangeParts& parts) {
   std::vector<float> initial;
   auto optimizer = whole_model_optimizer(job, parts.run, initial);
   allreduce::AllreduceSetup setup;
@@ -61,25 +61,9 @@ std::unique_ptr<exchange::GradientExchange> make_allreduce(const JobContext& job
   return allreduce::make_allreduce_exchange(std::move(optimizer), initial, std::move(summation), setup);
 }
 
-}  // namespace
-
 std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts) {
   if (job.layout.world_size == 1) return make_local(job, parts);
-  const auto poll = std::chrono::microseconds(job.config.poll_interval_us);
-  const bool stream_pushes = parts.overlap.stream_pushes;
-  switch (job.config.mode) {
-    case Mode::kAllreduce: return make_allreduce(job, parts);
-    case Mode::kSync:
-      if (parts.overlap.sync == ps::SyncTransport::kOneSided)
-        return ps::make_sync_exchange(*parts.client, parts.tables);
-      return ps::make_streamed_sync_exchange(*parts.client, *parts.blocks, parts.channel, parts.tables);
-    case Mode::kAsync: return ps::make_async_exchange(*parts.client, parts.trainers, poll, stream_pushes, parts.tables);
-    case Mode::kSsp:
-      return ps::make_ssp_exchange(*parts.client, parts.trainers, poll, job.config.staleness, stream_pushes,
-                                   parts.tables);
-  }
-  PSTRAIN_ASSERT(false, "no exchange for mode ", to_string(job.config.mode));
-  return nullptr;
+  return job.mode().make_exchange(job, parts);
 }
 
 }  // namespace pstrain::train

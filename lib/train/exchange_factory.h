@@ -1,7 +1,6 @@
 #pragma once
-// The one switch over --mode: which exchange::GradientExchange a trainer steps with. Adding an exchange mode
-// means writing its GradientExchange (one file in lib/exchange, lib/ps or lib/allreduce) and one case here
-// (plus its --mode name in train_config.cc); see docs/internals.md.
+// Which exchange::GradientExchange a trainer steps with: the local one on a job of one rank, else the one its mode
+// registers (train/modes.cc); see docs/internals.md.
 #include <mpi.h>
 
 #include <memory>
@@ -33,5 +32,8 @@ struct ExchangeParts {
 // Local training when the job has one rank; otherwise the exchange of job.config.mode. Collective over the
 // trainers where the mode sets up a communicator (all-reduce with NCCL).
 std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts);
+
+// All-reduce's exchange (registered in train/modes.cc): every rank a trainer with the whole model.
+std::unique_ptr<exchange::GradientExchange> make_allreduce_replicas(const JobContext& job, const ExchangeParts& parts);
 
 }  // namespace pstrain::train

@@ -117,7 +117,7 @@ std::string checkpoint_to_resume(const JobContext& job, const FolderContents& fo
 // How many updates each optimizer (every shard's, or the local one) applies over the run: one per sync step,
 // one per trainer push in async mode. The learning-rate schedule runs over this count.
 std::uint64_t total_updates(const JobContext& job) {
-  const bool sync = job.sync() || job.layout.pservers == 0;
+  const bool sync = job.steps_together();
   std::int64_t per_pass = 0;
   if (sync) {
     per_pass = job.data.steps_per_pass(0, job.config.batch_size, true);
@@ -230,7 +230,7 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
     }
     completed =
         run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples, {run.test, run.valid},
-                    *run.progress, {run.writer.get(), &partition, !job.sync()}, dispatch);
+                    *run.progress, {run.writer.get(), &partition, !job.mode().common_steps}, dispatch);
     if (!tables.empty()) log_table_traffic(table_client.traffic(), plan);
   }
   exchange::meet_all_ranks("the end of training");  // nobody frees windows while another rank still uses them
@@ -293,8 +293,7 @@ int run_job(int argc, char** argv) {
     }
     job.config = resolve_train_config(options.values);
     test_hooks();  // a malformed PSTRAIN_TEST_HOOKS fails here, on every rank alike, not mid-run
-    job.layout =
-        comm::make_layout(rank, mpi.world_size(), job.config.num_pservers, job.config.mode == Mode::kAllreduce);
+    job.layout = comm::make_layout(rank, mpi.world_size(), job.config.num_pservers, !job.mode().has_servers);
     job.layout.local_rank = node.rank();
     job.layout.local_size = node.size();
     optim::make_optimizer(job.config.optimizer, 0);  // validates the optimizer flags on every rank
@@ -330,7 +329,9 @@ int run_job(int argc, char** argv) {
     // An async pass applies T pushes of batch b where a sync pass applies one average of T*b: at --lr / T both
     // move the parameters equally far per pass, so one --lr means the same in both modes (measured: at the full
     // --lr, async with 2 trainers lands ~0.7 points below sync on Fashion-MNIST; at --lr / 2 within 0.1).
-    if (!job.sync() && job.layout.pservers > 0) job.config.optimizer.learning_rate /= job.layout.trainers;
+    if (job.mode().each_push_updates && job.layout.pservers > 0) {
+      job.config.optimizer.learning_rate /= job.layout.trainers;
+    }
   });
   if (const int code = comm::agree_on_failure(MPI_COMM_WORLD, failure)) return code;
   if (exit_early) return 0;
@@ -452,7 +453,7 @@ int run_job(int argc, char** argv) {
   try {
     if (job.layout.world_size == 1) {
       completed = run_local(job, *backend, *model, run);
-    } else if (job.config.mode == Mode::kAllreduce) {
+    } else if (!job.mode().has_servers) {
       completed = run_allreduce(job, *backend, *model, run);
     } else {
       completed = run_distributed(job, *backend, model.get(), run);

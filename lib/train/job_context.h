@@ -8,6 +8,7 @@
 #include "nn/model_plan.h"
 #include "ps/table_plan.h"
 #include "train/data_plan.h"
+#include "train/modes.h"
 #include "train/train_config.h"
 
 namespace pstrain::train {
@@ -27,8 +28,10 @@ struct JobContext {
   std::size_t dense_count = 0;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
-  // Every trainer takes the same steps together (sync parameter server, or all-reduce).
-  bool sync() const { return config.mode == Mode::kSync || config.mode == Mode::kAllreduce; }
+  const ModeTraits& mode() const { return mode_traits(config.mode); }
+  // Every trainer takes the same steps together: the mode's common steps, or a run without servers (local or
+  // all-reduce), whose trainers update their own copies once a step.
+  bool steps_together() const { return mode().common_steps || layout.pservers == 0; }
   double elapsed_seconds() const { return seconds_since(started); }
 };
 

@@ -77,9 +77,13 @@ bool plan_buckets(const JobContext& job) {
 
 OverlapPlan plan_overlap(const JobContext& job) {
   OverlapPlan plan;
-  if (job.config.mode == Mode::kSync) plan.sync = plan_sync(job);
-  if (job.config.mode == Mode::kAsync || job.config.mode == Mode::kSsp) plan.stream_pushes = plan_pushes(job);
-  if (job.config.mode == Mode::kAllreduce && plan_buckets(job)) plan.allreduce_bucket_floats = kAllreduceBucketFloats;
+  switch (job.mode().overlap) {
+    case OverlapKind::kSyncBlocks: plan.sync = plan_sync(job); break;
+    case OverlapKind::kPushes: plan.stream_pushes = plan_pushes(job); break;
+    case OverlapKind::kAllreduceBuckets:
+      if (plan_buckets(job)) plan.allreduce_bucket_floats = kAllreduceBucketFloats;
+      break;
+  }
   return plan;
 }
 

@@ -46,7 +46,7 @@ PassFigures agree_on_pass(PassTotals totals, double pass_seconds, std::int64_t s
 }
 
 double learning_rate(const JobContext& job, std::int64_t global_step) {
-  const bool one_update_per_step = job.sync() || job.layout.pservers == 0;
+  const bool one_update_per_step = job.steps_together();
   const std::int64_t updates = one_update_per_step ? global_step : global_step * job.layout.trainers;
   return optim::scheduled_learning_rate(job.config.optimizer,
                                         static_cast<std::uint64_t>(std::max<std::int64_t>(updates, 1)));

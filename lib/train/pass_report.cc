@@ -43,7 +43,7 @@ void log_pass(const JobContext& job, const PassReport& report) {
                      per_step(totals.push_seconds) * 1e3, " ms barrier ", per_step(totals.sync_seconds) * 1e3,
                      " ms pull ", per_step(totals.pull_seconds) * 1e3, " ms | staleness mean ", staleness.mean(),
                      " max ", staleness.max)
-           : job.config.mode == Mode::kAllreduce && job.layout.trainers > 1
+           : !job.mode().has_servers && job.layout.trainers > 1
                ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3, " ms all-reduce ",
                      per_step(totals.allreduce_seconds) * 1e3, " ms update ", per_step(totals.update_seconds) * 1e3,
                      " ms")
@@ -88,7 +88,7 @@ void add_exchange_fields(JsonLine& line, const JobContext& job, const PassReport
       .add("samples_repeated", report.coverage.repeated)
       .add("dispatch", std::string(job.config.dynamic_dispatch ? "dynamic" : "static"))
       .add_array("chunks_per_trainer", report.coverage.chunks_per_trainer)
-      .add("ssp_bound", static_cast<std::int64_t>(job.config.mode == Mode::kSsp ? job.config.staleness : -1))
+      .add("ssp_bound", static_cast<std::int64_t>(job.mode().bounded_staleness ? job.config.staleness : -1))
       .add("ssp_lead_mean", totals.lead_count > 0 ? totals.lead_sum / totals.lead_count : 0.0)
       .add("ssp_lead_max", report.figures.lead_max)
       .add("ssp_gate_s_per_step", per_step(totals.gate_seconds))

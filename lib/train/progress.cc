@@ -32,8 +32,7 @@ std::int64_t Progress::steps(int trainer, int pass) const {
   const auto steps_for = [&](std::uint64_t samples) {
     return static_cast<std::int64_t>((samples + batch - 1) / batch);
   };
-  const bool sync = job_.sync() || job_.layout.pservers == 0;
-  if (!sync) return steps_for(remaining(trainer, pass));
+  if (!job_.steps_together()) return steps_for(remaining(trainer, pass));
   std::uint64_t largest = 0;
   for (int other = 0; other < job_.layout.trainers; ++other) largest = std::max(largest, remaining(other, pass));
   return steps_for(largest);

@@ -101,7 +101,7 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::T
            plan.segments(job.layout.shard_index).size(), " segments");
   exchange::meet_all_ranks("the start (waiting for the trainers)");  // every slice initialised
   bool completed = true;
-  if (job.sync()) {
+  if (job.mode().server_loop == ServerLoop::kCommonSteps) {
     completed = serve_sync(job, server, partition, *run.progress, *run.writer);
   } else {
     // Async: serve until done, joining each checkpoint the trainers quiesce for (exchange/step_protocol.h).

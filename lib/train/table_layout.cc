@@ -10,7 +10,7 @@ namespace {
 
 bool tables_go_by_rows(const JobContext& job) {
   if (job.layout.pservers == 0 || job.layout.world_size == 1) return false;
-  return job.config.table_exchange != "dense" && job.config.mode != Mode::kAllreduce;
+  return job.config.table_exchange != "dense" && job.mode().has_servers;
 }
 
 }  // namespace

@@ -5,19 +5,14 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "train/modes.h"
 
 namespace po = boost::program_options;
 
 namespace pstrain::train {
 
 std::string to_string(Mode mode) {
-  switch (mode) {
-    case Mode::kSync: return "sync";
-    case Mode::kAsync: return "async";
-    case Mode::kSsp: return "ssp";
-    case Mode::kAllreduce: return "allreduce";
-  }
-  return "?";
+  return std::string(mode_traits(mode).name);
 }
 
 po::options_description train_options() {
@@ -33,7 +28,7 @@ po::options_description train_options() {
   // clang-format off
   cluster.add_options()
       ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
-      ("mode", po::value<std::string>()->default_value("sync"), "sync | async | ssp (async with bounded staleness) | allreduce (no servers: trainers average gradients with NCCL on GPUs, MPI_Allreduce on CPUs)")
+      ("mode", po::value<std::string>()->default_value("sync"), mode_help().c_str())
       ("staleness", po::value<int>()->default_value(3), "ssp: steps a trainer may run ahead of the slowest (0: lock-step)")
       ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
       ("chunk-size", po::value<long long>()->default_value(512), "dynamic dispatch: samples per chunk")
@@ -169,18 +164,8 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
 
   config.num_pservers = values["num-pservers"].as<int>();
   if (config.num_pservers < -1) throw Error(ExitCode::kUsage, "--num-pservers must be >= 0 (or -1 for the default)");
-  const std::string mode = values["mode"].as<std::string>();
-  if (mode == "sync") {
-    config.mode = Mode::kSync;
-  } else if (mode == "async") {
-    config.mode = Mode::kAsync;
-  } else if (mode == "ssp") {
-    config.mode = Mode::kSsp;
-  } else if (mode == "allreduce") {
-    config.mode = Mode::kAllreduce;
-  } else {
-    throw Error(ExitCode::kUsage, cat("--mode '", mode, "' is not one of sync, async, ssp, allreduce"));
-  }
+  config.mode = mode_named(values["mode"].as<std::string>());
+  const ModeTraits& mode = mode_traits(config.mode);
   config.staleness = values["staleness"].as<int>();
   if (config.staleness < 0) throw Error(ExitCode::kUsage, "--staleness must be >= 0");
   config.block_size = values["block-size"].as<std::size_t>();
@@ -190,10 +175,11 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
     throw Error(ExitCode::kUsage,
                 cat("--table-exchange '", config.table_exchange, "' is not one of auto, sparse, dense"));
   }
-  if (config.table_exchange == "sparse" && config.mode == Mode::kAllreduce) {
+  if (config.table_exchange == "sparse" && !mode.has_servers) {
     throw Error(ExitCode::kUsage,
-                "--table-exchange sparse needs parameter servers to hold the rows; --mode allreduce "
-                "has none (its trainers average table gradients densely): use auto or dense");
+                cat("--table-exchange sparse needs parameter servers to hold the rows; --mode ", mode.name,
+                    " has none (its trainers average table gradients densely): use "
+                    "auto or dense"));
   }
   config.poll_interval_us = values["poll-interval-us"].as<int>();
   if (config.poll_interval_us < 0) throw Error(ExitCode::kUsage, "--poll-interval-us must be >= 0");
@@ -298,14 +284,15 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   }
   config.dynamic_dispatch = dispatch == "dynamic";
   config.chunk_size = static_cast<std::size_t>(positive(values, "chunk-size"));
-  if (config.dynamic_dispatch && (config.mode == Mode::kSync || config.mode == Mode::kAllreduce)) {
-    throw Error(ExitCode::kUsage, cat("--dispatch dynamic needs --mode async or ssp (", to_string(config.mode),
-                                      " steps every trainer together)"));
-  }
-  if (config.mode == Mode::kAllreduce && config.num_pservers > 0) {
+  if (config.dynamic_dispatch && !mode.dynamic_dispatch) {
     throw Error(ExitCode::kUsage,
-                cat("--mode allreduce has no parameter servers: --num-pservers must be 0 or left out (got ",
-                    config.num_pservers, ")"));
+                cat("--dispatch dynamic needs --mode async or ssp (", mode.name, " steps every trainer together)"));
+  }
+  if (!mode.has_servers && config.num_pservers > 0) {
+    throw Error(ExitCode::kUsage, cat("--mode ", mode.name,
+                                      " has no parameter servers: --num-pservers must be 0 or "
+                                      "left out (got ",
+                                      config.num_pservers, ")"));
   }
 
   return config;
