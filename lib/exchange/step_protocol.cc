@@ -32,6 +32,32 @@ int agree_on_step_flags(int flags) {
   return agreed;
 }
 
+void clocks_published(MPI_Comm trainers) {
+  MPI_CHECK(MPI_Barrier(trainers));
+}
+
+void every_trainer_pulled(MPI_Comm trainers) {
+  MPI_CHECK(MPI_Barrier(trainers));
+}
+
+void dispatcher_rewound(MPI_Comm trainers) {
+  MPI_CHECK(MPI_Barrier(trainers));
+}
+
+void lead_done_with_pass(MPI_Comm trainers) {
+  MPI_CHECK(MPI_Barrier(trainers));
+}
+
+PassEndMeeting::PassEndMeeting(MPI_Comm trainers) {
+  MPI_CHECK(MPI_Ibarrier(trainers, &request_));
+}
+
+bool PassEndMeeting::arrived() {
+  int done = 0;
+  MPI_CHECK(MPI_Test(&request_, &done, MPI_STATUS_IGNORE));
+  return done != 0;
+}
+
 std::int64_t end_async_checkpoint(std::int64_t request_at_root, const std::function<void()>& clear_at_root) {
   const comm::Watchdog::Wait wait("the end of an async checkpoint");
   int rank = 0;

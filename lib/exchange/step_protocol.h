@@ -6,9 +6,11 @@
 // Start. Servers initialise their slices, then every rank meets at a world barrier (meet_all_ranks). All-reduce
 //   and local runs have no servers and no start meeting.
 //
-// Step counts. Every rank derives the steps of each pass from the same Progress (train/progress.h), servers
-//   included, so sync rounds and checkpoints line up without messages: in sync modes every trainer takes the
-//   largest trainer's count (a trainer out of samples contributes empty batches).
+// The schedule. Passes, steps per pass, and (where trainers step together) the checkpoint and stop after each
+//   step are computed once per run, as a value every rank reads (train/run_schedule.h, from the configuration, the
+//   layout and the resumed state); servers and trainers walk the same value, so sync rounds and checkpoints line up
+//   without messages: in sync modes every trainer takes the largest trainer's count (a trainer out of samples
+//   contributes empty batches). Which meetings a mode has follows from its traits (train/modes.h).
 //
 // Sync step (--mode sync), one round per step, in one of two transports (ps/sync_transport.h; --overlap, chosen
 // in train/job.cc, the same on every rank); both compute the same bits.
@@ -56,7 +58,7 @@
 //   agreement on the flags once every bucket is summed. Local step: the only rank's flags are the agreed flags.
 //
 // Checkpoints with a common step boundary (sync, all-reduce, local): after a step every rank holds the same
-//   (pass, step, global step) and agreed flags. When a checkpoint is due (train/checkpointing.h: agreed
+//   (pass, step, global step) and agreed flags. When a checkpoint is due (RunSchedule::after_common_step: agreed
 //   kCheckpointNow, or every --checkpoint-every-steps) and the step is not the pass's last, every rank saves
 //   (collective over the world) and ends the run "stopped" if the flags carry kStopAfterCheckpoint. At the end of
 //   every pass every rank saves once more (pass + 1, step 0); a stop flag from the pass's last step then ends the
@@ -148,6 +150,29 @@ void all_gradients_written();
 // `flags`.
 // The caller holds a watchdog wait.
 int agree_on_step_flags(int flags);
+
+// The trainers' own meetings, collective over the trainers' communicator, each named for what it orders (the
+// caller holds a watchdog wait):
+// ssp: every trainer's clock is published (at the start, and reset after a pass) before anyone gates on it.
+void clocks_published(MPI_Comm trainers);
+// Async end of pass: every trainer got the same parameters before anyone pushes again.
+void every_trainer_pulled(MPI_Comm trainers);
+// Dynamic dispatch: the lead trainer rewound the dispatcher before anyone takes a ticket of the next pass.
+void dispatcher_rewound(MPI_Comm trainers);
+// End of pass: the lead trainer evaluated and wrote the pass folder before anyone starts the next pass.
+void lead_done_with_pass(MPI_Comm trainers);
+
+// Async end of pass, the trainers' first meeting: nonblocking, so that a trainer waiting in it can join a
+// checkpoint that a trainer still stepping asks for. A meeting abandoned for a stop is never completed: the job
+// ends right after, and no trainer enters another collective of the trainers.
+class PassEndMeeting {
+ public:
+  explicit PassEndMeeting(MPI_Comm trainers);
+  bool arrived();  // every trainer is in
+
+ private:
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
 
 // Step 5 of an async checkpoint, collective over the world, every rank after its save. `request_at_root` is
 // what shard 0 saw (ignored elsewhere); `clear_at_root` clears it, called on world rank 0 only. Returns the

@@ -4,6 +4,7 @@
 #include "comm/watchdog.h"
 #include "core/poll_pause.h"
 #include "core/timing.h"
+#include "exchange/step_protocol.h"
 #include "ps/exchange_modes.h"
 
 namespace pstrain::ps {
@@ -59,13 +60,9 @@ void AsyncExchange::finish_pass(std::span<float> parameters) {
   const comm::Watchdog::Wait wait("the end-of-pass meeting of the async trainers");
   const auto start = Clock::now();
   wait_until_applied();
-  // Every trainer's last push of the pass is applied after this barrier. It is nonblocking so that a checkpoint
-  // requested by a trainer still stepping can be joined while we wait for it.
-  MPI_Request meeting = MPI_REQUEST_NULL;
-  MPI_CHECK(MPI_Ibarrier(trainers_, &meeting));
-  for (int arrived = 0;;) {
-    MPI_CHECK(MPI_Test(&meeting, &arrived, MPI_STATUS_IGNORE));
-    if (arrived) break;
+  // Every trainer's last push of the pass is applied once all arrived.
+  exchange::PassEndMeeting meeting(trainers_);
+  while (!meeting.arrived()) {
     if (on_checkpoint_request_ && client_.checkpoint_request() != 0) {
       if (on_checkpoint_request_()) {  // stopping: the job ends after this checkpoint
         stopped_in_meeting_ = true;
@@ -76,7 +73,7 @@ void AsyncExchange::finish_pass(std::span<float> parameters) {
     }
   }
   client_.pull(parameters);
-  MPI_CHECK(MPI_Barrier(trainers_));  // nobody pushes again before everyone pulled the same state
+  exchange::every_trainer_pulled(trainers_);
   timers_.sync_seconds += seconds_since(start);
 }
 

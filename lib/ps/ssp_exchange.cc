@@ -5,6 +5,7 @@
 #include "comm/watchdog.h"
 #include "core/poll_pause.h"
 #include "core/timing.h"
+#include "exchange/step_protocol.h"
 #include "ps/async_exchange.h"
 #include "ps/exchange_modes.h"
 
@@ -22,7 +23,7 @@ class SspExchange final : public AsyncExchange {
 
   void start(std::span<float> parameters) override {
     client_.publish_clock(0);
-    MPI_CHECK(MPI_Barrier(trainers_));  // every clock is initialised before anyone reads them
+    exchange::clocks_published(trainers_);
     AsyncExchange::start(parameters);
   }
 
@@ -53,7 +54,7 @@ class SspExchange final : public AsyncExchange {
     if (stopped_in_meeting_) return;
     clock_ = 0;
     client_.publish_clock(0);
-    MPI_CHECK(MPI_Barrier(trainers_));  // no one gates on a clock still marked done from the last pass
+    exchange::clocks_published(trainers_);  // no one gates on a clock still marked done from the last pass
   }
 
  private:

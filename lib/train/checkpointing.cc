@@ -105,13 +105,6 @@ int CheckpointWriter::local_flags() const {
   return flags;
 }
 
-bool CheckpointWriter::due_mid_pass(std::int64_t step, std::int64_t steps, std::int64_t global_step,
-                                    int agreed_flags) const {
-  if (step + 1 >= steps) return false;
-  const std::int64_t every = job_.config.checkpoint_every_steps;
-  return (agreed_flags & exchange::kCheckpointNow) != 0 || (every > 0 && global_step % every == 0);
-}
-
 int CheckpointWriter::async_wish(std::int64_t global_step, bool lead) const {
   if (stop_signal_received()) return exchange::kCheckpointNow | exchange::kStopAfterCheckpoint;
   if (!lead) return 0;

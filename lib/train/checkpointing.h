@@ -60,10 +60,6 @@ class CheckpointWriter {
   // This rank's wishes for the agreed flags of the step that just ended (signals; the time-based trigger is
   // rank 0's clock so that one clock decides).
   int local_flags() const;
-  // Sync runs, every rank alike: whether a mid-pass checkpoint is due after step `step` (from 0) of the pass's
-  // `steps`, at `global_step`, given the agreed flags. Never after the pass's last step: the end-of-pass
-  // checkpoint covers it.
-  bool due_mid_pass(std::int64_t step, std::int64_t steps, std::int64_t global_step, int agreed_flags) const;
   // Async: what this trainer asks for after `global_step`: a signal from anyone; the step and time triggers from
   // the lead trainer only (one clock decides).
   int async_wish(std::int64_t global_step, bool lead) const;

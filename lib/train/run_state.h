@@ -9,7 +9,7 @@
 #include "data/shard.h"
 #include "nn/model_plan.h"
 #include "train/checkpointing.h"
-#include "train/progress.h"
+#include "train/run_schedule.h"
 #include "train/trainer_samples.h"
 
 namespace pstrain::train {
@@ -24,7 +24,7 @@ struct RunState {
   std::vector<float> initial;
   std::optional<checkpoint::Checkpoint> resumed;  // its model state in the dense layout (JobContext)
   std::filesystem::path resumed_from;             // the checkpoint folder, whose row files the servers read
-  std::unique_ptr<Progress> progress;
+  std::unique_ptr<RunSchedule> schedule;
   std::unique_ptr<CheckpointWriter> writer;
 };
 

@@ -8,11 +8,11 @@
 
 namespace pstrain::train {
 
-SampleLedger::SampleLedger(const JobContext& job, const Progress& progress, std::size_t sample_count)
-    : job_(job), progress_(progress), consumed_(progress.consumed_in_first_pass()) {
+SampleLedger::SampleLedger(const JobContext& job, const RunSchedule& schedule, std::size_t sample_count)
+    : job_(job), schedule_(schedule), consumed_(schedule.consumed_in_first_pass()) {
   for (const std::size_t shard : job.data.trainer_shards[job.layout.trainer_index]) {
     for (std::uint64_t sample = 0; sample < job.data.shard_samples[shard]; ++sample) {
-      sample_ids_.push_back(progress.samples().id(shard, sample));
+      sample_ids_.push_back(schedule.samples().id(shard, sample));
     }
   }
   PSTRAIN_ASSERT(sample_ids_.size() == sample_count, sample_ids_.size(), " ids for ", sample_count, " samples");
@@ -23,7 +23,7 @@ std::vector<std::uint32_t> SampleLedger::pass_order(int pass, bool shared) const
   // Dynamic dispatch shares one order among all trainers (-1: the stream of no particular trainer).
   std::vector<std::uint32_t> order =
       train::pass_order(sample_ids_.size(), config.seed, pass, shared ? -1 : job_.layout.trainer_index, config.shuffle);
-  if (pass == progress_.first_pass()) {  // resumed mid-pass: what is left, in the pass's own order
+  if (pass == schedule_.first_pass()) {  // resumed mid-pass: what is left, in the pass's own order
     std::erase_if(order, [&](std::uint32_t local) { return consumed_[sample_ids_[local]] != 0; });
   }
   return order;
@@ -57,9 +57,9 @@ Coverage SampleLedger::gather_coverage(int pass, std::int64_t chunks_taken, MPI_
     std::vector<std::uint8_t> counts(lead ? trained_.size() : 0);
     MPI_CHECK(MPI_Reduce(trained_.data(), counts.data(), static_cast<int>(trained_.size()), MPI_UINT8_T, MPI_SUM, 0,
                          trainers));
-    const auto& before = progress_.consumed_in_first_pass();
+    const auto& before = schedule_.consumed_in_first_pass();
     for (std::size_t id = 0; id < counts.size(); ++id) {
-      const int expected = pass == progress_.first_pass() && before[id] ? 0 : 1;
+      const int expected = pass == schedule_.first_pass() && before[id] ? 0 : 1;
       coverage.missing += counts[id] < expected ? 1 : 0;
       coverage.repeated += counts[id] > expected ? 1 : 0;
     }

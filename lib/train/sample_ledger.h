@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "train/job_context.h"
-#include "train/progress.h"
+#include "train/run_schedule.h"
 
 namespace pstrain::train {
 
@@ -24,7 +24,7 @@ struct Coverage {
 class SampleLedger {
  public:
   // `sample_count` is the number of the trainer's samples (its shards in index order, as the job loads them).
-  SampleLedger(const JobContext& job, const Progress& progress, std::size_t sample_count);
+  SampleLedger(const JobContext& job, const RunSchedule& schedule, std::size_t sample_count);
 
   // The order in which this trainer visits its samples in `pass` (`shared`: dynamic dispatch, one order for all
   // trainers); the first pass of a resumed run leaves out what the checkpoint says is trained.
@@ -45,7 +45,7 @@ class SampleLedger {
 
  private:
   const JobContext& job_;
-  const Progress& progress_;
+  const RunSchedule& schedule_;
   std::vector<std::uint64_t> sample_ids_;  // local sample -> sample id
   std::vector<std::uint8_t> consumed_;     // per sample id: trained in the pass in progress (resume)
   std::vector<std::uint8_t> trained_;      // per sample id: trained in this pass (coverage; empty when untracked)

@@ -14,11 +14,11 @@ namespace pstrain::train {
 
 namespace {
 
-// The server's side of a sync run, step for step in line with the trainers (exchange/step_protocol.h): the same
-// pass and step counts from Progress, the same agreed flags, the same checkpoint calls.
-bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ModelPartition& plan,
-                const Progress& progress, CheckpointWriter& writer) {
-  std::int64_t global_step = progress.first_global_step();
+// The server's side of a run with common steps: it walks the run's schedule (train/run_schedule.h) step for step
+// with the trainers, meeting them in each step (exchange/step_protocol.h) and joining the checkpoints it names.
+bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps::ModelPartition& plan,
+                        const RunSchedule& schedule, CheckpointWriter& writer) {
+  std::int64_t global_step = schedule.first_global_step();
   const auto save = [&](int pass, std::int64_t step_in_pass) {
     const ps::SliceState slice = server.export_state();
     checkpoint::TrainingState state;
@@ -28,20 +28,18 @@ bool serve_sync(const JobContext& job, ps::ShardServer& server, const ps::ModelP
     state.seed = job.config.seed;
     writer.save(plan, &slice, {}, state);
   };
-  for (int pass = progress.first_pass(); pass < job.config.passes; ++pass) {
-    const std::int64_t steps = progress.steps(0, pass);
-    const std::int64_t steps_before = pass == progress.first_pass() ? progress.steps_done_in_first_pass() : 0;
+  for (int pass = schedule.first_pass(); pass < schedule.passes(); ++pass) {
+    const std::int64_t steps = schedule.common_steps(pass);
     int flags = 0;
     for (std::int64_t step = 0; step < steps; ++step) {
       flags = server.sync_step(writer.local_flags());
       ++global_step;
-      if (writer.due_mid_pass(step, steps, global_step, flags)) {
-        save(pass, steps_before + step + 1);
-        if (exchange::stops_after_checkpoint(flags)) return false;
-      }
+      const AfterStep next = schedule.after_common_step(step, steps, global_step, flags);
+      if (next != AfterStep::kGoOn) save(pass, schedule.steps_before(pass) + step + 1);
+      if (next == AfterStep::kCheckpointAndStop) return false;
     }
     save(pass + 1, 0);
-    if (exchange::stops_after_checkpoint(flags)) return pass + 1 >= job.config.passes;
+    if (const std::optional<bool> stop = schedule.stop_after_pass(pass, flags)) return *stop;
   }
   return true;
 }
@@ -102,7 +100,7 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::T
   exchange::meet_all_ranks("the start (waiting for the trainers)");  // every slice initialised
   bool completed = true;
   if (job.mode().server_loop == ServerLoop::kCommonSteps) {
-    completed = serve_sync(job, server, partition, *run.progress, *run.writer);
+    completed = serve_common_steps(job, server, partition, *run.schedule, *run.writer);
   } else {
     // Async: serve until done, joining each checkpoint the trainers quiesce for (exchange/step_protocol.h).
     while (server.serve_async(std::chrono::microseconds(job.config.poll_interval_us)) ==

@@ -149,10 +149,8 @@ std::vector<std::size_t> parse_widths(const std::string& text, const char* flag)
   return widths;
 }
 
-}  // namespace
-
-TrainConfig resolve_train_config(const po::variables_map& values) {
-  TrainConfig config;
+// --data-dir, --output-dir, --init-from.
+void resolve_folders(const po::variables_map& values, TrainConfig& config) {
   config.data_dir = values["data-dir"].as<std::string>();
   config.describe_model = values["describe-model"].as<bool>();
   if (values.count("output-dir")) {
@@ -161,11 +159,14 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
     throw Error(ExitCode::kUsage, "the option '--output-dir' is required but missing");
   }
   if (values.count("init-from")) config.init_from = values["init-from"].as<std::string>();
+}
 
+// The layout, the mode and how its ranks talk.
+void resolve_cluster(const po::variables_map& values, TrainConfig& config) {
+  const ModeTraits& mode = mode_traits(config.mode);
   config.num_pservers = values["num-pservers"].as<int>();
   if (config.num_pservers < -1) throw Error(ExitCode::kUsage, "--num-pservers must be >= 0 (or -1 for the default)");
   config.mode = mode_named(values["mode"].as<std::string>());
-  const ModeTraits& mode = mode_traits(config.mode);
   config.staleness = values["staleness"].as<int>();
   if (config.staleness < 0) throw Error(ExitCode::kUsage, "--staleness must be >= 0");
   config.block_size = values["block-size"].as<std::size_t>();
@@ -193,7 +194,10 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   if (config.device != "cpu" && config.device != "gpu" && config.device != "auto") {
     throw Error(ExitCode::kUsage, cat("--device '", config.device, "' is not one of cpu, gpu, auto"));
   }
+}
 
+// The model: a preset and its shape, or a model file.
+void resolve_model(const po::variables_map& values, TrainConfig& config) {
   config.model = values["model"].as<std::string>();
   if (config.model != "mlp" && config.model != "cnn" && config.model != "resnet" && config.model != "nplm") {
     throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of mlp, cnn, resnet, nplm"));
@@ -223,7 +227,10 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
                                       "image size only for odd kernels)"));
   }
   config.activation = compute::parse_activation(values["activation"].as<std::string>());
+}
 
+// The optimizer, its schedule, the batches and the passes.
+void resolve_training(const po::variables_map& values, TrainConfig& config) {
   config.optimizer.kind = values["optimizer"].as<std::string>();
   config.optimizer.learning_rate = positive_finite(values, "lr");
   config.optimizer.schedule = values["lr-schedule"].as<std::string>();
@@ -251,6 +258,10 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   config.passes = static_cast<int>(passes);
   config.seed = values["seed"].as<unsigned long long>();
   config.shuffle = values["shuffle"].as<bool>();
+}
+
+// Evaluation, logs, TensorBoard and --overlap.
+void resolve_reporting(const po::variables_map& values, TrainConfig& config) {
   config.eval_batch_size = static_cast<std::size_t>(positive(values, "eval-batch-size"));
   const long long log_every = values["log-every-steps"].as<long long>();
   if (log_every < 0) throw Error(ExitCode::kUsage, "--log-every-steps must be >= 0");
@@ -265,7 +276,10 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
     throw Error(ExitCode::kUsage, cat("--overlap '", overlap, "' is not one of auto, true, false"));
   }
   config.overlap = overlap == "auto" ? Overlap::kAuto : overlap == "true" ? Overlap::kOn : Overlap::kOff;
+}
 
+// Checkpoints and --resume.
+void resolve_checkpoints(const po::variables_map& values, TrainConfig& config) {
   config.checkpoint_every_steps = values["checkpoint-every-steps"].as<long long>();
   if (config.checkpoint_every_steps < 0) throw Error(ExitCode::kUsage, "--checkpoint-every-steps must be >= 0");
   config.checkpoint_every_seconds = values["checkpoint-every-seconds"].as<double>();
@@ -278,6 +292,11 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
     config.resume = values["resume"].as<std::string>();
     if (config.resume.empty()) throw Error(ExitCode::kUsage, "--resume needs 'auto' or a checkpoint folder");
   }
+}
+
+// --dispatch and what the mode allows of it and of --num-pservers.
+void resolve_dispatch(const po::variables_map& values, TrainConfig& config) {
+  const ModeTraits& mode = mode_traits(config.mode);
   const std::string dispatch = values["dispatch"].as<std::string>();
   if (dispatch != "static" && dispatch != "dynamic") {
     throw Error(ExitCode::kUsage, cat("--dispatch '", dispatch, "' is not one of static, dynamic"));
@@ -294,7 +313,19 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
                                       "left out (got ",
                                       config.num_pservers, ")"));
   }
+}
 
+}  // namespace
+
+TrainConfig resolve_train_config(const po::variables_map& values) {
+  TrainConfig config;
+  resolve_folders(values, config);
+  resolve_cluster(values, config);
+  resolve_model(values, config);
+  resolve_training(values, config);
+  resolve_reporting(values, config);
+  resolve_checkpoints(values, config);
+  resolve_dispatch(values, config);
   return config;
 }
 

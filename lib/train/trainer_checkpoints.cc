@@ -14,10 +14,12 @@ constexpr const char* kReadingRequest = "reading the checkpoint request on serve
 
 }  // namespace
 
-TrainerCheckpoints::TrainerCheckpoints(const JobContext& job, const CheckpointSupport& support,
-                                       exchange::GradientExchange& exchange, ModelStateAverage& model_state,
-                                       const SampleLedger& ledger, std::span<const float> parameters)
+TrainerCheckpoints::TrainerCheckpoints(const JobContext& job, const RunSchedule& schedule,
+                                       const CheckpointSupport& support, exchange::GradientExchange& exchange,
+                                       ModelStateAverage& model_state, const SampleLedger& ledger,
+                                       std::span<const float> parameters)
     : job_(job),
+      schedule_(schedule),
       support_(support),
       exchange_(exchange),
       model_state_(model_state),
@@ -59,11 +61,9 @@ bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t s
     }();
     return request != 0 && exchange::stops_after_checkpoint(join_async(position));
   }
-  if (support_.writer->due_mid_pass(step, steps, position.global_step, flags)) {
-    save(position);
-    return exchange::stops_after_checkpoint(flags);
-  }
-  return false;
+  const AfterStep next = schedule_.after_common_step(step, steps, position.global_step, flags);
+  if (next != AfterStep::kGoOn) save(position);
+  return next == AfterStep::kCheckpointAndStop;
 }
 
 void TrainerCheckpoints::request_end_of_pass(std::int64_t global_step) {

@@ -11,6 +11,7 @@
 #include "train/checkpointing.h"
 #include "train/job_context.h"
 #include "train/model_state.h"
+#include "train/run_schedule.h"
 #include "train/sample_ledger.h"
 
 namespace pstrain::train {
@@ -23,17 +24,11 @@ struct CheckpointSupport {
   bool asynchronous = false;  // async/ssp: checkpoints by request and quiesce, not at common steps
 };
 
-// Where the run stands, as a checkpoint records it.
-struct StepPosition {
-  int pass = 0;
-  std::int64_t step_in_pass = 0;  // steps of `pass` done, counting those before a resume
-  std::int64_t global_step = 0;
-};
-
 class TrainerCheckpoints {
  public:
-  TrainerCheckpoints(const JobContext& job, const CheckpointSupport& support, exchange::GradientExchange& exchange,
-                     ModelStateAverage& model_state, const SampleLedger& ledger, std::span<const float> parameters);
+  TrainerCheckpoints(const JobContext& job, const RunSchedule& schedule, const CheckpointSupport& support,
+                     exchange::GradientExchange& exchange, ModelStateAverage& model_state, const SampleLedger& ledger,
+                     std::span<const float> parameters);
 
   bool asynchronous() const { return support_.writer != nullptr && support_.asynchronous; }
   // This rank's wishes (StepFlags) for the flags of the step that just ended (0 without checkpoints).
@@ -55,6 +50,7 @@ class TrainerCheckpoints {
   void save(const StepPosition& position);
 
   const JobContext& job_;
+  const RunSchedule& schedule_;
   CheckpointSupport support_;
   exchange::GradientExchange& exchange_;
   ModelStateAverage& model_state_;

@@ -45,7 +45,7 @@ struct PassState {
 class TrainerLoop {
  public:
   TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model, exchange::GradientExchange& exchange,
-              MPI_Comm trainers, TrainerSamples& samples, const HeldOutData& held_out, const Progress& progress,
+              MPI_Comm trainers, TrainerSamples& samples, const HeldOutData& held_out, const RunSchedule& schedule,
               const CheckpointSupport& support, const DataDispatch& dispatch);
   bool run();
 
@@ -73,7 +73,7 @@ class TrainerLoop {
   exchange::GradientExchange& exchange_;
   MPI_Comm trainers_;
   HeldOutData held_out_;
-  const Progress& progress_;
+  const RunSchedule& schedule_;
   const DataDispatch& dispatch_;
   TrainerSamples& samples_;
   ExchangeBuffers buffers_;
@@ -88,7 +88,7 @@ class TrainerLoop {
 
 TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model,
                          exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
-                         const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& support,
+                         const HeldOutData& held_out, const RunSchedule& schedule, const CheckpointSupport& support,
                          const DataDispatch& dispatch)
     : job_(job),
       config_(job.config),
@@ -96,20 +96,20 @@ TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::M
       exchange_(exchange),
       trainers_(trainers),
       held_out_(held_out),
-      progress_(progress),
+      schedule_(schedule),
       dispatch_(dispatch),
       samples_(samples),
       buffers_(backend, model),
       batch_(samples, job.config.batch_size, job.config.augment, job.config.seed),
-      ledger_(job, progress, samples.count()),
+      ledger_(job, schedule, samples.count()),
       model_state_(model, trainers),
-      checkpoints_(job, support, exchange, model_state_, ledger_, buffers_.parameters()),
-      global_step_(progress.first_global_step()) {
+      checkpoints_(job, schedule, support, exchange, model_state_, ledger_, buffers_.parameters()),
+      global_step_(schedule.first_global_step()) {
   if (config_.tensorboard && lead()) {
     board_.emplace(config_.output_dir / "tensorboard");
     // Steps after this run's first are its own: what an earlier attempt wrote there (a resumed run's steps, or a
     // run that ended before its first checkpoint) goes from TensorBoard's view.
-    board_->write_restart(progress.first_global_step() + 1);
+    board_->write_restart(schedule.first_global_step() + 1);
   }
   if (lead()) progress_line_ = report::ProgressLine(config_.progress_every_s);
 }
@@ -121,7 +121,7 @@ bool TrainerLoop::run() {
     exchange_.start(buffers_.parameters());
   }
   buffers_.publish_parameters();
-  for (int pass = progress_.first_pass(); pass < config_.passes; ++pass) {
+  for (int pass = schedule_.first_pass(); pass < schedule_.passes(); ++pass) {
     if (const Outcome outcome = run_pass(pass)) return *outcome;
   }
   exchange_.finish();
@@ -161,14 +161,13 @@ PassState TrainerLoop::begin_pass(int pass) {
   const auto start = Clock::now();
   const bool dynamic = dispatch_.take_chunk != nullptr;
   std::vector<std::uint32_t> order = ledger_.pass_order(pass, dynamic);
-  const std::int64_t steps = dynamic ? -1 : progress_.steps(job_.layout.trainer_index, pass);
+  const std::int64_t steps = dynamic ? -1 : schedule_.steps(job_.layout.trainer_index, pass);
   PassBatches batches(dispatch_, steps, order.size(), config_.batch_size, config_.chunk_size);
   ledger_.begin_pass(dynamic || job_.layout.trainers > 1);
   exchange_.timers() = {};
   exchange_.staleness() = {};
   exchange_.clock_lead() = {};
-  const std::int64_t steps_before = pass == progress_.first_pass() ? progress_.steps_done_in_first_pass() : 0;
-  return PassState{pass, steps_before, std::move(order), batches, start};
+  return PassState{pass, schedule_.steps_before(pass), std::move(order), batches, start};
 }
 
 // Compute, exchange, and the test-only slow-downs around them.
@@ -231,9 +230,9 @@ void TrainerLoop::exchange_gradient(PassState& state, std::size_t count) {
 }
 
 void TrainerLoop::report_progress(const PassState& state) {
-  if (global_step_ == progress_.first_global_step() + 1 && lead()) {
+  if (global_step_ == schedule_.first_global_step() + 1 && lead()) {
     log_info("first step done ", job_.elapsed_seconds(), " s after start",
-             progress_.first_global_step() > 0 ? " (resumed)" : "");
+             schedule_.first_global_step() > 0 ? " (resumed)" : "");
   }
   const std::int64_t done = state.step + 1;
   if (const auto line = progress_line_.after_step({state.pass, config_.passes, done, state.batches.steps(),
@@ -264,7 +263,7 @@ TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
   if (state.batches.dynamic()) {  // every trainer is past its last ticket (finish_pass ends with a barrier)
     const comm::Watchdog::Wait wait("the end-of-pass reset of the sample dispatcher");
     if (lead()) dispatch_.reset();
-    MPI_CHECK(MPI_Barrier(trainers_));
+    exchange::dispatcher_rewound(trainers_);
   }
   const double pass_seconds = seconds_since(state.start);
   const Coverage coverage = [&] {
@@ -276,12 +275,11 @@ TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
   checkpoints_.request_end_of_pass(global_step_);  // async: before the meeting, so everyone sees it
   {
     const comm::Watchdog::Wait waiting_for_lead("the end of the pass (the lead trainer evaluates)");
-    MPI_CHECK(MPI_Barrier(trainers_));  // nobody starts the next pass's clock while the lead evaluates and writes
+    exchange::lead_done_with_pass(trainers_);  // nobody starts the next pass's clock while the lead writes
   }
   ledger_.clear_consumed();
   const int flags = checkpoints_.after_pass({state.pass + 1, 0, global_step_}, state.flags);
-  if (exchange::stops_after_checkpoint(flags)) return state.pass + 1 >= config_.passes;
-  return std::nullopt;
+  return schedule_.stop_after_pass(state.pass, flags);
 }
 
 void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage) {
@@ -303,9 +301,9 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
                     [this](std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
                       exchange_.read_table_rows(table, first, count, out);
                     });
-  const auto& before = progress_.consumed_in_first_pass();
+  const auto& before = schedule_.consumed_in_first_pass();
   const std::int64_t samples_before =
-      state.pass == progress_.first_pass() ? std::count(before.begin(), before.end(), 1) : 0;
+      state.pass == schedule_.first_pass() ? std::count(before.begin(), before.end(), 1) : 0;
   report_pass(job_, {state.pass, figures, evaluation, samples_before, coverage, global_step_},
               board_ ? &*board_ : nullptr);
 }
@@ -314,9 +312,9 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
 
 bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model,
                  exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
-                 const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& checkpoints,
+                 const HeldOutData& held_out, const RunSchedule& schedule, const CheckpointSupport& checkpoints,
                  const DataDispatch& dispatch) {
-  TrainerLoop loop(job, backend, model, exchange, trainers, samples, held_out, progress, checkpoints, dispatch);
+  TrainerLoop loop(job, backend, model, exchange, trainers, samples, held_out, schedule, checkpoints, dispatch);
   return loop.run();
 }
 

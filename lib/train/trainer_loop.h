@@ -13,7 +13,7 @@
 #include "train/batch_dispatch.h"
 #include "train/job_context.h"
 #include "train/pass_report.h"
-#include "train/progress.h"
+#include "train/run_schedule.h"
 #include "train/trainer_checkpoints.h"
 #include "train/trainer_samples.h"
 
@@ -24,7 +24,7 @@ namespace pstrain::train {
 // signal. Throws pstrain::Error(kDiverged) on a NaN or Inf loss.
 bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model,
                  exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
-                 const HeldOutData& held_out, const Progress& progress, const CheckpointSupport& checkpoints,
+                 const HeldOutData& held_out, const RunSchedule& schedule, const CheckpointSupport& checkpoints,
                  const DataDispatch& dispatch = {});
 
 }  // namespace pstrain::train

@@ -1,11 +1,17 @@
-#include "train/progress.h"
+#include "train/run_schedule.h"
 
 #include <algorithm>
 
+#include "exchange/step_protocol.h"
+
 namespace pstrain::train {
 
-Progress::Progress(const JobContext& job, const std::optional<checkpoint::TrainingState>& resumed)
-    : job_(job), index_(job.data.shard_samples), consumed_(index_.total(), 0) {
+RunSchedule::RunSchedule(const JobContext& job, const std::optional<checkpoint::TrainingState>& resumed)
+    : job_(job),
+      index_(job.data.shard_samples),
+      passes_(job.config.passes),
+      checkpoint_every_steps_(job.config.checkpoint_every_steps),
+      consumed_(index_.total(), 0) {
   if (resumed) {
     first_pass_ = static_cast<int>(resumed->pass);
     first_global_step_ = resumed->global_step;
@@ -23,11 +29,11 @@ Progress::Progress(const JobContext& job, const std::optional<checkpoint::Traini
   }
 }
 
-std::uint64_t Progress::remaining(int trainer, int pass) const {
+std::uint64_t RunSchedule::remaining(int trainer, int pass) const {
   return pass == first_pass_ ? remaining_first_pass_.at(trainer) : job_.data.trainer_samples.at(trainer);
 }
 
-std::int64_t Progress::steps(int trainer, int pass) const {
+std::int64_t RunSchedule::steps(int trainer, int pass) const {
   const std::uint64_t batch = job_.config.batch_size;
   const auto steps_for = [&](std::uint64_t samples) {
     return static_cast<std::int64_t>((samples + batch - 1) / batch);
@@ -36,6 +42,20 @@ std::int64_t Progress::steps(int trainer, int pass) const {
   std::uint64_t largest = 0;
   for (int other = 0; other < job_.layout.trainers; ++other) largest = std::max(largest, remaining(other, pass));
   return steps_for(largest);
+}
+
+AfterStep RunSchedule::after_common_step(std::int64_t step, std::int64_t steps, std::int64_t global_step,
+                                         int flags) const {
+  if (step + 1 >= steps) return AfterStep::kGoOn;
+  const bool due = (flags & exchange::kCheckpointNow) != 0 ||
+                   (checkpoint_every_steps_ > 0 && global_step % checkpoint_every_steps_ == 0);
+  if (!due) return AfterStep::kGoOn;
+  return exchange::stops_after_checkpoint(flags) ? AfterStep::kCheckpointAndStop : AfterStep::kCheckpoint;
+}
+
+std::optional<bool> RunSchedule::stop_after_pass(int pass, int flags) const {
+  if (!exchange::stops_after_checkpoint(flags)) return std::nullopt;
+  return pass + 1 >= passes_;
 }
 
 }  // namespace pstrain::train
