@@ -2,8 +2,8 @@
 
     rank_memory.py NAME PID...   (the PIDs of the job's ranks; prints one line per rank, kB -> MiB)
 
-Categories: cuBLAS/CUDA (libcublas*, libcudart, libnccl and the anonymous mapping the loader places right after a
-library's file mappings, its .bss, which cuBLASLt's static constructors fill), MPI (libmpi, open-pal, open-rte,
+Categories: cuBLAS (libcublas, libcublasLt, each with the anonymous mapping the loader places right after a library's
+file mappings, its .bss, which cuBLASLt's static constructors fill), CUDA runtime and NCCL, MPI (libmpi, open-pal, open-rte,
 PMIx, hwloc, event, the mca_* plugins, and shared-memory segments under /dev/shm or Open MPI's session folder),
 OpenBLAS, oneDNN, HDF5, other libraries (file-backed), heap+anon (malloc: parameters, data, buffers), stack.
 """
@@ -14,8 +14,10 @@ import sys
 
 def category(path):
     name = os.path.basename(path)
-    if any(k in name for k in ("cublas", "cudart", "nccl", "libcuda")):
-        return "cuda"
+    if "cublas" in name:
+        return "cublas"
+    if any(k in name for k in ("cudart", "nccl", "libcuda")):
+        return "cudart+nccl"
     if any(k in name for k in ("libmpi", "open-pal", "open-rte", "pmix", "hwloc", "libevent", "mca_", "ucx", "ucp",
                                "ucs", "uct", "fabric")) or path.startswith("/dev/shm") or "/ompi." in path:
         return "mpi"
@@ -51,7 +53,7 @@ def breakdown(pid):
     return kb
 
 
-COLUMNS = ["cuda", "mpi", "openblas", "onednn", "hdf5", "other libs", "heap+anon", "stack"]
+COLUMNS = ["cublas", "cudart+nccl", "mpi", "openblas", "onednn", "hdf5", "other libs", "heap+anon", "stack"]
 
 
 def main():
@@ -61,7 +63,8 @@ def main():
         rank = next((e.split(b"=")[1].decode() for e in environ if e.startswith(b"OMPI_COMM_WORLD_RANK=")), "?")
         kb = breakdown(pid)
         total = sum(kb.values())
-        cells = " ".join(f"{kb[c] / 1024:>9.1f}" for c in COLUMNS)
+        widths = {"cudart+nccl": 11, "other libs": 10}
+        cells = " ".join(f"{kb[c] / 1024:>{widths.get(c, 9)}.1f}" for c in COLUMNS)
         print(f"{name:<10} {rank:>4} {total / 1024:>8.1f} {cells}")
 
 

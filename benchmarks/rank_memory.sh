@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Resident memory per rank at the first training step, and where it goes (benchmarks/rank_memory.py reads each
-# rank's /proc/PID/smaps: CUDA libraries, MPI, OpenBLAS, oneDNN, HDF5, other libraries, heap and anonymous memory,
+# rank's /proc/PID/smaps: cuBLAS, the CUDA runtime and NCCL, MPI, OpenBLAS, oneDNN, HDF5, other libraries, heap and anonymous memory,
 # stack), for each configuration of CONFIGS side by side, each run RUNS times alternating; one line per rank and
 # run. The job: SERVERS servers + TRAINERS trainers, sync, the MLP (--hidden 64) on the test suite's Fashion-MNIST
 # subset (made with pstrain-data when missing).
@@ -40,7 +40,7 @@ measure() {
   local name=$1 bin=$2 vars=$3 out="$work/out-$1" pid ranks
   local env_args=()
   [[ -n "$vars" ]] && IFS=, read -r -a env_args <<< "$vars"
-  rm -rf "$out"
+  rm -rf "$out" "$out.log"
   env "${env_args[@]}" timeout "$RUN_TIMEOUT" mpirun --oversubscribe --bind-to none "${mpi_path[@]}" \
     -np "$((SERVERS + TRAINERS))" "$bin" --data-dir "$data" --output-dir "$out" --num-pservers "$SERVERS" \
     --hidden 64 --batch-size 32 --passes 1000 --progress-every-s 0 --tensorboard false > "$out.log" 2>&1 &
@@ -50,7 +50,10 @@ measure() {
     sleep 0.1
   done
   # $! is env, which became timeout; its child is mpirun, whose children are the ranks.
-  ranks=$(for p in $(pgrep -P "$(pgrep -P "$pid" | head -1)"); do
+  local mpirun_pid
+  mpirun_pid=$(pgrep -P "$pid" | head -1 || true)
+  [[ -n "$mpirun_pid" ]] || die "$name: no mpirun under $pid"
+  ranks=$(for p in $(pgrep -P "$mpirun_pid"); do
     [[ "$(cat /proc/"$p"/comm 2> /dev/null)" == pstrain ]] && echo "$p"; done)
   [[ -n "$ranks" ]] || die "$name: no pstrain ranks under mpirun"
   /usr/bin/python3 "$SCRIPT_DIR/rank_memory.py" "$name" $ranks | sort -k2 -n
@@ -60,8 +63,8 @@ measure() {
 }
 
 echo "resident memory per rank at the first step (MiB), $SERVERS server(s) + $TRAINERS trainers, $PATH_KIND"
-printf '%-10s %4s %8s %9s %9s %9s %9s %9s %9s %9s %9s\n' config rank total cuda mpi openblas onednn hdf5 \
-  "other libs" heap+anon stack
+printf '%-10s %4s %8s %9s %11s %9s %9s %9s %9s %10s %9s %9s\n' config rank total cublas cudart+nccl mpi openblas \
+  onednn hdf5 "other libs" heap+anon stack
 for ((run = 0; run < RUNS; ++run)); do
   for config in $CONFIGS; do
     name=${config%%=*} rest=${config#*=}
