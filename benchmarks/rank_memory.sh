@@ -2,18 +2,18 @@
 # Resident memory per rank at the first training step, and where it goes (benchmarks/rank_memory.py reads each
 # rank's /proc/PID/smaps: cuBLAS, the CUDA runtime and NCCL, MPI, OpenBLAS, oneDNN, HDF5, other libraries, heap and anonymous memory,
 # stack), for each configuration of CONFIGS side by side, each run RUNS times alternating; one line per rank and
-# run. The job: SERVERS servers + TRAINERS trainers, sync, the MLP (--hidden 64) on the test suite's Fashion-MNIST
-# subset (made with pstrain-data when missing).
+# run. The job: SERVERS servers + TRAINERS trainers, sync, the MLP (--hidden 64) on the first LIMIT Fashion-MNIST
+# training images (60000: all of them) in 4 shards, converted with pstrain-data when missing.
 #
 # CONFIGS: words NAME=BINARY[:VAR=VALUE,VAR=VALUE] (environment given to the job), default
 #   "default=<build>/bin/pstrain". Example: CONFIGS="cuda=build/bin/pstrain cpu=build-cpu/bin/pstrain
 #   onethread=build/bin/pstrain:OPENBLAS_NUM_THREADS=1"
-# Settings: SERVERS=1 TRAINERS=2 RUNS=2 BUILD_DIR=<repo>/build PATH_KIND=shm|tcp WORK=<a temporary folder>
+# Settings: SERVERS=1 TRAINERS=2 LIMIT=3840 RUNS=2 BUILD_DIR=<repo>/build PATH_KIND=shm|tcp WORK=<a temporary folder>
 set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/lib/common.sh"
-set_defaults SERVERS=1 TRAINERS=2 RUNS=2 BUILD_DIR="$REPO/build" PATH_KIND=shm RUN_TIMEOUT=300
-check_positive TRAINERS RUNS
+set_defaults SERVERS=1 TRAINERS=2 LIMIT=3840 RUNS=2 BUILD_DIR="$REPO/build" PATH_KIND=shm RUN_TIMEOUT=300
+check_positive TRAINERS LIMIT RUNS
 case "$PATH_KIND" in shm) mpi_path=() ;; tcp) mpi_path=(--mca btl tcp,self --mca osc pt2pt) ;;
   *) die "PATH_KIND must be shm or tcp (got '$PATH_KIND')" ;; esac
 require_tools mpirun timeout pgrep
@@ -30,9 +30,9 @@ if [[ -n "${WORK:-}" ]]; then
 else
   work=$(mktemp -d)
 fi
-data=$work/data
+data=$work/data-$LIMIT
 [[ -f "$data/MANIFEST" ]] || "$BUILD_DIR/bin/pstrain-data" fashion-mnist --input /usr/share/datasets/fashion-mnist \
-  --output "$data" --split-count 4 --limit 3840 --test-limit 2000 > /dev/null
+  --output "$data" --split-count 4 --limit "$LIMIT" --test-limit 2000 > /dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 # measure NAME BINARY ENV: starts the job, waits for its first step, reads every rank's smaps, ends the job.
@@ -49,12 +49,11 @@ measure() {
     kill -0 "$pid" 2> /dev/null || { tail -20 "$out.log" >&2; die "$name: the job ended before its first step"; }
     sleep 0.1
   done
-  # $! is env, which became timeout; its child is mpirun, whose children are the ranks.
+  # $! is env, which became timeout; its child is mpirun, whose children are the ranks (one node: no orted).
   local mpirun_pid
   mpirun_pid=$(pgrep -P "$pid" | head -1 || true)
   [[ -n "$mpirun_pid" ]] || die "$name: no mpirun under $pid"
-  ranks=$(for p in $(pgrep -P "$mpirun_pid"); do
-    [[ "$(cat /proc/"$p"/comm 2> /dev/null)" == pstrain ]] && echo "$p"; done)
+  ranks=$(pgrep -P "$mpirun_pid" || true)
   [[ -n "$ranks" ]] || die "$name: no pstrain ranks under mpirun"
   /usr/bin/python3 "$SCRIPT_DIR/rank_memory.py" "$name" $ranks | sort -k2 -n
   kill "$pid" 2> /dev/null || true
@@ -62,7 +61,8 @@ measure() {
   job=""
 }
 
-echo "resident memory per rank at the first step (MiB), $SERVERS server(s) + $TRAINERS trainers, $PATH_KIND"
+echo "resident memory per rank at the first step (MiB), $SERVERS server(s) + $TRAINERS trainers, $PATH_KIND," \
+  "$LIMIT training images"
 printf '%-10s %4s %8s %9s %11s %9s %9s %9s %9s %10s %9s %9s\n' config rank total cublas cudart+nccl mpi openblas \
   onednn hdf5 "other libs" heap+anon stack
 for ((run = 0; run < RUNS; ++run)); do

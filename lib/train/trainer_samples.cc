@@ -68,7 +68,7 @@ void TrainerSamples::hold_as_pixels_where_possible() {
   if (meta_.tokens) return;  // ids, not pixels
   if (auto bytes = data::as_pixel_bytes(held_.features)) {
     pixels_ = std::move(*bytes);
-    held_.features = {};  // released, not only cleared
+    std::vector<float>().swap(held_.features);  // released: an assignment of {} would keep the capacity
   }
 }
 

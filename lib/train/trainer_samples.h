@@ -36,8 +36,8 @@ class TrainerSamples {
   // shards hold pixel / 255 (data/pixel_bytes.h): a quarter of the memory, the same floats.
   void copy_features(std::uint32_t local, std::span<float> out) const;
   std::int32_t label(std::uint32_t local) const { return held_.labels[slot(local)]; }
-  // Bytes of features held now (benchmarks and tests).
-  std::size_t feature_bytes() const { return held_.features.size() * sizeof(float) + pixels_.size(); }
+  // Bytes of memory that features hold now (capacity, not size: what the process keeps).
+  std::size_t feature_bytes() const { return held_.features.capacity() * sizeof(float) + pixels_.capacity(); }
 
  private:
   std::size_t slot(std::uint32_t local) const;
