@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -56,7 +57,8 @@ const char* const kUsage =
     "       pstrain-data manifest --output DIR\n"
     "\n"
     "Converts a downloaded dataset into HDF5 shards for pstrain: OUTPUT/train-00000.h5 ... and OUTPUT/test.h5.\n"
-    "All input is read and validated before anything is written.\n"
+    "All input is read and validated before anything is written. OUTPUT may exist, but not hold a conversion:\n"
+    "pstrain-data never overwrites or mixes one (choose a new --output). A conversion that fails leaves nothing.\n"
     "\n"
     "DATASET:\n"
     "  fashion-mnist, mnist   INPUT holds train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,\n"
@@ -373,12 +375,23 @@ void convert(const Options& options) {
                     train.meta.num_classes, " classes; in ", options.output.string());
 }
 
+// Ends the process without running the libraries' exit handlers. A shard whose write failed (a full disk) leaves
+// HDF5 1.10.8 with a file it could not close, and its own clean-up at exit then dereferences freed memory
+// (SIGSEGV, exit 139, after our message). The staging folder is gone by now; the kernel closes the descriptor.
+[[noreturn]] void exit_after_error(ExitCode code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::_Exit(static_cast<int>(code));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   pstrain::Logger::instance().set_identity("pstrain-data");
   try {
     const std::optional<Options> options = parse_options(argc, argv);
+    // Before any input is read: a conversion never goes into a folder that holds another.
+    if (options && options->dataset != "manifest") pstrain_data::refuse_converted_folder(options->output);
     if (options && pstrain_data::is_text_dataset(options->dataset)) {
       pstrain_data::convert_text(*options);
     } else if (options && options->dataset == "manifest") {
@@ -391,9 +404,9 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const Error& error) {
     std::cerr << "pstrain-data: error: " << error.what() << std::endl;
-    return static_cast<int>(error.code());
+    exit_after_error(error.code());
   } catch (const std::exception& error) {
     std::cerr << "pstrain-data: error: internal error: " << error.what() << std::endl;
-    return static_cast<int>(ExitCode::kInternal);
+    exit_after_error(ExitCode::kInternal);
   }
 }

@@ -1,7 +1,9 @@
 #include "output_folder.h"
 
 #include "core/error.h"
+#include "core/files.h"
 #include "core/log.h"
+#include "staging_folder.h"
 
 namespace pstrain_data {
 
@@ -11,34 +13,48 @@ using pstrain::Error;
 using pstrain::ExitCode;
 namespace data = pstrain::data;
 
-void create_output_folder(const fs::path& output) {
-  std::error_code ec;
-  fs::create_directories(output, ec);
-  if (ec || !fs::is_directory(output)) {
-    throw Error(ExitCode::kOutput,
-                cat("cannot create output folder ", output.string(), ec ? ": " + ec.message() : std::string()));
+void refuse_converted_folder(const fs::path& output) {
+  const std::vector<std::string> found = data::conversion_files_in(output);
+  if (found.empty()) return;
+  std::size_t shards = 0;
+  std::string named;
+  for (const std::string& name : found) {
+    if (name.starts_with("train-") && name.ends_with(".h5")) {
+      ++shards;
+    } else {
+      named += cat(named.empty() ? "" : ", ", name);
+    }
   }
+  if (shards > 0) named += cat(named.empty() ? "" : ", ", shards, " train shard", shards == 1 ? "" : "s");
+  throw Error(ExitCode::kUsage,
+              cat(output.string(), " already holds a conversion (", named,
+                  "): pstrain-data never overwrites or mixes conversions; choose a new --output, or remove the "
+                  "folder first"));
 }
 
 void write_shard_folder(const fs::path& output, const std::vector<data::Samples>& train_shards,
-                        const std::optional<data::Samples>& valid, const data::Samples& test) {
-  create_output_folder(output);
+                        const std::optional<data::Samples>& valid, const data::Samples& test,
+                        const std::vector<ExtraFile>& extra_files) {
+  refuse_converted_folder(output);
+  StagingFolder staging(output);
+  std::vector<std::string> names;
+  for (const auto& [name, contents] : extra_files) {
+    pstrain::write_file_atomically(staging.path() / name, contents);
+    names.push_back(name);
+  }
   for (std::size_t i = 0; i < train_shards.size(); ++i) {
-    data::write_shard(output / data::train_shard_file_name(i), train_shards[i]);
+    names.push_back(data::train_shard_file_name(i));
+    data::write_shard(staging.path() / names.back(), train_shards[i]);
   }
-  const fs::path valid_path = output / data::kValidShardFileName;
-  std::error_code ec;
   if (valid) {
-    data::write_shard(valid_path, *valid);
-  } else if (fs::remove(valid_path, ec)) {  // the trainer would evaluate on another conversion's samples
-    pstrain::log_info("removed stale ", valid_path.string(), " from an earlier conversion");
+    data::write_shard(staging.path() / data::kValidShardFileName, *valid);
+    names.push_back(data::kValidShardFileName);
   }
-  data::write_shard(output / data::kTestShardFileName, test);
-  // Shards beyond the new count come from an earlier conversion; the trainer would take them as part of this one.
-  for (const fs::path& stale : data::remove_train_shards_from(output, train_shards.size())) {
-    pstrain::log_info("removed stale shard ", stale.string(), " from an earlier conversion");
-  }
-  data::write_data_manifest(output);  // last: the folder is whole once it exists
+  data::write_shard(staging.path() / data::kTestShardFileName, test);
+  names.push_back(data::kTestShardFileName);
+  data::write_data_manifest(staging.path());
+  names.push_back(pstrain::kManifestName);  // last: the folder is whole once it exists
+  staging.publish(names);
 }
 
 }  // namespace pstrain_data

@@ -1,22 +1,30 @@
 #pragma once
 // Writing a converted data folder, the same way for every dataset: train-NNNNN.h5, valid.h5 where there is a
-// validation split (a stale one removed where there is none), test.h5, stale train shards of an earlier conversion
-// with more shards removed, and the MANIFEST last (data/shard.h).
+// validation split, test.h5, files the dataset adds (text's vocab.txt), and the MANIFEST last (data/shard.h).
+// A conversion never overwrites or mixes with an earlier one: an --output that holds anything pstrain-data writes
+// is refused, and the files are staged (staging_folder.h) so that a failed conversion leaves none of them.
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "data/shard.h"
 
 namespace pstrain_data {
 
-// Creates `output` when missing (Error(kOutput) when it cannot). Files the caller writes beside the shards (text's
-// vocab.txt) must be there before this call, so that the MANIFEST lists them.
-void write_shard_folder(const std::filesystem::path& output, const std::vector<pstrain::data::Samples>& train_shards,
-                        const std::optional<pstrain::data::Samples>& valid, const pstrain::data::Samples& test);
+// Error(kUsage) naming the folder and what it holds when `output` holds files of a conversion
+// (data::conversion_files_in); nothing for a missing, empty or unrelated folder. Called before any input is read,
+// and again before writing.
+void refuse_converted_folder(const std::filesystem::path& output);
 
-// Creates `output` when missing; Error(kOutput) when it cannot.
-void create_output_folder(const std::filesystem::path& output);
+// A file a dataset writes beside the shards: its name and contents.
+using ExtraFile = std::pair<std::string, std::string>;
+
+// Writes the folder (creating `output` when missing; Error(kOutput) when it cannot), or nothing at all.
+void write_shard_folder(const std::filesystem::path& output, const std::vector<pstrain::data::Samples>& train_shards,
+                        const std::optional<pstrain::data::Samples>& valid, const pstrain::data::Samples& test,
+                        const std::vector<ExtraFile>& extra_files = {});
 
 }  // namespace pstrain_data
 

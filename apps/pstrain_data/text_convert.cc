@@ -129,9 +129,8 @@ Converted convert_in_memory(const Options& options) {
 }
 
 void write_folder(const Options& options, const Converted& converted) {
-  create_output_folder(options.output);
-  pstrain::write_file_atomically(options.output / data::kVocabularyFileName, converted.vocabulary.file_text());
-  write_shard_folder(options.output, converted.train_shards, converted.valid, converted.test);
+  write_shard_folder(options.output, converted.train_shards, converted.valid, converted.test,
+                     {{data::kVocabularyFileName, converted.vocabulary.file_text()}});
 }
 
 }  // namespace

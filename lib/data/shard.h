@@ -112,6 +112,15 @@ std::string train_shard_file_name(std::size_t index);           // "train-00007.
 std::vector<std::filesystem::path> remove_train_shards_from(const std::filesystem::path& folder,
                                                             std::size_t first_index);
 
+// What pstrain-data writes into a data folder, found in `folder` (names, sorted): train-NNNNN.h5, test.h5,
+// valid.h5, vocab.txt, MANIFEST, the temporary files of a shard write (NAME.tmp-PID) and the staging folders of a
+// conversion (kConversionStagingPrefix...). Empty for a missing folder. pstrain-data refuses an --output holding
+// any of them: a conversion never overwrites or mixes with an earlier one. Throws Error(kOutput) when the folder
+// cannot be listed.
+std::vector<std::string> conversion_files_in(const std::filesystem::path& folder);
+// A conversion writes its files into FOLDER/<prefix><pid> and renames them into FOLDER at the end.
+inline constexpr const char* kConversionStagingPrefix = ".pstrain-data-partial-";
+
 // A data folder's MANIFEST (core/file_manifest.h, "pstrain-data 1"), written last by pstrain-data, lists every
 // shard and vocab.txt with its size and CRC-32. The readers above check a shard against it before HDF5 opens the
 // file, so that a truncated copy or a flipped bit is named as such instead of reaching HDF5's decoders, whose

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "data/shard.h"
+#include "data/vocabulary.h"
 
 namespace pstrain::data {
 
@@ -124,6 +125,24 @@ std::vector<fs::path> remove_train_shards_from(const fs::path& folder, std::size
     removed.push_back(path);
   }
   return removed;
+}
+
+std::vector<std::string> conversion_files_in(const fs::path& folder) {
+  std::error_code ec;
+  if (!fs::exists(folder, ec)) return {};
+  const auto written_by_a_conversion = [](const std::string& name) {
+    const std::string base = name.substr(0, name.find(".tmp-"));  // a shard or vocab.txt being written
+    return train_index(base) || base == kTestShardFileName || base == kValidShardFileName ||
+           base == kVocabularyFileName || base == kManifestName || name.starts_with(kConversionStagingPrefix);
+  };
+  std::vector<std::string> found;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (written_by_a_conversion(name)) found.push_back(name);
+  }
+  if (ec) throw Error(ExitCode::kOutput, cat("cannot list output folder ", folder.string(), ": ", ec.message()));
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 }  // namespace pstrain::data

@@ -6,6 +6,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "compute/backend.h"
 
@@ -25,5 +26,11 @@ float named_init_limit(const std::string& rule, std::size_t fan_in, std::size_t 
 
 // Fills `out` with U(-limit, limit), consuming exactly one engine output per element.
 void fill_uniform(std::mt19937_64& engine, float limit, std::span<float> out);
+
+// The counter-based generator's key for the tensor `name` ("embed.weight") of a model initialised from `seed`.
+std::uint64_t counter_init_key(std::uint64_t seed, std::string_view name);
+// Fills `out` with elements first_index, first_index + 1, ... of the tensor whose key is `key`: U(-limit, limit)
+// from counter_uniform(key, element), with fill_uniform's arithmetic. Any range gives the values of the whole.
+void fill_counter_uniform(std::uint64_t key, float limit, std::uint64_t first_index, std::span<float> out);
 
 }  // namespace pstrain::nn

@@ -23,11 +23,13 @@
 namespace pstrain::nn {
 
 // How a parameter or state tensor starts. kUniform consumes one draw of the model's initialisation engine per
-// element (initialization.h); the others consume nothing.
+// element (initialization.h); the others consume nothing. kCounterUniform draws each element from the
+// counter-based generator (core/counter_random.h) keyed by the seed and the tensor's name: any element can be
+// drawn on its own, so that a parameter server draws only its own rows of a row table.
 struct InitRule {
-  enum class Kind { kZeros, kOnes, kUniform };
+  enum class Kind { kZeros, kOnes, kUniform, kCounterUniform };
   Kind kind = Kind::kZeros;
-  float limit = 0;  // kUniform: U(-limit, limit)
+  float limit = 0;  // kUniform, kCounterUniform: U(-limit, limit)
 };
 
 struct TensorSpec {

@@ -199,17 +199,46 @@ std::vector<float> initial_parameters(const ModelPlan& plan, std::uint64_t seed)
 }
 
 void visit_initial_parameters(const ModelPlan& plan, std::uint64_t seed, std::size_t block,
-                              const std::function<void(std::size_t, std::size_t, std::span<const float>)>& visit) {
+                              const std::function<void(std::size_t, std::size_t, std::span<const float>)>& visit,
+                              const std::function<bool(std::size_t)>& wanted) {
   std::mt19937_64 engine(seed);
   std::vector<float> values;
   for (std::size_t i = 0; i < plan.parameters.size(); ++i) {
     const InitRule& rule = plan.parameter_init[i];
     const std::size_t size = plan.parameters[i].size;
+    if (wanted && !wanted(i)) {
+      if (rule.kind == InitRule::Kind::kUniform) engine.discard(size);  // the parameters after it draw the same
+      continue;
+    }
+    const std::uint64_t key = counter_init_key(seed, plan.parameters[i].name);
     for (std::size_t first = 0; first < size; first += block) {
       values.assign(std::min(block, size - first), rule.kind == InitRule::Kind::kOnes ? 1.0f : 0.0f);
       // One draw per element in layout order, whatever the block: the same numbers as one fill of the tensor.
       if (rule.kind == InitRule::Kind::kUniform) fill_uniform(engine, rule.limit, values);
+      if (rule.kind == InitRule::Kind::kCounterUniform) fill_counter_uniform(key, rule.limit, first, values);
       visit(i, first, values);
+    }
+  }
+}
+
+void initial_rows(const ModelPlan& plan, std::uint64_t seed, std::size_t parameter, std::uint64_t first_row,
+                  std::uint64_t row_stride, std::span<float> out) {
+  const ParameterInfo& info = plan.parameters.at(parameter);
+  const InitRule& rule = plan.parameter_init.at(parameter);
+  PSTRAIN_ASSERT(info.shape.size() == 2 && info.shape[1] > 0 && out.size() % info.shape[1] == 0, info.name,
+                 " is not a table of rows of ", out.size(), " floats");
+  PSTRAIN_ASSERT(rule.kind != InitRule::Kind::kUniform, info.name,
+                 " draws from the model's engine in layout order: its rows cannot be drawn alone");
+  const std::size_t width = info.shape[1];
+  const std::uint64_t key = counter_init_key(seed, info.name);
+  for (std::size_t k = 0; k < out.size() / width; ++k) {
+    const std::uint64_t row = first_row + k * row_stride;
+    PSTRAIN_ASSERT(row < info.shape[0], "row ", row, " of ", info.name, " with ", info.shape[0], " rows");
+    const std::span<float> values = out.subspan(k * width, width);
+    if (rule.kind == InitRule::Kind::kCounterUniform) {
+      fill_counter_uniform(key, rule.limit, row * width, values);
+    } else {
+      std::fill(values.begin(), values.end(), rule.kind == InitRule::Kind::kOnes ? 1.0f : 0.0f);
     }
   }
 }

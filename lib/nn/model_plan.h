@@ -58,13 +58,21 @@ ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes);
 
 // The documented initialisation, on the host, from the plan alone (servers start from it without a model): one
 // std::mt19937_64 seeded with `seed` for the whole model, the kUniform tensors in layout order (one draw per
-// element, initialization.h), ones and zeros drawing nothing. Identical on every rank and platform.
+// element, initialization.h), the kCounterUniform ones (row tables) element by element from their own key
+// (counter_init_key), ones and zeros drawing nothing. Identical on every rank and platform.
 std::vector<float> initial_parameters(const ModelPlan& plan, std::uint64_t seed);
 // The same values a block of at most `block` floats at a time, in layout order: visit(parameter index, first
-// element of the block in that parameter, values). For ranks that keep a part of the model only (a server
-// shard's rows of a table larger than any rank holds).
+// element of the block in that parameter, values), for the parameters `wanted` accepts (all without it): for
+// ranks that keep a part of the model only. A kUniform parameter left out still advances the engine (its draws
+// are skipped, not made); a kCounterUniform one costs nothing.
 void visit_initial_parameters(const ModelPlan& plan, std::uint64_t seed, std::size_t block,
-                              const std::function<void(std::size_t, std::size_t, std::span<const float>)>& visit);
+                              const std::function<void(std::size_t, std::size_t, std::span<const float>)>& visit,
+                              const std::function<bool(std::size_t)>& wanted = {});
+// Rows first_row, first_row + row_stride, ... of parameter `parameter` ({rows, width}, a kCounterUniform, kOnes or
+// kZeros tensor) into `out` (out.size() / width rows, in that order): the values initial_parameters gives them,
+// drawn for these rows alone (a server shard's rows of a row table). Throws Error(kInternal) for a kUniform one.
+void initial_rows(const ModelPlan& plan, std::uint64_t seed, std::size_t parameter, std::uint64_t first_row,
+                  std::uint64_t row_stride, std::span<float> out);
 // The non-trainable state's start (running means 0, running variances 1).
 std::vector<float> initial_state(const ModelPlan& plan);
 

@@ -18,13 +18,13 @@ void BatchAssembler::assemble(const std::vector<std::uint32_t>& order, std::size
                               const std::vector<std::uint64_t>& ids, int pass) {
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t sample = order[first + i];
-    const float* source = samples_.features(sample);
-    float* target = features_.data() + i * width_;
+    const std::span<float> target(features_.data() + i * width_, width_);
     if (augment_.enabled()) {
-      data::augment_image(augment_, shape_, seed_, static_cast<std::uint64_t>(pass), ids[sample], {source, width_},
-                          {target, width_});
+      source_.resize(width_);
+      samples_.copy_features(sample, source_);
+      data::augment_image(augment_, shape_, seed_, static_cast<std::uint64_t>(pass), ids[sample], source_, target);
     } else {
-      std::memcpy(target, source, width_ * sizeof(float));
+      samples_.copy_features(sample, target);
     }
     labels_[i] = samples_.label(sample);
   }

@@ -32,6 +32,7 @@ class BatchAssembler {
   data::ImageShape shape_;
   std::uint64_t seed_;
   std::vector<float> features_;
+  std::vector<float> source_;  // with augmentation: the sample before it is augmented into features_
   std::vector<std::int32_t> labels_;
 };
 

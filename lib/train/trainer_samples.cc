@@ -6,12 +6,14 @@
 #include <utility>
 
 #include "core/error.h"
+#include "data/pixel_bytes.h"
 
 namespace pstrain::train {
 
 TrainerSamples::TrainerSamples(data::Samples all)
     : meta_(all.meta), width_(all.meta.sample_size()), held_(std::move(all)) {
   meta_.sample_count = held_.labels.size();
+  hold_as_pixels_where_possible();
 }
 
 TrainerSamples::TrainerSamples(std::vector<std::filesystem::path> shards, std::vector<std::uint64_t> counts,
@@ -57,6 +59,26 @@ void TrainerSamples::hold(std::span<const std::uint32_t> locals) {
     held_.features.insert(held_.features.end(), read.features.begin(), read.features.end());
     held_.labels.insert(held_.labels.end(), read.labels.begin(), read.labels.end());
     begin = end;
+  }
+  hold_as_pixels_where_possible();
+}
+
+void TrainerSamples::hold_as_pixels_where_possible() {
+  pixels_.clear();
+  if (meta_.tokens) return;  // ids, not pixels
+  if (auto bytes = data::as_pixel_bytes(held_.features)) {
+    pixels_ = std::move(*bytes);
+    std::vector<float>().swap(held_.features);  // released: an assignment of {} would keep the capacity
+  }
+}
+
+void TrainerSamples::copy_features(std::uint32_t local, std::span<float> out) const {
+  PSTRAIN_ASSERT(out.size() == width_, out.size(), " floats for a sample of ", width_);
+  const std::size_t first = slot(local) * width_;
+  if (held_.features.empty() && width_ > 0) {
+    data::pixel_bytes_to_floats(std::span<const std::uint8_t>(pixels_).subspan(first, width_), out);
+  } else {
+    std::copy_n(held_.features.begin() + static_cast<std::ptrdiff_t>(first), width_, out.begin());
   }
 }
 

@@ -32,16 +32,22 @@ class TrainerSamples {
   // Samples held in memory now.
   std::size_t held() const { return held_.labels.size(); }
 
-  // A held sample.
-  const float* features(std::uint32_t local) const { return held_.features.data() + slot(local) * width_; }
+  // A held sample's features into `out` (sample_size floats). Images are held as their pixel bytes where the
+  // shards hold pixel / 255 (data/pixel_bytes.h): a quarter of the memory, the same floats.
+  void copy_features(std::uint32_t local, std::span<float> out) const;
   std::int32_t label(std::uint32_t local) const { return held_.labels[slot(local)]; }
+  // Bytes of memory that features hold now (capacity, not size: what the process keeps).
+  std::size_t feature_bytes() const { return held_.features.capacity() * sizeof(float) + pixels_.capacity(); }
 
  private:
   std::size_t slot(std::uint32_t local) const;
+  // Moves held_.features into pixels_ when they are all pixel values.
+  void hold_as_pixels_where_possible();
 
   data::ShardMeta meta_;
   std::size_t width_ = 0;
   data::Samples held_;
+  std::vector<std::uint8_t> pixels_;  // the held features as pixel bytes (then held_.features is empty)
   bool on_demand_ = false;
   std::vector<std::filesystem::path> shards_;  // on demand: the shards, and where each one's samples start
   std::vector<std::uint64_t> first_local_;

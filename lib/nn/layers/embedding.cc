@@ -47,7 +47,7 @@ LayerPlan plan_embedding(LayerAttributes& attributes, const std::vector<Shape>& 
       attributes.number("limit", static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))), 0.0f, 1e30f);
   LayerPlan plan;
   plan.output = {inputs[0][0], dim};
-  plan.parameters.push_back({"weight", {vocab, dim}, {InitRule::Kind::kUniform, limit}, /*row_table=*/true});
+  plan.parameters.push_back({"weight", {vocab, dim}, {InitRule::Kind::kCounterUniform, limit}, /*row_table=*/true});
   return plan;
 }
 

@@ -76,5 +76,17 @@ TEST(ShardFolder, RemovesShardsFromIndex) {
   EXPECT_TRUE(remove_train_shards_from(dir.path(), 4).empty());
 }
 
+TEST(ShardFolder, ConversionFilesAreEveryNamePstrainDataWritesAndNoOther) {
+  TempDir dir;
+  EXPECT_TRUE(conversion_files_in(dir / "absent").empty());
+  EXPECT_TRUE(conversion_files_in(dir.path()).empty());
+  for (const char* other : {"notes.txt", "train-1.h5", "mine.npz", "test.h5.bak", "train.csv"}) touch(dir / other);
+  EXPECT_TRUE(conversion_files_in(dir.path()).empty());
+  const std::vector<std::string> written{".pstrain-data-partial-77", "MANIFEST", "test.h5",   "train-00000.h5",
+                                         "train-00003.h5.tmp-12",    "valid.h5", "vocab.txt", "vocab.txt.tmp-9"};
+  for (const std::string& name : written) touch(dir / name);
+  EXPECT_EQ(conversion_files_in(dir.path()), written);
+}
+
 }  // namespace
 }  // namespace pstrain::data

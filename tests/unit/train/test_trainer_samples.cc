@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+
+#include <bit>
 #include <filesystem>
 #include <numeric>
 #include <string>
@@ -13,6 +15,16 @@ namespace pstrain::train {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::vector<float> features_of(const TrainerSamples& samples, std::uint32_t local) {
+  std::vector<float> features(samples.meta().sample_size());
+  samples.copy_features(local, features);
+  return features;
+}
+
+std::uint32_t bits(float value) {
+  return std::bit_cast<std::uint32_t>(value);
+}
 
 // Two shards of 5 and 3 samples of 2 features: sample s of the concatenation has features {10 s, 10 s + 1} and
 // label s % 4.
@@ -59,15 +71,15 @@ TEST_F(TrainerSamplesOfTwoShards, OnDemandHoldsOnlyTheChunkGivenAndReadsWhatMemo
   on_demand.hold(chunk);
   EXPECT_EQ(on_demand.held(), chunk.size());
   for (const std::uint32_t local : chunk) {
-    EXPECT_EQ(on_demand.features(local)[0], 10.0f * static_cast<float>(local));
-    EXPECT_EQ(on_demand.features(local)[1], in_memory.features(local)[1]);
+    EXPECT_EQ(features_of(on_demand, local)[0], 10.0f * static_cast<float>(local));
+    EXPECT_EQ(features_of(on_demand, local)[1], features_of(in_memory, local)[1]);
     EXPECT_EQ(on_demand.label(local), in_memory.label(local));
   }
   const std::vector<std::uint32_t> next = {0, 5};
   on_demand.hold(next);  // the chunk before is let go
   EXPECT_EQ(on_demand.held(), 2u);
-  EXPECT_EQ(on_demand.features(5)[0], 50.0f);
-  EXPECT_THROW(on_demand.features(6), Error);
+  EXPECT_EQ(features_of(on_demand, 5)[0], 50.0f);
+  EXPECT_THROW(features_of(on_demand, 6), Error);
 }
 
 TEST_F(TrainerSamplesOfTwoShards, InMemoryHoldsEverySample) {
@@ -77,8 +89,49 @@ TEST_F(TrainerSamplesOfTwoShards, InMemoryHoldsEverySample) {
   const std::vector<std::uint32_t> chunk = {3};
   in_memory.hold(chunk);
   EXPECT_EQ(in_memory.held(), 8u);
-  EXPECT_EQ(in_memory.features(7)[0], 70.0f);
+  EXPECT_EQ(features_of(in_memory, 7)[0], 70.0f);
   EXPECT_EQ(in_memory.label(7), 3);
+}
+
+TEST_F(TrainerSamplesOfTwoShards, FeaturesThatAreNotPixelValuesAreHeldAsFloats) {
+  const TrainerSamples in_memory(all_);
+  EXPECT_EQ(in_memory.feature_bytes(), 8u * 2u * sizeof(float));
+}
+
+// Images as pstrain-data writes them (pixel k as static_cast<float>(k) / 255.0f, data/idx.cc): held as one byte per
+// feature, in memory and on demand, and given back with the bits the shard holds.
+TEST_F(TrainerSamplesOfTwoShards, ImagesAreHeldAsPixelBytesAndGiveBackTheShardsFloats) {
+  data::Samples images = all_;
+  std::vector<fs::path> paths;
+  for (std::size_t i = 0; i < images.features.size(); ++i) {
+    images.features[i] = static_cast<float>((i * 37 + 11) % 256) / 255.0f;  // idx.cc's arithmetic
+  }
+  for (std::size_t shard = 0, first = 0; shard < 2; ++shard) {
+    data::Samples part;
+    part.meta = meta_;
+    part.meta.sample_count = shard == 0 ? 5 : 3;
+    part.features.assign(images.features.begin() + static_cast<std::ptrdiff_t>(first * 2),
+                         images.features.begin() + static_cast<std::ptrdiff_t>((first + part.meta.sample_count) * 2));
+    part.labels.assign(images.labels.begin() + static_cast<std::ptrdiff_t>(first),
+                       images.labels.begin() + static_cast<std::ptrdiff_t>(first + part.meta.sample_count));
+    paths.push_back(dir_ / ("image-" + std::to_string(shard) + ".h5"));
+    data::write_shard(paths.back(), part);
+    first += part.meta.sample_count;
+  }
+  const TrainerSamples in_memory(images);
+  EXPECT_EQ(in_memory.feature_bytes(), 8u * 2u);
+  TrainerSamples on_demand(paths, {5, 3}, meta_);
+  const std::vector<std::uint32_t> chunk = {7, 0, 3};
+  on_demand.hold(chunk);
+  EXPECT_EQ(on_demand.feature_bytes(), 3u * 2u);
+  for (std::uint32_t local = 0; local < 8; ++local) {
+    for (std::size_t f = 0; f < 2; ++f) {
+      EXPECT_EQ(bits(features_of(in_memory, local)[f]), bits(images.features[local * 2 + f])) << local << " " << f;
+    }
+  }
+  for (const std::uint32_t local : chunk) {
+    EXPECT_EQ(features_of(on_demand, local), features_of(in_memory, local)) << local;
+  }
 }
 
 }  // namespace
