@@ -17,12 +17,12 @@ root=$(cd "$here/../.." && pwd)
 build=${PSTRAIN_BUILD:-$root/build}
 smpi_build=${PSTRAIN_SMPI_BUILD:-$root/build-smpi}
 platform= model=mlp hidden=256,128 input_shape=28,28 classes=10 width=1 mode=sync servers=-1 trainers= batch=64
-steps=50 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log=
+steps=50 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms=
 
 usage() {
   sed -n '2,14p' "$0" >&2
   echo "flags: --platform --ranks-per-node --model --hidden --input-shape --classes --width --mode --servers" \
-       "--trainers --batch --steps --optimizer --staleness --poll-interval-us --profile --timeout --log" >&2
+       "--trainers --batch --steps --optimizer --staleness --poll-interval-us --profile --compute-ms --timeout --log" >&2
   exit 2
 }
 while (($#)); do
@@ -31,7 +31,7 @@ while (($#)); do
     --input-shape) input_shape=$2 ;; --classes) classes=$2 ;; --width) width=$2 ;; --mode) mode=$2 ;;
     --servers) servers=$2 ;; --trainers) trainers=$2 ;; --batch) batch=$2 ;; --steps) steps=$2 ;;
     --optimizer) optimizer=$2 ;; --staleness) staleness=$2 ;; --poll-interval-us) poll_us=$2 ;;
-    --profile) profile=$2 ;; --timeout) timeout_s=$2 ;; --log) log=$2 ;;
+    --profile) profile=$2 ;; --compute-ms) compute_ms=$2 ;; --timeout) timeout_s=$2 ;; --log) log=$2 ;;
     -h | --help) usage ;;
     *) echo "pstrain-dryrun: unknown flag $1" >&2; usage ;;
   esac
@@ -45,6 +45,8 @@ command -v smpirun > /dev/null || { echo "pstrain-dryrun: smpirun not found (apt
 if [[ $mode == allreduce ]]; then servers=0; elif ((servers < 1)); then servers=$(((trainers + 1) / 2)); fi
 ranks=$((servers + trainers))
 
+work=$(mktemp -d "${TMPDIR:-/tmp}/pstrain-dryrun.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 if [[ -z $profile ]]; then
   cache=${PSTRAIN_DRYRUN_CACHE:-$root/benchmarks/results/scale/profiles}
   mkdir -p "$cache"
@@ -57,8 +59,16 @@ if [[ -z $profile ]]; then
   fi
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/pstrain-dryrun.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# --compute-ms: the same layers, scaled so that a step computes this long (a step time measured elsewhere: a run
+# of pstrain itself, another CPU, a GPU).
+if [[ -n $compute_ms ]]; then
+  awk -v target="$compute_ms" '$1 == "layer" { total += $3 + $4 } { lines[NR] = $0 }
+    END { scale = target / 1000 / total
+          for (i = 1; i <= NR; ++i) { split(lines[i], f, " ")
+            if (f[1] == "layer") printf "layer %s %.9g %.9g\n", f[2], f[3] * scale, f[4] * scale; else print lines[i] } }' \
+    "$profile" > "$work/scaled.profile"
+  profile=$work/scaled.profile
+fi
 /usr/bin/python3 "$here/hostfile.py" "$platform" "$ranks" "$per_node" > "$work/hosts" || exit 2
 speed=$(/usr/bin/python3 -c 'import sys,xml.etree.ElementTree as E
 r=E.parse(sys.argv[1]).getroot(); print(next(e.get("speed") for e in r.iter() if e.tag in ("host","cluster")))' "$platform")
