@@ -17,6 +17,8 @@ set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 include_directories(BEFORE ${PROJECT_SOURCE_DIR}/lib/simulation/overrides)
 # smpi_helpers.h (included by smpicxx in every file) would otherwise turn `std::free(p)` into `std::smpi_shared_free`.
 add_compile_definitions(SMPI_NO_OVERRIDE_MALLOC)
+# SimGrid 3.32 aborts when shared and exclusive window locks mix: every lock is taken shared (the header says why).
+add_compile_options(-include ${PROJECT_SOURCE_DIR}/lib/simulation/overrides/smpi_shared_locks.h)
 foreach(layer core comm optim exchange ps compute allreduce simulation)
   add_subdirectory(lib/${layer})
 endforeach()
