@@ -28,8 +28,8 @@ simulate() {  # mode ranks servers
   fi
   end=$(date +%s.%N)
   local in out
-  in=$(grep '^dryrun server=' "$report" | sed 's/.*bytes_in=\([0-9]*\).*/\1/' | sort -n | tail -1)
-  out=$(grep '^dryrun server=' "$report" | sed 's/.*bytes_out=\([0-9]*\).*/\1/' | sort -n | tail -1)
+  in=$(grep '^dryrun server=' "$report" | sed 's/.*bytes_in=\([0-9]*\).*/\1/' | sort -n | tail -1 || true)
+  out=$(grep '^dryrun server=' "$report" | sed 's/.*bytes_out=\([0-9]*\).*/\1/' | sort -n | tail -1 || true)
   echo "$(basename "$platform" .xml),$mode,$ranks,$servers,$((ranks - servers)),64,$steps,$(value "$report" samples_per_s),$(value "$report" step_ms),$(value "$report" compute_ms),$(value "$report" push_ms),$(value "$report" sync_ms),$(value "$report" pull_ms),$(value "$report" gate_ms),$(value "$report" allreduce_ms),$(value "$report" update_ms),$(awk -v b="${in:-0}" -v s="$steps" 'BEGIN { printf "%.0f", b / s }'),$(awk -v b="${out:-0}" -v s="$steps" 'BEGIN { printf "%.0f", b / s }'),$(value "$report" memory_server_bytes),$(value "$report" memory_trainer_bytes),$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')" | tee -a "$csv"
   rm -f "$report"
 }
