@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The SimGrid dry-run end to end (benchmarks/scale/README.md): builds pstrain-dryrun with smpicxx into BUILD/smpi
-# (once; ccache makes it quick), then simulates 1 server + 3 trainers of the MLP on the localhost-shm platform in
+# (once; ccache makes it quick), then simulates 1 server + 3 trainers of the MLP on one 4-core node of the fat-tree platform in
 # sync and async and checks what the real lib/ps code did there: every step of every trainer simulated, the
 # simulated compute equal to the profile's (the injected time, not the host's), every async push applied by the
 # server, nonzero server traffic, and a broken profile failing with its message and exit 1 (smpirun itself exits
@@ -20,13 +20,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export PSTRAIN_BUILD=$build_dir PSTRAIN_SMPI_BUILD=$smpi_build PSTRAIN_DRYRUN_CACHE=$work/profiles
 dryrun=$source_dir/benchmarks/scale/pstrain-dryrun.sh
-platform=$source_dir/benchmarks/scale/platforms/localhost-shm.xml
+# A node of 4 cores: a core per rank, so a step computes exactly what the profile says.
+platform=$source_dir/benchmarks/scale/platforms/fat-tree-100g.xml
 fail() { echo "FAIL: $*"; exit 1; }
 value() { sed -n "s/.*[ ^]$2=\([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
 
 for mode in sync async; do
   report=$work/$mode.txt
-  "$dryrun" --platform "$platform" --mode "$mode" --servers 1 --trainers 3 --batch 32 --steps 20 --timeout 120 \
+  "$dryrun" --platform "$platform" --mode "$mode" --servers 1 --trainers 3 --batch 32 --steps 20 --timeout 120 --ranks-per-node 4 \
     > "$report" || fail "$mode: the dry-run failed"
   cat "$report"
   profile=$(ls "$work"/profiles/*.profile)
@@ -45,7 +46,7 @@ done
 # A profile the dry-run cannot read: the message, and exit 1 (not smpirun's 0).
 printf 'model mlp\nbatch 8\nparameter w 10\nlayer fc1 oops 1\n' > "$work/broken.profile"
 status=0
-"$dryrun" --platform "$platform" --servers 1 --trainers 1 --profile "$work/broken.profile" --timeout 60 \
+"$dryrun" --platform "$platform" --servers 1 --trainers 1 --ranks-per-node 2 --profile "$work/broken.profile" --timeout 60 \
   > "$work/broken.txt" 2>&1 || status=$?
 [[ $status == 1 ]] || fail "a broken profile ended with status $status"
 grep -q "broken.profile:4: expected" "$work/broken.txt" || { cat "$work/broken.txt"; fail "no message naming the profile's line"; }
