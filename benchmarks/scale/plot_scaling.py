@@ -53,13 +53,13 @@ def figure(best, path):
     platforms = sorted({k[0] for k in best})
     fig, axes = plt.subplots(len(platforms), 2, figsize=(11, 4 * len(platforms)), squeeze=False)
     for row_axes, platform in zip(axes, platforms):
-        for mode in ("sync", "async", "ssp", "allreduce"):
+        for mode, color in (("sync", "C0"), ("async", "C1"), ("ssp", "C2"), ("allreduce", "C3")):
             keys = sorted(k for k in best if k[0] == platform and k[1] == mode)
             if not keys:
                 continue
             ranks = [k[2] for k in keys]
-            row_axes[0].plot(ranks, [float(best[k]["samples_per_s"]) for k in keys], marker="o", label=mode)
-            row_axes[1].plot(ranks, [efficiency(best[k]) for k in keys], marker="o", label=mode)
+            row_axes[0].plot(ranks, [float(best[k]["samples_per_s"]) for k in keys], marker="o", color=color, label=mode)
+            row_axes[1].plot(ranks, [efficiency(best[k]) for k in keys], marker="o", color=color, label=mode)
         row_axes[0].set(xscale="log", yscale="log", xlabel="ranks", ylabel="samples/s (best server count)",
                         title=f"{platform}: MLP, batch 64 per trainer")
         row_axes[1].set(xscale="log", xlabel="ranks", ylabel="efficiency vs one trainer alone", ylim=(0, 1.05),
