@@ -40,9 +40,10 @@ Flags parse(int argc, char** argv) {
                                                                          "parameter block size in floats")(
       "optimizer", po::value(&flags.job.optimizer)->default_value("sgd"),
       "sgd | momentum | adagrad | adam")("staleness", po::value(&flags.job.staleness)->default_value(3),
-                                         "ssp: steps ahead of the slowest")("poll-interval-us",
-                                                                            po::value(&flags.poll_us)->default_value(0),
-                                                                            "async, ssp: pause between polls");
+                                         "ssp: steps ahead of the slowest")(
+      "poll-interval-us", po::value(&flags.poll_us)->default_value(0),
+      "async, ssp: pause between polls")("overlap", po::value(&flags.job.overlap)->default_value(false),
+                                         "async, ssp: pushes streamed during the backward pass");
   po::variables_map values;
   po::store(po::parse_command_line(argc, argv, options), values);
   po::notify(values);
@@ -76,10 +77,12 @@ void print_report(const Flags& flags, const comm::WorldLayout& layout, const std
   const double elapsed = s.max(ranks, &RankReport::train_seconds, false);
   double samples = 0;
   for (const RankReport& rank : ranks) samples += rank.samples;
-  std::printf("dryrun model=%s mode=%s ranks=%d servers=%d trainers=%d batch=%zu steps=%lld parameters=%zu\n",
-              flags.job.profile.model.c_str(), flags.job.mode.c_str(), layout.world_size, layout.pservers,
-              layout.trainers, flags.job.profile.batch, static_cast<long long>(flags.job.steps),
-              flags.job.profile.parameter_count());
+  std::printf(
+      "dryrun model=%s mode=%s overlap=%d ranks=%d servers=%d trainers=%d batch=%zu steps=%lld "
+      "parameters=%zu\n",
+      flags.job.profile.model.c_str(), flags.job.mode.c_str(), flags.job.overlap ? 1 : 0, layout.world_size,
+      layout.pservers, layout.trainers, flags.job.profile.batch, static_cast<long long>(flags.job.steps),
+      flags.job.profile.parameter_count());
   std::printf("dryrun simulated_seconds=%.6f samples=%.0f samples_per_s=%.1f\n", elapsed, samples, samples / elapsed);
   const auto per_step = [&](double RankReport::*field) { return 1e3 * s.mean(ranks, field, false) / steps; };
   const double step_ms = 1e3 * s.mean(ranks, &RankReport::train_seconds, false) / steps;

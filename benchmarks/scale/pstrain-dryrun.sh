@@ -17,12 +17,12 @@ root=$(cd "$here/../.." && pwd)
 build=${PSTRAIN_BUILD:-$root/build}
 smpi_build=${PSTRAIN_SMPI_BUILD:-$root/build-smpi}
 platform= model=mlp hidden=256,128 input_shape=28,28 classes=10 width=1 mode=sync servers=-1 trainers= batch=64
-steps=50 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms=
+steps=50 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms= overlap=false
 
 usage() {
   sed -n '2,14p' "$0" >&2
   echo "flags: --platform --ranks-per-node --model --hidden --input-shape --classes --width --mode --servers" \
-       "--trainers --batch --steps --optimizer --staleness --poll-interval-us --profile --compute-ms --timeout --log" >&2
+       "--trainers --batch --steps --optimizer --staleness --poll-interval-us --overlap --profile --compute-ms --timeout --log" >&2
   exit 2
 }
 while (($#)); do
@@ -30,7 +30,7 @@ while (($#)); do
     --platform) platform=$2 ;; --ranks-per-node) per_node=$2 ;; --model) model=$2 ;; --hidden) hidden=$2 ;;
     --input-shape) input_shape=$2 ;; --classes) classes=$2 ;; --width) width=$2 ;; --mode) mode=$2 ;;
     --servers) servers=$2 ;; --trainers) trainers=$2 ;; --batch) batch=$2 ;; --steps) steps=$2 ;;
-    --optimizer) optimizer=$2 ;; --staleness) staleness=$2 ;; --poll-interval-us) poll_us=$2 ;;
+    --optimizer) optimizer=$2 ;; --staleness) staleness=$2 ;; --poll-interval-us) poll_us=$2 ;; --overlap) overlap=$2 ;;
     --profile) profile=$2 ;; --compute-ms) compute_ms=$2 ;; --timeout) timeout_s=$2 ;; --log) log=$2 ;;
     -h | --help) usage ;;
     *) echo "pstrain-dryrun: unknown flag $1" >&2; usage ;;
@@ -80,7 +80,7 @@ TMPDIR=$work/tmp OPENBLAS_NUM_THREADS=1 timeout "$timeout_s" smpirun -np "$ranks
   -hostfile "$work/hosts" --cfg=smpi/coll-selector:ompi --cfg=smpi/host-speed:"$speed" \
   --log=smpi_colls.thres:warning --log=root.fmt:%m%n \
   "$smpi_build/bin/pstrain-dryrun" --profile "$profile" --mode "$mode" --num-pservers "$servers" --steps "$steps" \
-  --optimizer "$optimizer" --staleness "$staleness" --poll-interval-us "$poll_us" > "$log" 2>&1 || status=$?
+  --optimizer "$optimizer" --staleness "$staleness" --poll-interval-us "$poll_us" --overlap "$overlap" > "$log" 2>&1 || status=$?
 if ((status != 0)) || grep -qiE "deadlock|MPI_Abort|pstrain-dryrun: error|Segmentation|terminate called" "$log" ||
    ! grep -q '^dryrun simulated_seconds=' "$log"; then
   echo "pstrain-dryrun: the simulation failed (smpirun status $status; timeout ${timeout_s}s); its log ends:" >&2

@@ -75,8 +75,8 @@ RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWi
 std::unique_ptr<exchange::GradientExchange> make_ps_exchange(const DryRunJob& job, ps::PsClient& client,
                                                              MPI_Comm trainers) {
   if (job.mode == "sync") return ps::make_sync_exchange(client);
-  if (job.mode == "async") return ps::make_async_exchange(client, trainers, job.poll_interval, false);
-  if (job.mode == "ssp") return ps::make_ssp_exchange(client, trainers, job.poll_interval, job.staleness, false);
+  if (job.mode == "async") return ps::make_async_exchange(client, trainers, job.poll_interval, job.overlap);
+  if (job.mode == "ssp") return ps::make_ssp_exchange(client, trainers, job.poll_interval, job.staleness, job.overlap);
   throw Error(ExitCode::kUsage, cat("--mode ", job.mode, ": expected sync, async, ssp or allreduce"));
 }
 
@@ -85,10 +85,11 @@ RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std
                  const std::vector<float>& gradient) {
   RankReport report;
   exchange.start(parameters);
+  nn::ParameterStream* stream = job.overlap ? exchange.stream_in_place(gradient, parameters) : nullptr;
   const double begin = MPI_Wtime();
   for (std::int64_t step = 0; step < job.steps; ++step) {
     exchange.begin_step(job.profile.batch);
-    report.compute_seconds += spend_training_step(job.profile);
+    report.compute_seconds += spend_training_step(job.profile, stream);
     int flags = 0;
     exchange.combine_in_place(job.profile.batch, flags);
     exchange.step(gradient, job.profile.batch, parameters, flags);
@@ -131,6 +132,12 @@ RankReport run_allreduce_rank(const DryRunJob& job) {
 }  // namespace
 
 RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& layout) {
+  if (job.overlap && job.mode != "async" && job.mode != "ssp") {
+    // Tried: sync over the streamed transport simulated 4.6x slower than one-sided at 16 ranks (unexplained,
+    // unvalidated), and all-reduce buckets tripped the replica check (SMPI's MPI_Iallreduce does not give every
+    // rank the same bits). Neither is offered until it is understood.
+    throw Error(ExitCode::kUsage, cat("--overlap true: the dry-run streams async and ssp pushes only, not ", job.mode));
+  }
   if (job.mode == "allreduce") return run_allreduce_rank(job);
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, layout.is_trainer() ? 0 : MPI_UNDEFINED, layout.world_rank);

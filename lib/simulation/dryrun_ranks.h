@@ -20,6 +20,9 @@ struct DryRunJob {
   std::size_t block_size = 8192;
   int staleness = 3;
   std::chrono::microseconds poll_interval{0};
+  // Async and ssp: the gradient put block by block as the backward pass finishes it (pstrain's --overlap true,
+  // ps/push_stream.h). Refused for sync and all-reduce (dryrun_ranks.cc says why).
+  bool overlap = false;
 };
 
 // What one rank measured, in simulated seconds and bytes; gathered to rank 0 as plain doubles.

@@ -15,6 +15,16 @@ std::vector<std::size_t> JobProfile::parameter_sizes() const {
   return sizes;
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> JobProfile::parameter_ranges(const std::string& layer) const {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  std::size_t offset = 0;
+  for (const ProfiledParameter& parameter : parameters) {
+    if (parameter.name.rfind(layer + ".", 0) == 0) ranges.emplace_back(offset, parameter.size);
+    offset += parameter.size;
+  }
+  return ranges;
+}
+
 std::size_t JobProfile::parameter_count() const {
   std::size_t count = 0;
   for (const ProfiledParameter& parameter : parameters) count += parameter.size;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pstrain::simulation {
@@ -36,6 +37,8 @@ struct JobProfile {
   std::size_t baseline_bytes = 0;
 
   std::vector<std::size_t> parameter_sizes() const;
+  // The flat-vector ranges {offset, size} of the parameters of `layer` (named "<layer>.<tensor>").
+  std::vector<std::pair<std::size_t, std::size_t>> parameter_ranges(const std::string& layer) const;
   std::size_t parameter_count() const;
   double step_seconds() const;  // every layer's forward and backward
 };
