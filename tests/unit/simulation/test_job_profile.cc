@@ -49,6 +49,15 @@ TEST_F(JobProfileTest, WrittenProfileReadsBackTheSameLayersParametersAndMemory) 
   EXPECT_EQ(read.baseline_bytes, 20963328u);
 }
 
+TEST_F(JobProfileTest, LayerRangesAreItsParametersInTheFlatVector) {
+  JobProfile profile;
+  profile.parameters = {{"fc1.weight", 6}, {"fc1.bias", 2}, {"fc10.weight", 3}, {"fc2.weight", 4}};
+  using Ranges = std::vector<std::pair<std::size_t, std::size_t>>;
+  EXPECT_EQ(profile.parameter_ranges("fc1"), (Ranges{{0, 6}, {6, 2}}));  // not fc10's
+  EXPECT_EQ(profile.parameter_ranges("fc2"), (Ranges{{11, 4}}));
+  EXPECT_TRUE(profile.parameter_ranges("act1").empty());
+}
+
 TEST_F(JobProfileTest, UnreadableLineIsNamedWithItsNumber) {
   const fs::path path = write("model mlp\nbatch 8\nparameter w 10\nlayer fc1 oops 1\n");
   try {
