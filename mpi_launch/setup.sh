@@ -47,6 +47,9 @@ if [ "${1:-}" = --tests ]; then
   # (mpi_launch/fetch-brown.sh): Debian's nodejs and npm, unless a Node.js with npm is already there (the machine
   # image may bring its own, which Debian's npm would conflict with).
   command -v npm > /dev/null 2>&1 || packages+=(nodejs npm)
+  # libsimgrid-dev (smpicxx, smpirun): the SimGrid dry-run at scale (benchmarks/scale/, the `smpi` preset) and its
+  # test tests/scale (label `scale`; it skips without them).
+  packages+=(libsimgrid-dev)
 fi
 missing=()
 for package in "${packages[@]}"; do

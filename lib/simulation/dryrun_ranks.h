@@ -1,0 +1,45 @@
+#pragma once
+// The dry-run's ranks (benchmarks/scale/README.md): servers and trainers built from lib/ps, lib/allreduce and
+// lib/exchange exactly as a pstrain job builds them (windows, shard plan, ShardServer, PsClient, the mode's
+// GradientExchange, the start and end meetings of exchange/step_protocol.h), stepping a fixed number of steps.
+// What differs from lib/train's loop: no data (every step has `batch` samples), no evaluation, no checkpoints,
+// one pass, and the trainer's computation is the profile's simulated time (simulated_compute.h).
+#include <chrono>
+#include <string>
+
+#include "comm/layout.h"
+#include "simulation/job_profile.h"
+
+namespace pstrain::simulation {
+
+struct DryRunJob {
+  JobProfile profile;
+  std::string mode = "sync";  // sync | async | ssp | allreduce
+  std::string optimizer = "sgd";
+  std::int64_t steps = 50;  // per trainer
+  std::size_t block_size = 8192;
+  int staleness = 3;
+  std::chrono::microseconds poll_interval{0};
+  // Async and ssp: the gradient put block by block as the backward pass finishes it (pstrain's --overlap true,
+  // ps/push_stream.h). Refused for sync and all-reduce (dryrun_ranks.cc says why).
+  bool overlap = false;
+};
+
+// What one rank measured, in simulated seconds and bytes; gathered to rank 0 as plain doubles.
+struct RankReport {
+  double is_server = 0;
+  double compute_seconds = 0, push_seconds = 0, sync_seconds = 0, pull_seconds = 0, gate_seconds = 0;
+  double allreduce_seconds = 0, update_seconds = 0;
+  double train_seconds = 0;  // trainer: first step to last (finish_pass included); server: serving
+  double samples = 0;
+  double bytes_in = 0, bytes_out = 0;  // server: the dense traffic its slices take and give (see .cc)
+  double memory_bytes = 0;             // pstrain's own buffers on this rank, plus the profile's baseline
+  double updates = 0, busy_seconds = 0;
+  double mean_staleness = 0;
+  static constexpr int kFields = 16;
+};
+
+// Collective over MPI_COMM_WORLD.
+RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& layout);
+
+}  // namespace pstrain::simulation
