@@ -14,8 +14,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=${PSTRAIN_BUILD:-$root/build}
-smpi_build=${PSTRAIN_SMPI_BUILD:-$root/build-smpi}
+build=${DRYRUN_BUILD:-$root/build}
+smpi_build=${DRYRUN_SMPI_BUILD:-$root/build-smpi}
 platform= model=mlp hidden=256,128 input_shape=28,28 classes=10 width=1 mode=sync servers=-1 trainers= batch=64
 steps=50 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms= overlap=false
 
@@ -48,7 +48,7 @@ ranks=$((servers + trainers))
 work=$(mktemp -d "${TMPDIR:-/tmp}/pstrain-dryrun.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 if [[ -z $profile ]]; then
-  cache=${PSTRAIN_DRYRUN_CACHE:-$root/benchmarks/results/scale/profiles}
+  cache=${DRYRUN_CACHE:-$root/benchmarks/results/scale/profiles}
   mkdir -p "$cache"
   profile=$cache/$model-h${hidden//,/_}-w$width-in${input_shape//,/_}-c$classes-b$batch.profile
   if [[ ! -s $profile ]]; then

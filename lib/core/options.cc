@@ -31,7 +31,7 @@ namespace {
 // and programs ignore them; any other PSTRAIN_* variable is an error, so that a mistyped flag is never ignored.
 // tests/unit/core/documented_variables_test.sh checks that every PSTRAIN_* name in the docs and scripts is one or the
 // other.
-constexpr std::array<std::string_view, 18> kToolVariables =
+constexpr std::array<std::string_view, 19> kToolVariables =
     {"PSTRAIN_BIN",
      "PSTRAIN_FLAGS",
      "PSTRAIN_CACHE_DIR",
@@ -45,6 +45,7 @@ constexpr std::array<std::string_view, 18> kToolVariables =
      "PSTRAIN_FUZZ",  // CMake options
      "PSTRAIN_SANITIZE",
      "PSTRAIN_TSAN",
+     "PSTRAIN_SMPI",  // CMake option: the SimGrid dry-run build (benchmarks/scale/)
      "PSTRAIN_TEST_HOOKS",  // CMake option, and the test suite's fault injection (core/test_hooks.h)
      "PSTRAIN_FASHION_MNIST",
      "PSTRAIN_MODULEFILES_DIR",

@@ -18,7 +18,7 @@ fi
 cmake --build "$smpi_build" -j 2 --target pstrain-dryrun > "$smpi_build.build.log" 2>&1 || { tail -30 "$smpi_build.build.log"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export PSTRAIN_BUILD=$build_dir PSTRAIN_SMPI_BUILD=$smpi_build PSTRAIN_DRYRUN_CACHE=$work/profiles
+export DRYRUN_BUILD=$build_dir DRYRUN_SMPI_BUILD=$smpi_build DRYRUN_CACHE=$work/profiles
 dryrun=$source_dir/benchmarks/scale/pstrain-dryrun.sh
 # A node of 4 cores: a core per rank, so a step computes exactly what the profile says.
 platform=$source_dir/benchmarks/scale/platforms/fat-tree-100g.xml
