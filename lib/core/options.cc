@@ -45,7 +45,7 @@ constexpr std::array<std::string_view, 19> kToolVariables =
      "PSTRAIN_FUZZ",  // CMake options
      "PSTRAIN_SANITIZE",
      "PSTRAIN_TSAN",
-     "PSTRAIN_SMPI",  // CMake option: the SimGrid dry-run build (benchmarks/scale/)
+     "PSTRAIN_SMPI",        // CMake option: the SimGrid dry-run build (benchmarks/scale/)
      "PSTRAIN_TEST_HOOKS",  // CMake option, and the test suite's fault injection (core/test_hooks.h)
      "PSTRAIN_FASHION_MNIST",
      "PSTRAIN_MODULEFILES_DIR",
