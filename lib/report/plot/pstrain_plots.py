@@ -214,7 +214,8 @@ def draw_ranks_over_time(axis, records, events, folder):
     origin = events[0]["unix_time"]
     minutes = lambda t: (t - origin) / 60.0  # noqa: E731
     steps = ranks_over_time(events)
-    last = max([events[-1]["unix_time"]] + [end for _, end, _ in _pass_spans(records, folder)])
+    spans = _pass_spans(records, folder)
+    last = max([events[-1]["unix_time"]] + [end for _, end, _ in spans])
     times = [minutes(t) for t, _ in steps] + [minutes(last)]
     ranks = [r for _, r in steps] + [steps[-1][1]]
     axis.step(times, ranks, where="post", color="tab:blue", linewidth=2, label="ranks training")
@@ -230,7 +231,6 @@ def draw_ranks_over_time(axis, records, events, folder):
             axis.annotate(event["event"], (minutes(event["unix_time"]), axis.get_ylim()[1]), rotation=90,
                           fontsize=7, va="top", ha="right", color="tab:red" if failed else "0.3")
     handles, labels = axis.get_legend_handles_labels()
-    spans = _pass_spans(records, folder)
     if spans:
         speed_axis = axis.twinx()
         for index, (start, end, speed) in enumerate(spans):
