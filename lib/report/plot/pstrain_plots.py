@@ -169,7 +169,8 @@ def read_elastic_events(path):
                 raise PlotError("%s:%d: not a JSON object (%s)" % (path, number, error)) from None
             if not isinstance(record, dict) or not isinstance(record.get("unix_time"), (int, float)) or \
                     not isinstance(record.get("event"), str):
-                raise PlotError("%s:%d: an elastic event needs a numeric \"unix_time\" and an \"event\"" % (path, number))
+                raise PlotError("%s:%d: an elastic event needs a numeric \"unix_time\" and an \"event\"" %
+                                (path, number))
             events.append(record)
     if not events:
         raise PlotError("%s holds no events" % path)
