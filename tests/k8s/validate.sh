@@ -170,7 +170,8 @@ PYEOF
 
 # The elastic overlay's discovery wrapper (k8s/overlays/elastic/discover.sh) against a stand-in for the operator's
 # /etc/mpi/discover_hosts.sh: bare host lines get slotsPerWorker (OMPI_MCA_orte_set_default_slots), a host whose
-# sshd port does not answer is left out, the operator's order is kept, and a failing operator script fails it.
+# sshd port does not answer is left out (unless none answers: then all are printed), the operator's order is kept,
+# and a failing operator script fails it.
 t_elastic_discovery() {
   local dir="$work/elastic-discovery" script="$K8S/overlays/elastic/discover.sh" got code=0
   rm -rf "$dir" && mkdir -p "$dir"
@@ -187,6 +188,11 @@ print(s.getsockname()[1], flush=True); time.sleep(120)' > "$dir/port" &
   got=$(DISCOVER_HOSTS_SCRIPT=$dir/operator.sh DISCOVER_SSH_PORT=$(cat "$dir/port") OMPI_MCA_orte_set_default_slots=2 \
         sh "$script" | tr '\n' ' ') || fail "discover.sh failed"
   [ "$got" = "127.0.0.1:2 localhost:3 " ] || fail "discover.sh printed '$got', expected '127.0.0.1:2 localhost:3 '"
+  # No listed host answers: the probe is the likelier fault, the operator's list is printed as it is.
+  printf '#!/bin/sh\necho 127.0.0.2\necho 127.0.0.3:2\n' > "$dir/operator.sh"
+  got=$(DISCOVER_HOSTS_SCRIPT=$dir/operator.sh DISCOVER_SSH_PORT=$(cat "$dir/port") sh "$script" | tr '\n' ' ') \
+    || fail "discover.sh failed"
+  [ "$got" = "127.0.0.2:1 127.0.0.3:2 " ] || fail "discover.sh with no host answering printed '$got'"
   printf '#!/bin/sh\necho "cannot read the ConfigMap" >&2\nexit 4\n' > "$dir/operator.sh"
   DISCOVER_HOSTS_SCRIPT=$dir/operator.sh sh "$script" > "$dir/out" 2>&1 || code=$?
   [ "$code" -eq 4 ] || fail "discover.sh with a failing operator script: exit $code, expected 4"
