@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Seconds from an elastic event to the next training step, for the MLP main job (the quickstart's: sync, MLP
-# 784-256-128-10, batch 64, momentum, Fashion-MNIST), and where they go.
+# 784-256-128-10, batch 64, momentum, Fashion-MNIST) or the Brown NPLM recipe, and where they go.
 #
 # pstrain-launch --elastic on localhost, --min-np 2 --max-np 4, the discovery script a file rewritten here. CYCLES
 # times: slots 3 -> 4 (grow), a random rank SIGKILLed (crash), 4 -> 3 (shrink), each SETTLE seconds of training
@@ -11,13 +11,27 @@
 #   pstrain       pstrain's "first step done X s after start": data, model, checkpoint load, windows, first step
 # The discovery interval adds up to one interval before the driver sees a change (not counted: 0.5 s here).
 #
-#   bash benchmarks/elastic_events.sh          # CYCLES=2 SETTLE=5
+# RECIPE=nplm measures the same for the Brown NPLM recipe (examples/brown-nplm.ini: sync, Adam, the embedding table
+# held by the servers row by row), data converted from the cached Brown corpus (mpi_launch/fetch-brown.sh).
+#
+#   bash benchmarks/elastic_events.sh          # CYCLES=2 SETTLE=5 RECIPE=mlp
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CYCLES=${CYCLES:-2} SETTLE=${SETTLE:-5}
-data=${DATA_DIR:-data/fashion-mnist}
+CYCLES=${CYCLES:-2} SETTLE=${SETTLE:-5} RECIPE=${RECIPE:-mlp}
 [ -x build/bin/pstrain-elastic ] || { echo "build first: cmake --build build --target pstrain pstrain-elastic" >&2; exit 1; }
-[ -f "$data/test.h5" ] || build/bin/pstrain-data fashion-mnist --input /usr/share/datasets/fashion-mnist --output "$data" --split-count 4
+case "$RECIPE" in
+  mlp)
+    data=${DATA_DIR:-data/fashion-mnist}
+    [ -f "$data/test.h5" ] || build/bin/pstrain-data fashion-mnist --input /usr/share/datasets/fashion-mnist --output "$data" --split-count 4
+    recipe=(--model mlp --hidden 256,128 --batch-size 64 --mode sync --optimizer momentum --lr 0.05 --momentum 0.9
+            --lr-schedule cosine) ;;
+  nplm)
+    data=${DATA_DIR:-data/brown}
+    [ -f "$data/test.h5" ] || build/bin/pstrain-data brown --input "$(bash mpi_launch/fetch-brown.sh)" --output "$data" --split-count 8
+    recipe=(--model nplm --embedding-dim 60 --hidden 50 --direct true --batch-size 128 --mode sync --optimizer adam
+            --lr 0.002) ;;
+  *) echo "RECIPE is mlp or nplm, not '$RECIPE'" >&2; exit 2 ;;
+esac
 export OPENBLAS_NUM_THREADS=1
 work=$(mktemp -d)
 [ -z "${KEEP:-}" ] || echo "work folder: $work"
@@ -40,8 +54,7 @@ kill_random_rank() {
 set_hosts localhost:3
 timeout -k 5 1200 mpi_launch/pstrain-launch --elastic --min-np 2 --max-np 4 --host-discovery-script "$work/discover.sh" \
   --discovery-interval 0.5 --mca btl_tcp_if_include lo -- --data-dir "$data" --output-dir "$out" \
-  --model mlp --hidden 256,128 --batch-size 64 --mode sync --optimizer momentum --lr 0.05 --momentum 0.9 \
-  --lr-schedule cosine --passes 1000 > "$log" 2>&1 &
+  "${recipe[@]}" --passes 1000 > "$log" 2>&1 &
 driver=$!
 jobs_started=1
 wait_started 1

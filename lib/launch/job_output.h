@@ -3,7 +3,7 @@
 // messages) line by line, and keeps what the driver needs to know about the job:
 //   "[...] resuming from PATH: pass P, step S of it, global step G"   the checkpoint it resumed from
 //   "[...] first step done ..."                                        training runs (the event's cost ends here)
-//   "[...] pass P/N step S..."                                         the progress line: how far it got
+//   "[...] pass P of 0..N-1 step S..."                                 the progress line: how far it got
 //   "[...] training finished: ..." / "[...] stopped on a signal ..."   how an exit 0 ended
 //   "... process rank R with PID X on node H exited on signal 9 ..."   which rank failed (mpirun)
 // The lines are pstrain's (lib/train/job.cc, trainer_loop.cc, lib/report/progress.cc) and Open MPI 4.1's.
@@ -50,7 +50,7 @@ class JobOutput {
   std::string failure_detail_;
 };
 
-// Is this pstrain's progress line ("[...] pass P/N step S...")?
+// Is this pstrain's progress line ("[...] pass P of 0..N-1 step S...")?
 bool is_progress_line(const std::string& line);
 
 // Steps of training lost between what the previous job reached and where the next one resumed: 0 when the

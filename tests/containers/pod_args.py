@@ -19,7 +19,8 @@ the first container of the pod template:
   - resources.limits cpu/memory as --cpus/--memory;
   - volumeMounts: a persistentVolumeClaim becomes VOLUMES_DIR/<claimName> bound at mountPath (read-only if the
     mount or the claim source says readOnly), an emptyDir with medium Memory a tmpfs of sizeLimit, another
-    emptyDir a fresh folder VOLUMES_DIR/emptydir-NAME-<volume>, mode 0777 as the kubelet makes it;
+    emptyDir a fresh folder VOLUMES_DIR/emptydir-NAME-<volume>, mode 0777 as the kubelet makes it; a configMap
+    its files (from the ConfigMap of the same manifest) with the volume's defaultMode, read-only;
   - containerPort values are printed to stderr as "port N" lines (the caller probes the readiness port).
 What the operator adds (hostfile, ssh Secret, its environment variables) is added by run.sh, not here.
 """
@@ -91,6 +92,24 @@ def pod_template(documents, role, name):
     return job["spec"]["mpiReplicaSpecs"][replica]["template"]
 
 
+def config_map_folder(documents, source, volumes_dir, role):
+    """A configMap volume as the kubelet makes it: one file per data key (or per listed item) with the volume's
+    defaultMode (0644 unless given), in VOLUMES_DIR/configmap-<name>; the ConfigMap comes from the same manifest."""
+    name = source["name"]
+    config = next((d for d in documents if d and d.get("kind") == "ConfigMap" and d["metadata"]["name"] == name), None)
+    if config is None:
+        fail(f"{role}: configMap volume names {name}, which the manifest does not hold")
+    folder = os.path.join(volumes_dir, f"configmap-{name}")
+    os.makedirs(folder, exist_ok=True)
+    items = source.get("items") or [{"key": key, "path": key} for key in config.get("data") or {}]
+    for item in items:
+        path = os.path.join(folder, item["path"])
+        with open(path, "w") as f:
+            f.write(config["data"][item["key"]])
+        os.chmod(path, item.get("mode", source.get("defaultMode", 0o644)))
+    return folder
+
+
 def main():
     if len(sys.argv) not in (4, 5):
         fail("usage: pod_args.py RENDERED.yaml launcher|worker|data-prep|job VOLUMES_DIR [NAME]")
@@ -149,6 +168,9 @@ def main():
                 os.makedirs(source, exist_ok=True)
                 os.chmod(source, 0o777)  # the kubelet's emptyDir: writable by the pod's non-root user
                 args += ["--volume", f"{source}:{target}:rw"]
+        elif "configMap" in volume:
+            source = config_map_folder(documents, volume["configMap"], volumes_dir, role)
+            args += ["--volume", f"{source}:{target}:ro"]
         else:
             fail(f"{role}: volume {mount['name']} has a type this rehearsal does not map: {sorted(volume)}")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Kubernetes deployment rehearsed with real containers (podman + runc, no cluster, no registry):
 #
-#   bash tests/containers/run.sh [all|images|rehearse|kill|bad-input [CASE...]|sweep]   (as root; default: all)
+#   bash tests/containers/run.sh [all|images|rehearse|kill|bad-input [CASE...]|sweep|elastic]   (as root; default: all)
 #
 #   images    installs podman, buildah, runc, debootstrap...; builds the base images debian:bookworm{,-slim}
 #             (debootstrap, cached) and k8s/Dockerfile as it is (podman's layer cache), tagged with the image
@@ -20,7 +20,10 @@
 #             worker frozen mid-run (bad_input.sh): the launcher fails by itself, in time, with the cause in its log
 #   sweep     two Jobs of `pstrain-sweep emit k8s` (k8s/sweep/job.yaml.tmpl), one container each; then
 #             `pstrain-sweep report` on the sweep folder of the output volume, checked (sweep.sh)
-#   all       images, rehearse, kill, bad-input, sweep
+#   elastic   k8s/overlays/elastic: the launcher runs pstrain-elastic on the operator's discover_hosts.sh, which
+#             this script rewrites as the operator would while worker containers are started, killed, restarted
+#             and stopped during one run; the ledger is exact and elastic.jsonl lists every change (elastic.sh)
+#   all       images, rehearse, kill, bad-input, sweep, elastic
 #
 # Environment: WORK_ROOT (scratch, default build/tests/work), OVERLAY (default cpu-small), JOB_TIMEOUT (seconds
 # per launcher run, default 1200), BUILD_TIMEOUT (default 5400), KEEP=1 keeps the containers after a failure,
@@ -49,6 +52,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 source "$here/images.sh"
 source "$here/bad_input.sh"
 source "$here/sweep.sh"
+source "$here/elastic.sh"
 
 # ---------------------------------------------------------------------------------------------------------
 # The manifests
@@ -501,6 +505,7 @@ case "${1:-all}" in
   kill) stage_kill ;;
   bad-input) stage_bad_input "${@:2}" ;;
   sweep) stage_sweep ;;
-  all) stage_images; stage_rehearse; stage_kill; stage_bad_input; stage_sweep ;;
-  *) echo "usage: $0 [all|images|rehearse|kill|bad-input [CASE...]|sweep]" >&2; exit 2 ;;
+  elastic) stage_elastic ;;
+  all) stage_images; stage_rehearse; stage_kill; stage_bad_input; stage_sweep; stage_elastic ;;
+  *) echo "usage: $0 [all|images|rehearse|kill|bad-input [CASE...]|sweep|elastic]" >&2; exit 2 ;;
 esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Offline checks of the Kubernetes deployment (k8s/): no cluster, no Docker engine needed.
 #
-#   validate.sh yamllint | mpijob_schema | core_objects | kustomize | launcher_local | all
+#   validate.sh yamllint | mpijob_schema | core_objects | kustomize | launcher_local | elastic_discovery | all
 #
 # Environment (set by CTest, defaults for a manual run from the checkout):
 #   REPO       repository root                      (default: two levels above this script)
@@ -71,6 +71,10 @@ t_mpijob_schema() {
   # Negative checks: broken copies (2 launchers, 0 workers, unknown fields, bad policies, -np mismatch) must fail.
   "$PY" "$here/validate_mpijob.py" --crd "$CRD" --self-test "$K8S/base/mpijob.yaml" \
     || fail "the validator accepted a broken MPIJob"
+  if [ -f "$work/rendered/elastic.yaml" ]; then   # the elastic launcher's own rules (pstrain-elastic)
+    "$PY" "$here/validate_mpijob.py" --crd "$CRD" --self-test "$work/rendered/elastic.yaml" \
+      || fail "the validator accepted a broken elastic MPIJob"
+  fi
   # And the command-line path itself must exit non-zero on a broken file.
   "$PY" - "$K8S/base/mpijob.yaml" > "$work/broken-mpijob.yaml" <<'PYEOF'
 import sys, yaml
@@ -164,12 +168,44 @@ PYEOF
   echo "launcher_local: $np ranks, $(wc -l < "$out_dir/metrics.jsonl") pass(es), outputs in $out_dir"
 }
 
+# The elastic overlay's discovery wrapper (k8s/overlays/elastic/discover.sh) against a stand-in for the operator's
+# /etc/mpi/discover_hosts.sh: bare host lines get slotsPerWorker (OMPI_MCA_orte_set_default_slots), a host whose
+# sshd port does not answer is left out (unless none answers: then all are printed), the operator's order is kept,
+# and a failing operator script fails it.
+t_elastic_discovery() {
+  local dir="$work/elastic-discovery" script="$K8S/overlays/elastic/discover.sh" got code=0
+  rm -rf "$dir" && mkdir -p "$dir"
+  # A listener on 127.0.0.1 only (a worker's sshd); 127.0.0.2 is loopback too but refuses (a killed worker).
+  "$PY" -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True); time.sleep(120)' > "$dir/port" &
+  local listener=$!
+  trap 'kill "$listener" 2> /dev/null || true' RETURN
+  for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
+  [ -s "$dir/port" ] || fail "the stand-in sshd did not start"
+  printf '#!/bin/sh\necho 127.0.0.1\necho 127.0.0.2\necho localhost:3\n' > "$dir/operator.sh"
+  chmod +x "$dir/operator.sh"
+  got=$(DISCOVER_HOSTS_SCRIPT=$dir/operator.sh DISCOVER_SSH_PORT=$(cat "$dir/port") OMPI_MCA_orte_set_default_slots=2 \
+        sh "$script" | tr '\n' ' ') || fail "discover.sh failed"
+  [ "$got" = "127.0.0.1:2 localhost:3 " ] || fail "discover.sh printed '$got', expected '127.0.0.1:2 localhost:3 '"
+  # No listed host answers: the probe is the likelier fault, the operator's list is printed as it is.
+  printf '#!/bin/sh\necho 127.0.0.2\necho 127.0.0.3:2\n' > "$dir/operator.sh"
+  got=$(DISCOVER_HOSTS_SCRIPT=$dir/operator.sh DISCOVER_SSH_PORT=$(cat "$dir/port") sh "$script" | tr '\n' ' ') \
+    || fail "discover.sh failed"
+  [ "$got" = "127.0.0.2:1 127.0.0.3:2 " ] || fail "discover.sh with no host answering printed '$got'"
+  printf '#!/bin/sh\necho "cannot read the ConfigMap" >&2\nexit 4\n' > "$dir/operator.sh"
+  DISCOVER_HOSTS_SCRIPT=$dir/operator.sh sh "$script" > "$dir/out" 2>&1 || code=$?
+  [ "$code" -eq 4 ] || fail "discover.sh with a failing operator script: exit $code, expected 4"
+  echo "elastic_discovery: slots added, the host that does not answer left out, order kept, failures passed on"
+}
+
 case "${1:-all}" in
   yamllint) t_yamllint ;;
   mpijob_schema) t_mpijob_schema ;;
   core_objects) t_core_objects ;;
   kustomize) t_kustomize ;;
   launcher_local) t_launcher_local ;;
-  all) t_yamllint; t_kustomize; t_mpijob_schema; t_core_objects; t_launcher_local ;;
-  *) echo "usage: $0 yamllint|mpijob_schema|core_objects|kustomize|launcher_local|all" >&2; exit 2 ;;
+  elastic_discovery) t_elastic_discovery ;;
+  all) t_yamllint; t_kustomize; t_mpijob_schema; t_core_objects; t_launcher_local; t_elastic_discovery ;;
+  *) echo "usage: $0 yamllint|mpijob_schema|core_objects|kustomize|launcher_local|elastic_discovery|all" >&2; exit 2 ;;
 esac

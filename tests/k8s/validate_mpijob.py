@@ -13,7 +13,9 @@ Checks, in order:
      runPolicy.cleanPodPolicy in None/Running/All, every restartPolicy in Never/OnFailure, only Launcher and
      Worker replica types, a container in every template, a DNS-1035 name;
   3. pstrain's own consistency: the launcher runs mpirun with --hostfile /etc/mpi/hostfile, -np equal to
-     Worker replicas x slotsPerWorker, osc pt2pt enabled (cross-node RMA), and /opt/pstrain/bin/pstrain.
+     Worker replicas x slotsPerWorker, osc pt2pt enabled (cross-node RMA), and /opt/pstrain/bin/pstrain; or it runs
+     the elastic driver (/opt/pstrain/bin/pstrain-elastic) with the workers within [--min-np, --max-np], its
+     discovery script on a mounted ConfigMap and its output folder on a mounted claim (elastic_rules).
 Exit status 0 when everything passes, 1 otherwise (each problem on stderr).
 """
 import argparse
@@ -98,6 +100,8 @@ def pstrain_rules(job):
     except (KeyError, IndexError, TypeError):
         return ["no launcher container"]
     argv = list(container.get("command", [])) + list(container.get("args", []))
+    if argv and argv[0] == "/opt/pstrain/bin/pstrain-elastic":
+        return elastic_rules(spec, container, argv)
     if not argv or argv[0] not in ("mpirun", "/usr/bin/mpirun"):
         return [f"launcher does not run mpirun: {argv[:1]}"]
 
@@ -118,6 +122,41 @@ def pstrain_rules(job):
         errors.append("mpirun lacks --mca osc ...pt2pt (cross-node one-sided needs osc/pt2pt)")
     if "/opt/pstrain/bin/pstrain" not in argv:
         errors.append("mpirun does not start /opt/pstrain/bin/pstrain")
+    return errors
+
+
+def elastic_rules(spec, container, argv):
+    """A launcher running the elastic driver (k8s/overlays/elastic): the workers it starts with lie within
+    [--min-np, --max-np], its discovery script is on a mounted ConfigMap, and its --output-dir is on a volume the
+    launcher mounts (the driver writes its host lists and elastic.jsonl there); --resume is the driver's own."""
+    errors = []
+    driver, _, pstrain = argv[1:], None, []
+    if "--" in argv:
+        driver, pstrain = argv[1:argv.index("--")], argv[argv.index("--") + 1:]
+    else:
+        errors.append("pstrain-elastic has no '--' before pstrain's flags")
+
+    def value(flags, flag):
+        return flags[flags.index(flag) + 1] if flag in flags and flags.index(flag) + 1 < len(flags) else None
+
+    replicas = spec.get("mpiReplicaSpecs", {})
+    workers = (replicas.get("Worker") or {}).get("replicas", 1) * spec.get("slotsPerWorker", 1)
+    low, high = value(driver, "--min-np"), value(driver, "--max-np")
+    if not (str(low).isdigit() and str(high).isdigit()):
+        errors.append("pstrain-elastic needs numeric --min-np and --max-np")
+    elif not int(low) <= workers <= int(high):
+        errors.append(f"Worker replicas x slotsPerWorker = {workers} is outside --min-np {low} .. --max-np {high}")
+    pod = replicas["Launcher"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod.get("volumes") or []}
+    mounts = {m["mountPath"]: volumes.get(m["name"], {}) for m in container.get("volumeMounts") or []}
+    script = value(driver, "--host-discovery-script") or ""
+    if not any(script.startswith(path + "/") and "configMap" in volume for path, volume in mounts.items()):
+        errors.append(f"the discovery script {script or '(none)'} is not on a ConfigMap the launcher mounts")
+    output = value(pstrain, "--output-dir") or ""
+    if not any(output.startswith(path + "/") and "persistentVolumeClaim" in volume for path, volume in mounts.items()):
+        errors.append(f"--output-dir {output or '(none)'} is not on a volume claim the launcher mounts")
+    if "--resume" in pstrain:
+        errors.append("pstrain-elastic passes --resume itself: drop it from pstrain's flags")
     return errors
 
 
@@ -157,8 +196,20 @@ def broken_copies(job):
          .__setitem__("imagePullPolicyy", "Always"))
     case("mpiImplementation OpenMP", lambda j: j["spec"].__setitem__("mpiImplementation", "OpenMP"))
     case("no Launcher", lambda j: rs(j).pop("Launcher"))
-    case("-np differs from the workers", lambda j: rs(j)["Worker"].__setitem__(
-        "replicas", rs(job)["Worker"].get("replicas", 1) + 1))
+    launcher = rs(job)["Launcher"]["template"]["spec"]["containers"][0]
+    if launcher.get("command") == ["/opt/pstrain/bin/pstrain-elastic"]:
+        args = lambda j: rs(j)["Launcher"]["template"]["spec"]["containers"][0]["args"]  # noqa: E731
+        case("more workers than --max-np", lambda j: rs(j)["Worker"].__setitem__(
+            "replicas", int(args(job)[args(job).index("--max-np") + 1]) + 1))
+        case("--resume among pstrain's flags", lambda j: args(j).extend(["--resume", "auto"]))
+        case("discovery script not mounted", lambda j: args(j).__setitem__(
+            args(j).index("--host-discovery-script") + 1, "/opt/discover.sh"))
+        case("launcher without the output volume", lambda j: rs(j)["Launcher"]["template"]["spec"]["containers"][0]
+             .__setitem__("volumeMounts", [m for m in rs(j)["Launcher"]["template"]["spec"]["containers"][0]
+                                           ["volumeMounts"] if m["mountPath"] != "/output"]))
+    else:
+        case("-np differs from the workers", lambda j: rs(j)["Worker"].__setitem__(
+            "replicas", rs(job)["Worker"].get("replicas", 1) + 1))
     return cases
 
 

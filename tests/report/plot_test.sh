@@ -3,12 +3,13 @@
 # (perplexity fields): each PNG is whole (check_png.py: signature, every CRC, the image data inflates) and of a
 # plot's size, and the plotter names the panels it drew. Missing, empty and damaged metrics.jsonl, an unwritable
 # PNG and bad usage each end with one message naming the problem and the documented exit code.
-# CTest passes BIN_DIR, WORK_ROOT, FASHION_MNIST and CHECK_PNG.
+# An elastic run's fixture (elastic.jsonl, pass done times) adds the ranks-over-time panel, its steps checked.
+# CTest passes BIN_DIR, WORK_ROOT, FASHION_MNIST, CHECK_PNG and PLOT_MODULE_DIR.
 set -euo pipefail
 export OPENBLAS_NUM_THREADS=1
 for variable in $(env | grep -o '^PSTRAIN_[A-Z_]*' || true); do unset "$variable"; done
 fail() { echo "FAIL: $*" >&2; exit 1; }
-: "${BIN_DIR:?}" "${WORK_ROOT:?}" "${CHECK_PNG:?}"
+: "${BIN_DIR:?}" "${WORK_ROOT:?}" "${CHECK_PNG:?}" "${PLOT_MODULE_DIR:?}"
 rm -rf "$WORK_ROOT"
 mkdir -p "$WORK_ROOT"
 cd "$WORK_ROOT"
@@ -37,6 +38,52 @@ PY
 grep -q "^drew loss, perplexity, samples/s, step breakdown, staleness, chunks per trainer into lm/curves.png$" \
   lm.out || fail "panels of the language-model fixture: $(cat lm.out)"
 
+# An elastic run (the driver's elastic.jsonl beside metrics.jsonl): slots 3 -> 4 at 1 min, a rank killed at 2 min,
+# 4 -> 3 at 3 min, the end at 4 min; each pass's done file written at the time it ended. The figure gains the
+# "ranks over time" panel, and the ranks drawn are those the launches trained with, from their first steps.
+mkdir -p elastic
+/usr/bin/python3 - elastic <<'PY'
+import json, os, sys
+out, t0 = sys.argv[1], 1764000000.0
+def event(dt, kind, launch=0, ranks=None, to_step=None):
+    return {"time": "2025-11-24T16:00:00Z", "unix_time": t0 + dt, "event": kind, "hosts": [], "detail": "",
+            "launch": launch, "world": "", "ranks": ranks, "layout": None, "resumed_from": None,
+            "resumed_global_step": None, "steps_lost": None, "seconds_to_next_step": to_step, "restarts": 0}
+events = [event(0, "driver_started"), event(0.5, "launch", 1, 3, 5.0), event(60, "slots_changed", 2, None, 8.0),
+          event(61, "launch", 2, 4, 6.0), event(120, "job_failed", 3, None, 7.0), event(120.2, "launch", 3, 4, 6.8),
+          event(180, "slots_changed", 4, None, 6.0), event(181, "launch", 4, 3, 5.0), event(240, "driver_finished")]
+with open(f"{out}/elastic.jsonl", "w") as f:
+    f.writelines(json.dumps(e) + "\n" for e in events[1:] + events[:1])  # unordered: the plotter sorts
+with open(f"{out}/metrics.jsonl", "w") as f:
+    for p, speed in enumerate([9000, 11000, 10500, 9100]):
+        f.write(json.dumps({"pass": p, "train_loss": 1.0 - 0.1 * p, "test_accuracy": 0.7 + 0.02 * p,
+                            "samples_per_sec": speed, "pass_seconds": 50.0}) + "\n")
+for p, end in enumerate([57, 117, 178, 239]):
+    os.makedirs(f"{out}/pass-{p:05d}")
+    open(f"{out}/pass-{p:05d}/done", "w").close()
+    os.utime(f"{out}/pass-{p:05d}/done", (t0 + end, t0 + end))
+PY
+"$BIN_DIR/pstrain-plot" elastic > elastic.out || fail "pstrain-plot on an elastic run: $(cat elastic.out)"
+/usr/bin/python3 "$CHECK_PNG" elastic/training.png 20000 || fail "elastic/training.png is not a whole plot"
+grep -q "^drew loss, accuracy, samples/s, ranks over time into elastic/training.png$" elastic.out \
+  || fail "panels of an elastic run: $(cat elastic.out)"
+PYTHONPATH=$PLOT_MODULE_DIR /usr/bin/python3 - elastic <<'PY' || fail "ranks over time of the elastic fixture"
+import sys
+import pstrain_plots as plots
+events = plots.read_elastic_events(sys.argv[1] + "/elastic.jsonl")
+steps = [(round(t - 1764000000.0, 1), r) for t, r in plots.ranks_over_time(events)]
+# From each launch's first step (launch time + seconds_to_next_step) to the event that ended its job.
+want = [(0.0, 0), (5.5, 3), (60.0, 0), (67.0, 4), (120.0, 0), (127.0, 4), (180.0, 0), (186.0, 3), (240.0, 0)]
+assert steps == want, steps
+spans = [(round(a - 1764000000.0), round(b - 1764000000.0), s) for a, b, s in plots._pass_spans(
+    plots.read_metrics(sys.argv[1] + "/metrics.jsonl"), sys.argv[1])]
+assert spans == [(7, 57, 9000), (67, 117, 11000), (128, 178, 10500), (189, 239, 9100)], spans
+print("ranks over time:", steps)
+PY
+# A run without elastic.jsonl has no such panel (above: run, lm); a damaged one is named.
+mkdir -p elastic-damaged && cp elastic/metrics.jsonl elastic-damaged/
+printf '{"unix_time": 1, "event": "launch"}\n{"event": "launch"}\n' > elastic-damaged/elastic.jsonl
+
 # expect_failure CODE PATTERN ARGS...: exit CODE, one line on stderr matching PATTERN, no PNG left behind.
 expect_failure() {
   local code=$1 pattern=$2
@@ -56,6 +103,8 @@ expect_failure 3 "damaged/metrics.jsonl:2: not a JSON object" damaged
 [ ! -e damaged/training.png ] || fail "a PNG was written from damaged metrics"
 echo '["pass", 0]' > damaged/metrics.jsonl
 expect_failure 3 'damaged/metrics.jsonl:1: a metrics line needs an integer "pass" field' damaged
+expect_failure 3 'elastic-damaged/elastic.jsonl:2: an elastic event needs a numeric "unix_time"' elastic-damaged
+[ ! -e elastic-damaged/training.png ] || fail "a PNG was written from a damaged elastic.jsonl"
 expect_failure 4 "cannot write no-such-folder/x.png" run --png no-such-folder/x.png
 expect_failure 2 "give either an OUTPUT folder or --sweep" run --sweep lm
 expect_failure 3 "report.json: not a pstrain-sweep report" --sweep lm

@@ -238,6 +238,75 @@ while [ -n "$(squeue -h -j "$signal_job" 2>/dev/null)" ]; do
 done
 pass "requeued job $signal_job resumed from its checkpoint"
 
+# --- pstrain-elastic.sbatch: the job goes on through a killed rank and a drained node ----------------------------
+# One node: a SIGKILLed rank stands for a node lost (mpirun's step fails the same way); `scontrol update
+# state=drain` makes pstrain-slurm-hosts leave the node out (the job checkpoints, stops and waits for slots), and
+# `state=resume` brings it back (relaunch). The job completes, every sample trained once per pass.
+elastic_out() { echo "$work/runs/slurm-$elastic_job"; }
+elastic_launches() { local n; n=$(grep -c '"event":"launch"' "$(elastic_out)/elastic.jsonl" 2> /dev/null) || true; echo "${n:-0}"; }
+wait_elastic() {  # wait_elastic WHAT CONDITION...: bounded wait while the elastic job runs
+  local what=$1 deadline=$((SECONDS + 120))
+  shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$deadline" ] || { tail -30 "$tmp"/jobs/*-"${elastic_job}"_*.out >&2; fail "elastic job: $what within 120 s"; }
+    [ -n "$(squeue -h -j "$elastic_job" 2> /dev/null)" ] || fail "elastic job $elastic_job left the queue before: $what"
+    sleep 0.3
+  done
+}
+trains() {  # trains N: the N-th job of the elastic run did its first step (the job's output may not exist yet)
+  local n
+  n=$(cat "$tmp"/jobs/*-"${elastic_job}"_*.out 2> /dev/null | grep -c "first step done") || true
+  [ "${n:-0}" -ge "$1" ]
+}
+elastic_pids() { for pid in $(pgrep -f -- "--output-dir $(elastic_out)( |$)" || true); do
+                   [ "$(cat /proc/$pid/comm 2> /dev/null)" = pstrain ] && echo "$pid"; done; }
+elastic_job=$(MIN_NP=2 PASSES=4 ELASTIC_ARGS="--discovery-interval 0.5 --mca btl_tcp_if_include lo" \
+  submit --nodes=1 --ntasks=3 "$slurm_dir/pstrain-elastic.sbatch" "${flags[@]}" --test-step-delay-ms 60)
+grep -q -- "^#SBATCH --no-kill$" "$slurm_dir/pstrain-elastic.sbatch" || fail "pstrain-elastic.sbatch lacks --no-kill"
+wait_elastic "first training step" trains 1
+victim=$(elastic_pids | shuf -n 1)
+[ -n "$victim" ] || fail "elastic job $elastic_job: no pstrain rank found"
+kill -KILL "$victim"
+wait_elastic "relaunch after the killed rank" trains 2
+scontrol update nodename="$node_name" state=drain reason=pstrain-elastic-test
+# The driver stops the job at a checkpoint and, with no usable slot left, waits (waiting_for_slots, written at once).
+wait_elastic "the job stopped for the drained node" grep -q '"event":"waiting_for_slots"' "$(elastic_out)/elastic.jsonl"
+launches_drained=$(elastic_launches)
+scontrol update nodename="$node_name" state=resume
+wait_elastic "relaunch once the node is back" trains 3
+deadline=$((SECONDS + 150))
+while [ -n "$(squeue -h -j "$elastic_job" 2> /dev/null)" ]; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "elastic job $elastic_job still queued 150 s after the node came back"
+  sleep 0.5
+done
+state=$(job_field "$elastic_job" JobState) exit_code=$(job_field "$elastic_job" ExitCode)
+[ "$state" = COMPLETED ] && [ "$exit_code" = 0:0 ] || fail "elastic job $elastic_job ended $state (exit $exit_code)"
+/usr/bin/python3 - "$(elastic_out)" "$node_name" "$launches_drained" <<'PY' || fail "elastic job $elastic_job: ledger or elastic.jsonl"
+import json, sys
+out, node, launches_drained = sys.argv[1], sys.argv[2], int(sys.argv[3])
+passes = [json.loads(line) for line in open(f"{out}/metrics.jsonl")]
+assert [p["pass"] for p in passes] == [0, 1, 2, 3], [p["pass"] for p in passes]
+total = passes[0]["samples"] + passes[0]["samples_before_resume"]
+for p in passes:
+    assert p["samples"] + p["samples_before_resume"] == total, p
+    assert p["samples_missing"] == 0 and p["samples_repeated"] == 0, p
+events = [json.loads(line) for line in open(f"{out}/elastic.jsonl")]
+kinds = [e["event"] for e in events]
+print("elastic.jsonl:", kinds)
+assert kinds[0] == "driver_started" and kinds[-1] == "driver_finished", kinds
+failed = next(e for e in events if e["event"] == "job_failed")
+assert "signal 9" in failed["detail"], failed
+removed = next(e for e in events if e["event"] == "hosts_removed")
+assert removed["hosts"] and removed["hosts"][0].startswith(node), removed
+launches = [e for e in events if e["event"] == "launch"]
+assert len(launches) == launches_drained + 1 == 3, (len(launches), launches_drained)
+assert all(e["world"].startswith(node + ":") for e in launches), [e["world"] for e in launches]
+print(f"ledger exact over {len(passes)} passes of {total} samples; launches on {[e['world'] for e in launches]}")
+PY
+no_left=$(pgrep -f -- "--output-dir $(elastic_out)( |$)" || true)
+[ -z "$no_left" ] || fail "elastic job $elastic_job left processes: $no_left"
+pass "elastic job $elastic_job went on through a killed rank and a drained node, completed with an exact ledger"
+
 ok=1
 rm -rf "$work"
 echo "PASS ($((SECONDS - started)) s)"

@@ -2,7 +2,9 @@
 
 A run's figure (draw_run) has one panel per thing the run recorded: loss per pass; accuracy per pass, or
 perplexity where the run logs `*_perplexity` (language models); samples/s; the per-step time breakdown; the
-staleness histogram (async, ssp); the chunks per trainer (dynamic dispatch). A sweep's figure (draw_sweep) has
+staleness histogram (async, ssp); the chunks per trainer (dynamic dispatch); and, for an elastic run (the driver's
+OUTPUT/elastic.jsonl), the ranks training over time beside the samples/s of each pass, with the events marked.
+A sweep's figure (draw_sweep) has
 every set's test accuracy and test loss per pass, the best set drawn thick.
 
 Input problems raise PlotError with one message naming the file (and line); the caller turns it into an exit code.
@@ -141,6 +143,108 @@ def _panel_chunks(axis, records):
 RUN_PANELS = (_panel_loss, _panel_quality, _panel_speed, _panel_step_breakdown, _panel_staleness, _panel_chunks)
 
 
+# Events after which the job that was training stops (a relaunch or the end follows); the ranks drop to 0 until
+# the next job's first step.
+JOB_ENDING_EVENTS = ("job_failed", "slots_changed", "hosts_added", "hosts_removed", "host_back", "driver_signalled",
+                     "driver_finished", "driver_gave_up")
+FAILURE_EVENTS = ("job_failed", "driver_gave_up")
+# Marked with a line on the time axis: what changed the job (the finish is the end of the axis).
+MARKED_EVENTS = ("job_failed", "slots_changed", "hosts_added", "hosts_removed", "host_back", "driver_signalled",
+                 "driver_gave_up")
+
+
+def read_elastic_events(path):
+    """The records of an elastic driver's event log (OUTPUT/elastic.jsonl) in time order; None when the run has none
+    (not an elastic run)."""
+    if not os.path.isfile(path):
+        return None
+    events = []
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as error:
+                raise PlotError("%s:%d: not a JSON object (%s)" % (path, number, error)) from None
+            if not isinstance(record, dict) or not isinstance(record.get("unix_time"), (int, float)) or \
+                    not isinstance(record.get("event"), str):
+                raise PlotError("%s:%d: an elastic event needs a numeric \"unix_time\" and an \"event\"" %
+                                (path, number))
+            events.append(record)
+    if not events:
+        raise PlotError("%s holds no events" % path)
+    return sorted(events, key=lambda e: e["unix_time"])
+
+
+def ranks_over_time(events):
+    """[(unix_time, ranks training from then on)]: a launch's ranks from its first training step (the launch record's
+    time plus its seconds_to_next_step) until the next event that ends that job; 0 in between."""
+    steps = [(events[0]["unix_time"], 0)]
+    for index, event in enumerate(events):
+        if event["event"] != "launch" or not isinstance(event.get("ranks"), int):
+            continue
+        to_step = event.get("seconds_to_next_step")
+        if not isinstance(to_step, (int, float)):
+            continue  # never trained (stopped or failed before its first step)
+        start = event["unix_time"] + to_step
+        end = next((e["unix_time"] for e in events[index + 1:]
+                    if e["event"] in JOB_ENDING_EVENTS and e["unix_time"] >= start), None)
+        steps.append((start, event["ranks"]))
+        if end is not None:
+            steps.append((end, 0))
+    return sorted(steps)
+
+
+def _pass_spans(records, folder):
+    """(start, end, samples/s) of each pass, in unix time: it ended when its pass-NNNNN/done was written and
+    took pass_seconds (after a resume: the part the resumed job trained)."""
+    spans = []
+    for record in records:
+        done = os.path.join(folder, "pass-%05d" % record["pass"], "done")
+        speed, seconds = record.get("samples_per_sec"), record.get("pass_seconds")
+        if os.path.isfile(done) and isinstance(speed, (int, float)) and isinstance(seconds, (int, float)):
+            end = os.path.getmtime(done)
+            spans.append((end - seconds, end, speed))
+    return spans
+
+
+def draw_ranks_over_time(axis, records, events, folder):
+    """The elastic panel: ranks training over time (left axis, a step line), the samples/s of each pass over the
+    time it trained (right axis), and a line at each event that changed the job (red: failures)."""
+    origin = events[0]["unix_time"]
+    minutes = lambda t: (t - origin) / 60.0  # noqa: E731
+    steps = ranks_over_time(events)
+    spans = _pass_spans(records, folder)
+    last = max([events[-1]["unix_time"]] + [end for _, end, _ in spans])
+    times = [minutes(t) for t, _ in steps] + [minutes(last)]
+    ranks = [r for _, r in steps] + [steps[-1][1]]
+    axis.step(times, ranks, where="post", color="tab:blue", linewidth=2, label="ranks training")
+    axis.set(title="elastic run: ranks over time, samples/s per pass", xlabel="minutes since the driver started",
+             ylabel="ranks")
+    axis.set_ylim(0, max(ranks + [1]) + 1)
+    axis.yaxis.get_major_locator().set_params(integer=True)
+    for event in events:
+        if event["event"] in MARKED_EVENTS:
+            failed = event["event"] in FAILURE_EVENTS
+            axis.axvline(minutes(event["unix_time"]), color="tab:red" if failed else "0.6", linestyle="--",
+                         linewidth=1)
+            axis.annotate(event["event"], (minutes(event["unix_time"]), axis.get_ylim()[1]), rotation=90,
+                          fontsize=7, va="top", ha="right", color="tab:red" if failed else "0.3")
+    handles, labels = axis.get_legend_handles_labels()
+    if spans:
+        speed_axis = axis.twinx()
+        for index, (start, end, speed) in enumerate(spans):
+            speed_axis.plot([minutes(start), minutes(end)], [speed, speed], color="tab:green", linewidth=3,
+                            solid_capstyle="butt", label="samples/s of a pass" if index == 0 else None)
+        speed_axis.set_ylabel("samples/s")
+        speed_axis.set_ylim(0, max(speed for _, _, speed in spans) * 1.15)
+        more_handles, more_labels = speed_axis.get_legend_handles_labels()
+        handles, labels = handles + more_handles, labels + more_labels
+    axis.legend(handles, labels, fontsize=8, loc="lower left")
+    return "ranks over time"
+
+
 def _save(figure, output):
     """Written under a temporary name and renamed: a reader never sees half a PNG."""
     temporary = output + ".tmp.png"
@@ -156,10 +260,14 @@ def _save(figure, output):
 def draw_run(metrics_path, output, title=None):
     """Draws the panels of one run into output (PNG); returns the names of the panels drawn."""
     records = read_metrics(metrics_path)
+    folder = os.path.dirname(os.path.abspath(metrics_path))
+    events = read_elastic_events(os.path.join(folder, "elastic.jsonl"))
     columns = 3
     rows = math.ceil(len(RUN_PANELS) / columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(6 * columns, 4 * rows), squeeze=False)
-    free = list(axes.flat)
+    # An elastic run gets one more row, as wide as the figure: a time axis.
+    figure = plt.figure(figsize=(6 * columns, 4 * (rows + (events is not None))))
+    grid = figure.add_gridspec(rows + (events is not None), columns)
+    free = [figure.add_subplot(grid[r, c]) for r in range(rows) for c in range(columns)]
     drawn = []
     for panel in RUN_PANELS:
         axis = free[0]
@@ -174,6 +282,8 @@ def draw_run(metrics_path, output, title=None):
             axis.set_yscale("linear")
     for axis in free:
         axis.set_visible(False)
+    if events is not None:
+        drawn.append(draw_ranks_over_time(figure.add_subplot(grid[rows, :]), records, events, folder))
     last = records[-1]
     figure.suptitle(title or "%s: %d pass(es), %s, %s trainer(s), %s server(s)" % (
         os.path.basename(os.path.dirname(os.path.abspath(metrics_path))), len(records), last.get("mode", "?"),

@@ -1,7 +1,7 @@
 // Validates pstrain's core Kubernetes objects (batch/v1 Job, v1 PersistentVolumeClaim, v1 PersistentVolume)
 // offline with the kubernetes-models package (the Kubernetes OpenAPI schemas, via ajv).
 //
-//   node validate_core.mjs FILE...              every Job/PVC/PV in FILE (multi-document YAML) must be valid;
+//   node validate_core.mjs FILE...              every Job/PVC/PV/ConfigMap in FILE (multi-document YAML) must be valid;
 //                                               other kinds (MPIJob) are skipped; a FILE with none is an error
 //   node validate_core.mjs --self-test FILE...  additionally, broken copies of each object must be rejected
 import { readFileSync } from "node:fs";
@@ -9,11 +9,13 @@ import { parseAllDocuments } from "yaml";
 import { Job } from "kubernetes-models/batch/v1/Job";
 import { PersistentVolumeClaim } from "kubernetes-models/v1/PersistentVolumeClaim";
 import { PersistentVolume } from "kubernetes-models/v1/PersistentVolume";
+import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 
 const models = {
   "batch/v1/Job": Job,
   "v1/PersistentVolumeClaim": PersistentVolumeClaim,
   "v1/PersistentVolume": PersistentVolume,
+  "v1/ConfigMap": ConfigMap,  // the elastic overlay's discovery script
 };
 const QUANTITY = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i?|[mkMGTPE]|u|n)?$/;
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "launch/job_output.h"
+#include "report/progress_line.h"
 
 namespace pstrain::launch {
 namespace {
@@ -11,10 +12,10 @@ TEST(JobOutput, FreshRunFirstStepProgressAndFinish) {
   EXPECT_FALSE(output.read_line("[rank 1 trainer 0] pstrain 0.1.0: 3 ranks = 1 parameter-server shard(s) + 2 ..."));
   EXPECT_TRUE(output.read_line("[rank 1 trainer 0] first step done 1.37984 s after start"));
   EXPECT_FALSE(output.read_line("[rank 1 trainer 0] first step done 9 s after start"));  // only the first counts
-  output.read_line("[rank 1 trainer 0] pass 1/3 step 21/60 (35%), 654 samples/s, pass left 2s, run left ~8s");
+  output.read_line("[rank 1 trainer 0] pass 0 of 0..2 step 21/60 (35%), 654 samples/s, pass left 2s, run left ~8s");
   EXPECT_EQ(output.reached().pass, 0);
   EXPECT_EQ(output.reached().step_in_pass, 21);
-  output.read_line("[rank 1 trainer 0] pass 2/3 step 4, 700 samples/s");  // dynamic dispatch: no total
+  output.read_line("[rank 1 trainer 0] pass 1 of 0..2 step 4, 700 samples/s");  // dynamic dispatch: no total
   EXPECT_EQ(output.reached().pass, 1);
   EXPECT_EQ(output.reached().step_in_pass, 4);
   EXPECT_FALSE(output.resumed());
@@ -32,10 +33,10 @@ TEST(JobOutput, ResumedRunCountsProgressFromTheCheckpoint) {
   EXPECT_EQ(output.resumed()->global_step, 49);
   EXPECT_EQ(output.reached().step_in_pass, 49);
   // This job's progress lines count the steps it took in the resumed pass.
-  output.read_line("[rank 2 trainer 0] pass 1/6 step 5/11 (45%), 600 samples/s, pass left 1s, run left ~9s");
+  output.read_line("[rank 2 trainer 0] pass 0 of 0..5 step 5/11 (45%), 600 samples/s, pass left 1s, run left ~9s");
   EXPECT_EQ(output.reached().pass, 0);
   EXPECT_EQ(output.reached().step_in_pass, 54);
-  output.read_line("[rank 2 trainer 0] pass 2/6 step 3/60 (5%), 600 samples/s, pass left 9s, run left ~40s");
+  output.read_line("[rank 2 trainer 0] pass 1 of 0..5 step 3/60 (5%), 600 samples/s, pass left 9s, run left ~40s");
   EXPECT_EQ(output.reached().pass, 1);
   EXPECT_EQ(output.reached().step_in_pass, 3);
   output.read_line("[rank 2 trainer 0] stopped on a signal after writing a checkpoint; continue with --resume auto");
@@ -51,8 +52,22 @@ TEST(JobOutput, MpirunNamesTheFailedRank) {
   EXPECT_NE(output.failure_detail().find("rank 2"), std::string::npos);
 }
 
+// The line pstrain's trainer prints (lib/report/progress_line, behind the log's rank prefix) is the line the driver
+// reads: a change of its format must fail here, not leave every crash's steps_lost at 0.
+TEST(JobOutput, ReadsTheProgressLineThatPstrainPrints) {
+  report::ProgressLine progress(1.0);
+  const auto line = progress.after_step({/*pass=*/1, /*passes=*/3, /*steps_done=*/21, /*steps=*/60,
+                                         /*samples_done=*/1344, /*seconds=*/2.0});
+  ASSERT_TRUE(line);
+  EXPECT_TRUE(is_progress_line("[rank 1 trainer 0] " + *line)) << *line;
+  JobOutput output;
+  output.read_line("[rank 1 trainer 0] " + *line);
+  EXPECT_EQ(output.reached().pass, 1);
+  EXPECT_EQ(output.reached().step_in_pass, 21);
+}
+
 TEST(JobOutput, RecognisesProgressLinesOnly) {
-  EXPECT_TRUE(is_progress_line("[rank 1 trainer 0] pass 1/3 step 21/60 (35%), 654 samples/s, pass left 2s"));
+  EXPECT_TRUE(is_progress_line("[rank 1 trainer 0] pass 0 of 0..2 step 21/60 (35%), 654 samples/s, pass left 2s"));
   EXPECT_FALSE(is_progress_line("[rank 1 trainer 0] pass 0: train_loss 1.08 train_accuracy 0.61"));
   EXPECT_FALSE(is_progress_line("[rank 1 trainer 0] first step done 1.37984 s after start"));
 }
