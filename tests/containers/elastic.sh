@@ -63,8 +63,9 @@ stage_elastic() {
   for i in 0 1 2; do start_worker "$i"; done
   for i in 0 1 2; do wait_ready "$(worker_name "$i")"; done
   write_operator_discovery 0 1 2
-  # Slower steps (forwarded to every rank as PSTRAIN_*), so that the run outlasts the events on this machine.
-  LAUNCHER_ENV=PSTRAIN_TEST_STEP_DELAY_MS=${ELASTIC_STEP_DELAY_MS:-10} start_launcher launcher-elastic
+  # Slower steps (the test hook, forwarded to every rank as a PSTRAIN_* variable; the rehearsal's image honours
+  # it), so that the run outlasts the events on this machine.
+  LAUNCHER_ENV=PSTRAIN_TEST_HOOKS=step-delay-ms=${ELASTIC_STEP_DELAY_MS:-10} start_launcher launcher-elastic
   wait_first_steps 1 "3 workers"
   # 2. The fourth worker starts: grow.
   start_worker 3

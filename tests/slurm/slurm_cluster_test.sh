@@ -260,8 +260,9 @@ trains() {  # trains N: the N-th job of the elastic run did its first step (the 
 }
 elastic_pids() { for pid in $(pgrep -f -- "--output-dir $(elastic_out)( |$)" || true); do
                    [ "$(cat /proc/$pid/comm 2> /dev/null)" = pstrain ] && echo "$pid"; done; }
-elastic_job=$(MIN_NP=2 PASSES=4 ELASTIC_ARGS="--discovery-interval 0.5 --mca btl_tcp_if_include lo" \
-  submit --nodes=1 --ntasks=3 "$slurm_dir/pstrain-elastic.sbatch" "${flags[@]}" --test-step-delay-ms 60)
+elastic_job=$(PSTRAIN_TEST_HOOKS=step-delay-ms=60 MIN_NP=2 PASSES=4 \
+  ELASTIC_ARGS="--discovery-interval 0.5 --mca btl_tcp_if_include lo" \
+  submit --nodes=1 --ntasks=3 "$slurm_dir/pstrain-elastic.sbatch" "${flags[@]}")
 grep -q -- "^#SBATCH --no-kill$" "$slurm_dir/pstrain-elastic.sbatch" || fail "pstrain-elastic.sbatch lacks --no-kill"
 wait_elastic "first training step" trains 1
 victim=$(elastic_pids | shuf -n 1)
