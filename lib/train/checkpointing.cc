@@ -30,6 +30,9 @@ extern "C" void on_stop_signal(int) {
 void install_checkpoint_signal_handlers() {
   struct sigaction action = {};
   action.sa_handler = on_stop_signal;
+  // The handler only sets a flag read at step boundaries: a system call it interrupts (in MPI, HDF5, BLAS, the
+  // C library) is restarted rather than failing with EINTR in code that may not expect it.
+  action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGUSR1, &action, nullptr);
