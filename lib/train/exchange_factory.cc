@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "exchange/local_exchange.h"
 #include "train/decay_mask.h"
+#include "train/mode_exchanges.h"
 
 namespace pstrain::train {
 
@@ -63,7 +64,7 @@ std::unique_ptr<exchange::GradientExchange> make_allreduce_replicas(const JobCon
 
 std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts) {
   if (job.layout.world_size == 1) return make_local(job, parts);
-  return job.mode().make_exchange(job, parts);
+  return exchange_maker(job.config.mode)(job, parts);
 }
 
 }  // namespace pstrain::train

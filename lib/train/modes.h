@@ -1,22 +1,16 @@
 #pragma once
 // What each training mode (--mode) is, declared once, in modes.cc: the traits the rest of the trainer asks instead
-// of testing `mode == ...`, and the one registration that builds the mode's gradient exchange. Adding a mode is its
-// exchange (a GradientExchange in lib/ps, lib/allreduce or lib/exchange) and one row in modes.cc; the protocol each
-// mode follows is stated in exchange/step_protocol.h.
-#include <memory>
+// of testing `mode == ...`. This file depends on nothing but the configuration, so that tools that only parse
+// pstrain's flags (pstrain-sweep, the fuzz targets) need none of the exchanges; the exchange each mode builds is
+// registered beside the exchanges, in train/mode_exchanges.cc. Adding a mode is its exchange (a GradientExchange in
+// lib/ps, lib/allreduce or lib/exchange), one row here and one row there; the protocol each mode follows is stated
+// in exchange/step_protocol.h.
 #include <string>
 #include <string_view>
 
 #include "train/train_config.h"
 
-namespace pstrain::exchange {
-class GradientExchange;
-}
-
 namespace pstrain::train {
-
-struct JobContext;
-struct ExchangeParts;
 
 // The loop a parameter-server shard runs for the mode (train/server_role.cc).
 enum class ServerLoop {
@@ -32,8 +26,6 @@ enum class OverlapKind {
   kAllreduceBuckets,  // buckets summed during the backward pass
 };
 
-using ExchangeMaker = std::unique_ptr<exchange::GradientExchange> (*)(const JobContext&, const ExchangeParts&);
-
 struct ModeTraits {
   Mode mode;
   std::string_view name;     // as --mode spells it
@@ -46,7 +38,6 @@ struct ModeTraits {
   bool dynamic_dispatch;     // --dispatch dynamic is possible (trainers need not take equal steps)
   ServerLoop server_loop;
   OverlapKind overlap;
-  ExchangeMaker make_exchange;  // the mode's exchange for a trainer of a job with more than one rank
 };
 
 const ModeTraits& mode_traits(Mode mode);
