@@ -27,22 +27,27 @@ class PlotError(Exception):
     """Bad input: the message names the file and what is wrong with it."""
 
 
-def read_metrics(path):
-    """The per-pass records of a metrics.jsonl, in pass order; the last line of a pass wins (a resumed pass)."""
-    if not os.path.isfile(path):
-        raise PlotError("%s not found (is this a pstrain output folder? the file appears after the first pass)" % path)
-    by_pass = {}
+def _json_lines(path):
+    """(line number, value) of each non-blank line of a JSON-lines file; PlotError names a line that is not JSON."""
     with open(path, encoding="utf-8", errors="replace") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                yield number, json.loads(line)
             except ValueError as error:
                 raise PlotError("%s:%d: not a JSON object (%s)" % (path, number, error)) from None
-            if not isinstance(record, dict) or not isinstance(record.get("pass"), int):
-                raise PlotError("%s:%d: a metrics line needs an integer \"pass\" field" % (path, number))
-            by_pass[record["pass"]] = record
+
+
+def read_metrics(path):
+    """The per-pass records of a metrics.jsonl, in pass order; the last line of a pass wins (a resumed pass)."""
+    if not os.path.isfile(path):
+        raise PlotError("%s not found (is this a pstrain output folder? the file appears after the first pass)" % path)
+    by_pass = {}
+    for number, record in _json_lines(path):
+        if not isinstance(record, dict) or not isinstance(record.get("pass"), int):
+            raise PlotError("%s:%d: a metrics line needs an integer \"pass\" field" % (path, number))
+        by_pass[record["pass"]] = record
     if not by_pass:
         raise PlotError("%s holds no passes yet" % path)
     return [by_pass[p] for p in sorted(by_pass)]
@@ -159,19 +164,12 @@ def read_elastic_events(path):
     if not os.path.isfile(path):
         return None
     events = []
-    with open(path, encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as error:
-                raise PlotError("%s:%d: not a JSON object (%s)" % (path, number, error)) from None
-            if not isinstance(record, dict) or not isinstance(record.get("unix_time"), (int, float)) or \
-                    not isinstance(record.get("event"), str):
-                raise PlotError("%s:%d: an elastic event needs a numeric \"unix_time\" and an \"event\"" %
-                                (path, number))
-            events.append(record)
+    for number, record in _json_lines(path):
+        if not isinstance(record, dict) or not isinstance(record.get("unix_time"), (int, float)) or \
+                not isinstance(record.get("event"), str):
+            raise PlotError("%s:%d: an elastic event needs a numeric \"unix_time\" and an \"event\"" %
+                            (path, number))
+        events.append(record)
     if not events:
         raise PlotError("%s holds no events" % path)
     return sorted(events, key=lambda e: e["unix_time"])
