@@ -1,6 +1,5 @@
 #include "train/checkpointing.h"
 
-#include <csignal>
 #include <sstream>
 
 #include "checkpoint/pass_folder.h"
@@ -9,6 +8,7 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/log.h"
+#include "core/stop_signals.h"
 #include "core/test_hooks.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
@@ -16,31 +16,6 @@
 namespace pstrain::train {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-std::atomic<bool> stop_requested{false};
-
-extern "C" void on_stop_signal(int) {
-  stop_requested.store(true);
-}
-
-}  // namespace
-
-void install_checkpoint_signal_handlers() {
-  struct sigaction action = {};
-  action.sa_handler = on_stop_signal;
-  // The handler only sets a flag read at step boundaries: a system call it interrupts (in MPI, HDF5, BLAS, the
-  // C library) is restarted rather than failing with EINTR in code that may not expect it.
-  action.sa_flags = SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGUSR1, &action, nullptr);
-}
-
-bool stop_signal_received() {
-  return stop_requested.load();
-}
 
 SampleIndex::SampleIndex(const std::vector<std::uint64_t>& shard_sizes) : offsets_{0} {
   for (const std::uint64_t size : shard_sizes) offsets_.push_back(offsets_.back() + size);

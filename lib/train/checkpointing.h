@@ -22,10 +22,6 @@
 
 namespace pstrain::train {
 
-// Set from SIGTERM / SIGUSR1 (Slurm's --signal, Kubernetes' termination); read at step boundaries.
-void install_checkpoint_signal_handlers();
-bool stop_signal_received();
-
 // Sample ids: the training samples of all shards, numbered shard after shard (shard 0's first sample is 0).
 class SampleIndex {
  public:

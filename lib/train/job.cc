@@ -13,6 +13,7 @@
 #include "comm/watchdog.h"
 #include "core/files.h"
 #include "core/log.h"
+#include "core/stop_signals.h"
 #include "core/test_hooks.h"
 #include "exchange/step_protocol.h"
 #include "ps/client.h"
@@ -153,6 +154,8 @@ void log_end(const JobContext& job, bool completed) {
 }  // namespace
 
 int run_job(int argc, char** argv) {
+  // Before MPI starts its threads; a stop asked for during the start is carried out at the first step boundary.
+  const StopSignalListener stop_signals;
   comm::MpiEnvironment mpi(argc, argv);
   const int rank = mpi.world_rank();
   Logger::instance().set_identity(cat("rank ", rank));

@@ -358,7 +358,6 @@ std::optional<int> start_job(JobStart& start, int world_rank, int world_size, co
   if (const Outcome code = read_resumed_state(start)) return code;
   if (const Outcome code = open_outputs(start, world_rank)) return code;
   comm::Watchdog::start(world_rank, world_size, start.job.config.timeout_seconds, start.job.config.output_dir);
-  install_checkpoint_signal_handlers();
   log_start(start);
   return std::nullopt;
 }
