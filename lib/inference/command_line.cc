@@ -83,15 +83,21 @@ ModelChoice resolve_model_choice(const po::variables_map& values) {
   return choice;
 }
 
-std::optional<po::variables_map> parse_command(int argc, char** argv, const std::string& usage,
-                                               const po::options_description& flags, const char* positional) {
-  // One process does the whole job: started by mpirun with several ranks, each would write the same output.
+int launched_ranks() {
   for (const char* size : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
     const char* value = std::getenv(size);
-    if (value != nullptr && std::string(value) != "1") {
-      throw Error(ExitCode::kUsage, cat("pstrain ", argv[0], " runs on one process; it was started as ", value,
-                                        " ranks (run it without mpirun, or with -np 1)"));
-    }
+    if (value != nullptr) return std::atoi(value);
+  }
+  return 0;
+}
+
+std::optional<po::variables_map> parse_command(int argc, char** argv, const std::string& usage,
+                                               const po::options_description& flags, const char* positional,
+                                               bool several_ranks) {
+  // One process does the whole job: started by mpirun with several ranks, each would write the same output.
+  if (const int ranks = launched_ranks(); !several_ranks && ranks > 1) {
+    throw Error(ExitCode::kUsage, cat("pstrain ", argv[0], " runs on one process; it was started as ", ranks,
+                                      " ranks (run it without mpirun, or with -np 1)"));
   }
   po::options_description all;
   all.add(flags);

@@ -15,11 +15,16 @@ namespace pstrain::inference {
 boost::program_options::options_description model_choice_options();
 ModelChoice resolve_model_choice(const boost::program_options::variables_map& values);
 
+// The ranks an MPI launcher (mpirun, srun --mpi=pmix) started this process as, from its environment; 0 when no
+// launcher started it. Read before MPI is initialised: a command started without a launcher runs without MPI.
+int launched_ranks();
+
 // Parses argv (argv[0] is the subcommand) with `flags` and one positional PASS_FOLDER (`positional`, may be
-// null). Returns nullopt after printing the help for --help. Error(kUsage) when started as several MPI ranks.
+// null). Returns nullopt after printing the help for --help. Error(kUsage) when started as several MPI ranks,
+// unless `several_ranks` (evaluate, which shares the work among them).
 std::optional<boost::program_options::variables_map> parse_command(
     int argc, char** argv, const std::string& usage, const boost::program_options::options_description& flags,
-    const char* positional);
+    const char* positional, bool several_ranks = false);
 
 // Error(kOutput) naming `flag` and the path when an output file cannot go there: it exists already (pstrain never
 // replaces a file) or its folder does not exist.
