@@ -33,7 +33,7 @@ int evaluate_here(const EvaluateRequest& request) {
 
 int run_evaluate(int argc, char** argv) {
   // Started by an MPI launcher (even as one rank): MPI, and the work shared among the ranks. Else no MPI at all.
-  if (launched_ranks() > 0) return evaluate_on_ranks(argc, argv);
+  if (started_by_mpi_launcher()) return evaluate_on_ranks(argc, argv);
   const std::optional<EvaluateRequest> request = parse_evaluate_request(argc, argv, false);
   return request ? evaluate_here(*request) : 0;
 }

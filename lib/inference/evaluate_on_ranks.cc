@@ -73,7 +73,7 @@ void read_evaluator_parameters(RankWork& work) {
 
 // Meeting 1's work on one rank; nullopt after --help.
 std::optional<RankWork> prepare(int argc, char** argv, int rank, int size) {
-  const std::optional<EvaluateRequest> request = parse_evaluate_request(argc, argv, true);
+  const std::optional<EvaluateRequest> request = parse_evaluate_request(argc, argv, true, rank == 0);
   if (!request) return std::nullopt;
   RankWork work;
   work.request = *request;

@@ -79,9 +79,9 @@ int servers_flag(const po::variables_map& values, bool several_ranks) {
 
 }  // namespace
 
-std::optional<EvaluateRequest> parse_evaluate_request(int argc, char** argv, bool several_ranks) {
+std::optional<EvaluateRequest> parse_evaluate_request(int argc, char** argv, bool several_ranks, bool print_help) {
   const po::options_description flags = evaluate_options();
-  const auto values = parse_command(argc, argv, kUsage, flags, "pass-folder", several_ranks);
+  const auto values = parse_command(argc, argv, kUsage, flags, "pass-folder", {several_ranks, print_help});
   if (!values) return std::nullopt;
   EvaluateRequest request;
   request.pass_dir = pass_folder_argument(*values);

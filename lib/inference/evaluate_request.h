@@ -21,10 +21,11 @@ struct EvaluateRequest {
   int servers = 0;  // --num-pservers: ranks that hold the row tables (evaluate_on_ranks.h)
 };
 
-// Parses argv (argv[0] is "evaluate") and checks the pass folder. Returns nullopt after printing --help.
-// `several_ranks`: started by an MPI launcher, which may have started several. Throws Error(kUsage) for bad
-// flags, Error(kInputData) for a missing or damaged pass folder or data file.
-std::optional<EvaluateRequest> parse_evaluate_request(int argc, char** argv, bool several_ranks);
+// Parses argv (argv[0] is "evaluate") and checks the pass folder. Returns nullopt after --help (printed where
+// `print_help`). `several_ranks`: started by an MPI launcher, which may have started several. Throws
+// Error(kUsage) for bad flags, Error(kInputData) for a missing or damaged pass folder or data file.
+std::optional<EvaluateRequest> parse_evaluate_request(int argc, char** argv, bool several_ranks,
+                                                      bool print_help = true);
 
 // A note on stderr when the data are not those the run was scored on (a fingerprint of another test shard).
 void note_other_data(const SavedModel& model, const std::filesystem::path& file);

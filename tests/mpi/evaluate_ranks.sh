@@ -5,7 +5,8 @@
 #   mlp           the reference MLP pass folder (the mpi_data fixture), NP ranks each scoring a part of the test
 #                 shard in batches of 64 (2000 samples: a short last batch, shares of unequal length).
 #   nplm_servers  a small NPLM trained here: NP ranks each scoring a part, then NP ranks of which 1 holds the
-#                 embedding table by rows (--num-pservers 1) and the others fetch the rows each batch needs.
+#                 embedding table by rows (--num-pservers 1) and the others fetch the rows each batch needs; with
+#                 NP >= 4 also 2 servers.
 #   bad_input     failures a user can cause end every rank with one message and the documented exit code, no
 #                 JSON written, within seconds: more servers than ranks allow, servers for a model without row
 #                 tables, and a pass folder whose table only the server reads is missing (one rank fails).
@@ -79,7 +80,11 @@ case "$case_name" in
     same_figures "$work/one.json" "$work/many.json" 0
     on_ranks "$work/lm/pass-00000" "$work/served.json" --batch-size 16 --num-pservers 1
     same_figures "$work/one.json" "$work/served.json" 1
-    echo "PASS: evaluate on $np ranks ($path), also with the table on 1 server = one process (NPLM)"
+    if [ "$np" -ge 4 ]; then  # the rows dealt to 2 servers (row r on server r mod 2)
+      on_ranks "$work/lm/pass-00000" "$work/served2.json" --batch-size 16 --num-pservers 2
+      same_figures "$work/one.json" "$work/served2.json" 2
+    fi
+    echo "PASS: evaluate on $np ranks ($path), also with the table on servers = one process (NPLM)"
     ;;
   bad_input)
     expect_failure 2 "leaves no rank to evaluate" "$REFERENCE_PASS" --data-dir "$DATA_DIR" --num-pservers "$np"
