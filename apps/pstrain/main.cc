@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) must give a write error we can report, not kill the rank.
   std::signal(SIGXFSZ, SIG_IGN);
   try {
-    // After training: `pstrain evaluate|predict|export ...` use a saved pass folder, without MPI.
+    // After training: `pstrain evaluate|predict|export ...` use a saved pass folder, without MPI (evaluate started
+    // by mpirun initialises it and shares the work among the ranks: inference/evaluate_on_ranks.h).
     if (argc > 1 && std::strcmp(argv[1], "evaluate") == 0) return pstrain::inference::run_evaluate(argc - 1, argv + 1);
     if (argc > 1 && std::strcmp(argv[1], "predict") == 0) return pstrain::inference::run_predict(argc - 1, argv + 1);
     if (argc > 1 && std::strcmp(argv[1], "export") == 0) return pstrain::exporting::run_export(argc - 1, argv + 1);

@@ -83,15 +83,33 @@ ModelChoice resolve_model_choice(const po::variables_map& values) {
   return choice;
 }
 
-std::optional<po::variables_map> parse_command(int argc, char** argv, const std::string& usage,
-                                               const po::options_description& flags, const char* positional) {
-  // One process does the whole job: started by mpirun with several ranks, each would write the same output.
+namespace {
+
+// The ranks the launcher started, where its environment says (mpirun does; srun --mpi=pmix does not): else 0.
+int launched_ranks() {
   for (const char* size : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
     const char* value = std::getenv(size);
-    if (value != nullptr && std::string(value) != "1") {
-      throw Error(ExitCode::kUsage, cat("pstrain ", argv[0], " runs on one process; it was started as ", value,
-                                        " ranks (run it without mpirun, or with -np 1)"));
-    }
+    if (value != nullptr) return std::atoi(value);
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool started_by_mpi_launcher() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+std::optional<po::variables_map> parse_command(int argc, char** argv, const std::string& usage,
+                                               const po::options_description& flags, const char* positional,
+                                               CommandRanks ranks) {
+  // One process does the whole job: started by mpirun with several ranks, each would write the same output.
+  if (const int launched = launched_ranks(); !ranks.several && launched > 1) {
+    throw Error(ExitCode::kUsage, cat("pstrain ", argv[0], " runs on one process; it was started as ", launched,
+                                      " ranks (run it without mpirun, or with -np 1)"));
   }
   po::options_description all;
   all.add(flags);
@@ -110,7 +128,7 @@ std::optional<po::variables_map> parse_command(int argc, char** argv, const std:
     throw Error(ExitCode::kUsage, cat(error.what(), " (see pstrain ", argv[0], " --help)"));
   }
   if (values.count("help")) {
-    std::cout << usage << "\n" << flags;
+    if (ranks.print_help) std::cout << usage << "\n" << flags;
     return std::nullopt;
   }
   return values;

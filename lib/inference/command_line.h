@@ -15,11 +15,22 @@ namespace pstrain::inference {
 boost::program_options::options_description model_choice_options();
 ModelChoice resolve_model_choice(const boost::program_options::variables_map& values);
 
+// Whether an MPI launcher (mpirun, srun --mpi=pmix) started this process, from its environment: a command started
+// without one runs without MPI.
+bool started_by_mpi_launcher();
+
+// How a command runs under an MPI launcher.
+struct CommandRanks {
+  bool several = false;    // it shares its work among several ranks (evaluate); else several ranks are refused
+  bool print_help = true;  // this rank prints --help (rank 0 of several)
+};
+
 // Parses argv (argv[0] is the subcommand) with `flags` and one positional PASS_FOLDER (`positional`, may be
-// null). Returns nullopt after printing the help for --help. Error(kUsage) when started as several MPI ranks.
+// null). Returns nullopt after --help (printed where `ranks.print_help`). Error(kUsage) when started as several
+// MPI ranks, unless `ranks.several`.
 std::optional<boost::program_options::variables_map> parse_command(
     int argc, char** argv, const std::string& usage, const boost::program_options::options_description& flags,
-    const char* positional);
+    const char* positional, CommandRanks ranks = {});
 
 // Error(kOutput) naming `flag` and the path when an output file cannot go there: it exists already (pstrain never
 // replaces a file) or its folder does not exist.

@@ -20,48 +20,73 @@ std::string number_text(double value) {
 
 }  // namespace
 
-Evaluation evaluate_samples(nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
-                            const std::function<void(std::size_t, std::size_t, std::span<const float>)>& on_logits) {
+EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& samples, std::size_t batch,
+                              bool language_model, const OnLogits& on_logits, const BeforeBatch& before_batch) {
   const std::size_t width = samples.meta.sample_size();
   const std::size_t classes = model.num_classes();
   const std::size_t count = samples.labels.size();
-  Evaluation evaluation;
-  evaluation.samples = count;
-  if (!language_model) evaluation.confusion.assign(classes, std::vector<std::uint64_t>(classes, 0));
+  EvaluationSums sums;
+  sums.samples = count;
+  if (!language_model) sums.confusion.assign(classes * classes, 0);
   std::vector<float> logits;
-  double loss_sum = 0;
-  std::size_t correct = 0;
+  std::vector<float> features;  // a batch's copy for before_batch to rewrite
   for (std::size_t first = 0; first < count; first += batch) {
     const std::size_t n = std::min(batch, count - first);
+    std::span<const float> batch_features(samples.features.data() + first * width, n * width);
+    if (before_batch) {
+      features.assign(batch_features.begin(), batch_features.end());
+      before_batch(features, n);
+      batch_features = features;
+    }
     logits.resize(n * classes);
-    const nn::BatchResult result = model.evaluate_batch_logits({samples.features.data() + first * width, n * width},
-                                                               {samples.labels.data() + first, n}, n, logits);
-    loss_sum += result.loss_sum;
-    correct += result.correct;
+    const nn::BatchResult result =
+        model.evaluate_batch_logits(batch_features, {samples.labels.data() + first, n}, n, logits);
+    sums.loss_sum += result.loss_sum;
+    sums.correct += result.correct;
     if (on_logits) on_logits(first, n, logits);
     if (language_model) continue;
     for (std::size_t i = 0; i < n; ++i) {
       const float* row = logits.data() + i * classes;
       // The first maximum, as the loss's arg-max counts it.
       const auto predicted = static_cast<std::size_t>(std::max_element(row, row + classes) - row);
-      ++evaluation.confusion[static_cast<std::size_t>(samples.labels[first + i])][predicted];
+      ++sums.confusion[static_cast<std::size_t>(samples.labels[first + i]) * classes + predicted];
     }
   }
-  if (count == 0) throw Error(ExitCode::kInputData, "the data hold no samples to evaluate");
-  evaluation.loss = loss_sum / static_cast<double>(count);
-  evaluation.accuracy = static_cast<double>(correct) / static_cast<double>(count);
-  if (language_model) evaluation.perplexity = std::exp(evaluation.loss);
-  for (const std::vector<std::uint64_t>& row : evaluation.confusion) {
+  return sums;
+}
+
+Evaluation finish_evaluation(const EvaluationSums& sums, std::size_t classes, bool language_model) {
+  if (sums.samples == 0) throw Error(ExitCode::kInputData, "the data hold no samples to evaluate");
+  Evaluation evaluation;
+  evaluation.samples = sums.samples;
+  evaluation.loss = sums.loss_sum / static_cast<double>(sums.samples);
+  evaluation.accuracy = static_cast<double>(sums.correct) / static_cast<double>(sums.samples);
+  if (language_model) {
+    evaluation.perplexity = std::exp(evaluation.loss);
+    return evaluation;
+  }
+  PSTRAIN_ASSERT(sums.confusion.size() == classes * classes, sums.confusion.size(), " confusion cells for ", classes,
+                 " classes");
+  for (std::size_t label = 0; label < classes; ++label) {
+    const auto row = sums.confusion.begin() + static_cast<std::ptrdiff_t>(label * classes);
+    evaluation.confusion.emplace_back(row, row + static_cast<std::ptrdiff_t>(classes));
     std::uint64_t total = 0;
-    for (const std::uint64_t cell : row) total += cell;
-    const std::size_t label = evaluation.class_accuracy.size();
+    for (const std::uint64_t cell : evaluation.confusion.back()) total += cell;
     evaluation.class_accuracy.push_back(total == 0 ? std::numeric_limits<double>::quiet_NaN()
-                                                   : static_cast<double>(row[label]) / static_cast<double>(total));
+                                                   : static_cast<double>(row[static_cast<std::ptrdiff_t>(label)]) /
+                                                         static_cast<double>(total));
   }
   return evaluation;
 }
 
-std::string evaluation_json(const Evaluation& evaluation, const std::string& pass_dir, const std::string& data_file) {
+Evaluation evaluate_samples(nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
+                            const OnLogits& on_logits) {
+  return finish_evaluation(sum_evaluation(model, samples, batch, language_model, on_logits), model.num_classes(),
+                           language_model);
+}
+
+std::string evaluation_json(const Evaluation& evaluation, const std::string& pass_dir, const std::string& data_file,
+                            const std::optional<EvaluationRanks>& ranks) {
   const auto quoted = [](const std::string& text) {
     std::string out = "\"";
     for (const char c : text) {
@@ -79,6 +104,7 @@ std::string evaluation_json(const Evaluation& evaluation, const std::string& pas
   std::string json = cat("{\n  \"pass_folder\": ", quoted(pass_dir), ",\n  \"data\": ", quoted(data_file),
                          ",\n  \"samples\": ", evaluation.samples, ",\n  \"loss\": ", number_text(evaluation.loss),
                          ",\n  \"accuracy\": ", number_text(evaluation.accuracy));
+  if (ranks) json += cat(",\n  \"ranks\": ", ranks->ranks, ",\n  \"servers\": ", ranks->servers);
   if (evaluation.perplexity) json += cat(",\n  \"perplexity\": ", number_text(*evaluation.perplexity));
   if (!evaluation.confusion.empty()) {
     json += ",\n  \"class_accuracy\": [";

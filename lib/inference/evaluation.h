@@ -1,7 +1,8 @@
 #pragma once
-// A saved model's figures on a data set, forward only, on one process: the mean cross-entropy (without label
-// smoothing), the accuracy, for classifiers the per-class accuracy and the confusion matrix, for language models
-// the perplexity (exp of the mean loss per predicted word, as train/language_metrics.h reports it).
+// A saved model's figures on a data set, forward only: the mean cross-entropy (without label smoothing), the
+// accuracy, for classifiers the per-class accuracy and the confusion matrix, for language models the perplexity
+// (exp of the mean loss per predicted word, as train/language_metrics.h reports it). The figures are made of
+// sums (EvaluationSums), so that ranks that each score a part of the data add theirs up (evaluation_ranks.h).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -24,15 +25,43 @@ struct Evaluation {
   std::vector<double> class_accuracy;                 // per label; NaN where the data hold none of it
 };
 
-// Runs `model` over `samples` in batches of at most `batch` (the model's maximum batch); `on_logits(first, count,
-// logits)` sees every batch's logits (count x classes) when given. `language_model` picks perplexity over the
-// confusion matrix (a vocabulary-sized matrix would be too large to be of use).
-Evaluation evaluate_samples(
-    nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
-    const std::function<void(std::size_t, std::size_t, std::span<const float>)>& on_logits = {});
+// What the figures are made of, over some batches: integer counts (summed exactly across ranks) and the loss
+// summed in double.
+struct EvaluationSums {
+  std::uint64_t samples = 0;  // a language model's samples are its predicted words
+  double loss_sum = 0;
+  std::uint64_t correct = 0;
+  std::vector<std::uint64_t> confusion;  // classes x classes, [label][predicted] row-major; empty for language models
+};
 
-// The figures as one JSON object, with the pass folder and the data file named.
-std::string evaluation_json(const Evaluation& evaluation, const std::string& pass_dir, const std::string& data_file);
+// Called before each batch with a copy of its features (count samples) that it may rewrite: a model whose row
+// tables are served by other ranks fetches the batch's rows and turns its ids into places in its row caches.
+using BeforeBatch = std::function<void(std::span<float> features, std::size_t count)>;
+using OnLogits = std::function<void(std::size_t first, std::size_t count, std::span<const float> logits)>;
+
+// Runs `model` over `samples` in batches of at most `batch` (the model's maximum batch); `on_logits(first, count,
+// logits)` sees every batch's logits (count x classes) when given, `before_batch` every batch's features.
+EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& samples, std::size_t batch,
+                              bool language_model, const OnLogits& on_logits = {},
+                              const BeforeBatch& before_batch = {});
+
+// The figures from the sums. Throws Error(kInputData) when they hold no sample.
+Evaluation finish_evaluation(const EvaluationSums& sums, std::size_t classes, bool language_model);
+
+// sum_evaluation then finish_evaluation, on one process. `language_model` picks perplexity over the
+// confusion matrix (a vocabulary-sized matrix would be too large to be of use).
+Evaluation evaluate_samples(nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
+                            const OnLogits& on_logits = {});
+
+// Where an evaluation ran when it ran on several MPI ranks: the ranks, and how many of them served row tables.
+struct EvaluationRanks {
+  int ranks = 1;
+  int servers = 0;
+};
+
+// The figures as one JSON object, with the pass folder and the data file named (and the ranks, when given).
+std::string evaluation_json(const Evaluation& evaluation, const std::string& pass_dir, const std::string& data_file,
+                            const std::optional<EvaluationRanks>& ranks = std::nullopt);
 // A few lines for the terminal: the figures, and for classifiers the per-class accuracy.
 std::string evaluation_text(const Evaluation& evaluation);
 

@@ -40,6 +40,10 @@ void check_pass_folder(const std::filesystem::path& pass_dir);
 // older folder's model is not named by `choice` or the description does not plan.
 SavedModel load_saved_model(const std::filesystem::path& pass_dir, const ModelChoice& choice,
                             const data::ShardMeta* data);
+// The same without reading parameters.h5 (`parameters` and `state` left empty): for ranks that read only a part of
+// it (evaluation_ranks.h: a row table's rows, or everything but the row tables).
+SavedModel load_saved_plan(const std::filesystem::path& pass_dir, const ModelChoice& choice,
+                           const data::ShardMeta* data);
 
 // Error(kInputData) naming both when samples of `data` are not what `model` reads (shape, classes, or ids of
 // another vocabulary size).

@@ -78,11 +78,13 @@ no_leftovers outputs
 expect 2 "missing PASS_FOLDER" evaluate
 expect 2 "needs --onnx" export "$pass"
 expect 2 "unrecognised\|unrecognized" evaluate "$pass" --no-such-flag
-# Started as several MPI ranks (each would write the same file): refused on every rank, nothing written.
+# predict started as several MPI ranks (each would write the same file): refused on every rank, nothing written.
+# (evaluate shares its work among ranks: tests/mpi/evaluate_ranks.sh.)
 status=0
-timeout 60 mpirun --oversubscribe -np 2 "$pstrain" evaluate "$pass" --output outputs/e.json > mpi.out 2>&1 || status=$?
-[ "$status" = 2 ] || fail "evaluate on 2 ranks: exit $status, expected 2: $(cat mpi.out)"
-grep -q "runs on one process; it was started as 2 ranks" mpi.out || fail "evaluate on 2 ranks: $(cat mpi.out)"
+timeout 60 mpirun --oversubscribe -np 2 "$pstrain" predict "$pass" --input images/test.h5 --output outputs/p.csv \
+  > mpi.out 2>&1 || status=$?
+[ "$status" = 2 ] || fail "predict on 2 ranks: exit $status, expected 2: $(cat mpi.out)"
+grep -q "runs on one process; it was started as 2 ranks" mpi.out || fail "predict on 2 ranks: $(cat mpi.out)"
 
 # A pass folder written before pass folders named their model (no model.txt, model.ini nor MANIFEST): refused
 # without flags, naming --model; with the run's flags, the same figures as the folder that names its model.

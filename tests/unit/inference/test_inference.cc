@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "data/npy.h"
 #include "inference/evaluation.h"
+#include "inference/evaluation_ranks.h"
 #include "inference/npy_writer.h"
 #include "inference/prediction.h"
 #include "inference/saved_model.h"
@@ -95,6 +96,62 @@ TEST_F(SavedModelTest, EvaluationMatchesAHandComputationOfTheDenseModel) {
   const Evaluation language = evaluate_samples(*model, data, 2, true);
   ASSERT_TRUE(language.perplexity.has_value());
   EXPECT_NEAR(*language.perplexity, std::exp(loss / 5), 1e-5);
+}
+
+// What ranks of a shared evaluation do (evaluation_ranks.h): each sums its share, the sums are added up and
+// finished. The short last batch stays the last batch of the last share.
+TEST_F(SavedModelTest, SumsOfTheRanksSharesFinishAsOneProcessEvaluation) {
+  const SavedModel saved = load_saved_model(write_pass(true), {}, nullptr);
+  const auto backend = compute::make_cpu_backend();
+  const auto model = nn::make_graph_model(*backend, saved.plan, 2);
+  model->set_parameters(saved.parameters);
+  const data::Samples data = samples();
+  const Evaluation whole = evaluate_samples(*model, data, 2, false);
+  EvaluationSums total = no_sums(3, false);
+  for (int rank = 0; rank < 2; ++rank) {
+    const SampleRange share = evaluator_share(data.labels.size(), 2, rank, 2);
+    data::Samples part = data;
+    part.features.assign(data.features.begin() + static_cast<std::ptrdiff_t>(share.first * 2),
+                         data.features.begin() + static_cast<std::ptrdiff_t>((share.first + share.count) * 2));
+    part.labels.assign(data.labels.begin() + static_cast<std::ptrdiff_t>(share.first),
+                       data.labels.begin() + static_cast<std::ptrdiff_t>(share.first + share.count));
+    const EvaluationSums sums = sum_evaluation(*model, part, 2, false);
+    total.samples += sums.samples;
+    total.correct += sums.correct;
+    total.loss_sum += sums.loss_sum;
+    for (std::size_t i = 0; i < sums.confusion.size(); ++i) total.confusion[i] += sums.confusion[i];
+  }
+  const Evaluation shared = finish_evaluation(total, 3, false);
+  EXPECT_EQ(shared.samples, whole.samples);
+  EXPECT_EQ(shared.accuracy, whole.accuracy);
+  EXPECT_EQ(shared.confusion, whole.confusion);
+  EXPECT_NEAR(shared.loss, whole.loss, 1e-12 * std::abs(whole.loss));
+  EXPECT_THROW(finish_evaluation(no_sums(3, false), 3, false), Error);
+}
+
+// Shares are contiguous runs of whole batches, in rank order, covering every sample once, the batch counts
+// within one of each other.
+TEST(EvaluatorShare, ContiguousWholeBatchesCoveringEverySampleOnce) {
+  for (const std::uint64_t samples : {0, 1, 5, 63, 64, 65, 2000}) {
+    for (const std::size_t batch : {1, 7, 64}) {
+      for (int ranks = 1; ranks <= 5; ++ranks) {
+        std::uint64_t next = 0;
+        std::uint64_t fewest = samples + 1;
+        std::uint64_t most = 0;
+        for (int rank = 0; rank < ranks; ++rank) {
+          const SampleRange share = evaluator_share(samples, batch, rank, ranks);
+          ASSERT_EQ(share.first, next) << samples << " " << batch << " " << rank << "/" << ranks;
+          next += share.count;
+          if (next < samples) ASSERT_EQ(share.count % batch, 0u) << samples << " " << batch << " " << rank;
+          const std::uint64_t batches = (share.count + batch - 1) / batch;
+          fewest = std::min(fewest, batches);
+          most = std::max(most, batches);
+        }
+        EXPECT_EQ(next, samples) << batch << " " << ranks;
+        EXPECT_LE(most - fewest, 1u) << samples << " " << batch << " " << ranks;
+      }
+    }
+  }
 }
 
 TEST_F(SavedModelTest, OlderFolderNeedsTheModelFromFlagsAndTheData) {
