@@ -24,13 +24,13 @@ namespace pstrain::inference {
 
 // The model's row tables, each held by rows on `servers` shards, for evaluators of batches of at most `batch`
 // samples. Throws Error(kUsage) when the model has none (nothing to serve: leave --num-pservers out) or when a
-// table, or another layer, reads ids that cannot be fetched before the forward pass (only tables may read the
-// data's ids, and a table only those). The same rule as training's (train/table_layout.h plan_row_tables).
+// table, or another layer, reads ids that cannot be fetched before the forward pass (ps/model_tables.h, the rule
+// training follows with --table-exchange sparse).
 ps::TablePlan plan_served_tables(const nn::ModelPlan& model, int servers, std::size_t batch);
 
 // What an evaluator builds instead of the saved model: each row table cut to a cache of the rows one batch can
-// look up, after the other parameters (packed in order: the dense layout, as parameters.h5 names them). The same
-// layout as a trainer's (train/table_layout.h trainer_model_plan).
+// look up, after the other parameters (packed in order: the dense layout, as parameters.h5 names them): a
+// trainer's layout (ps/model_tables.h cut_model_plan).
 struct EvaluatorModel {
   nn::ModelPlan plan;
   std::vector<nn::ParameterInfo> dense;  // the parameters less the tables, packed from offset 0

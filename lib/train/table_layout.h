@@ -6,6 +6,7 @@
 // training has nothing to ship.
 #include <vector>
 
+#include "ps/model_tables.h"
 #include "ps/table_client.h"
 #include "ps/table_plan.h"
 #include "train/job_context.h"
@@ -17,16 +18,8 @@ namespace pstrain::train {
 // forward pass.
 ps::TablePlan plan_row_tables(const JobContext& job);
 
-// The model's parameters less the tables `tables` holds by rows, packed in order (offsets recomputed): the layout
-// of the model state that a checkpoint's model.h5 holds (ps::ModelPartition::gather_dense). Without row tables,
-// the model's own layout.
-std::vector<nn::ParameterInfo> dense_layout(const nn::ModelPlan& model, const ps::TablePlan& tables);
-
 // The servers' dense blocks of the job's model (ps::ShardPlan over the model's layout, the row tables in none).
 ps::ShardPlan server_blocks(const JobContext& job);
-
-// For ps::ShardPlan: per parameter of the model, whether `tables` holds it by rows.
-std::vector<bool> held_by_rows(const nn::ModelPlan& model, const ps::TablePlan& tables);
 
 // Where a trainer keeps each row table's rows of one batch: after the dense parameters (job.dense_count), one
 // cache per table, in TablePlan order, of the most distinct ids a batch of `max_batch` samples can look up.

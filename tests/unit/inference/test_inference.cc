@@ -142,7 +142,9 @@ TEST(EvaluatorShare, ContiguousWholeBatchesCoveringEverySampleOnce) {
           const SampleRange share = evaluator_share(samples, batch, rank, ranks);
           ASSERT_EQ(share.first, next) << samples << " " << batch << " " << rank << "/" << ranks;
           next += share.count;
-          if (next < samples) ASSERT_EQ(share.count % batch, 0u) << samples << " " << batch << " " << rank;
+          if (next < samples) {
+            ASSERT_EQ(share.count % batch, 0u) << samples << " " << batch << " " << rank;
+          }
           const std::uint64_t batches = (share.count + batch - 1) / batch;
           fewest = std::min(fewest, batches);
           most = std::max(most, batches);

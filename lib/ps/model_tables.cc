@@ -1,0 +1,116 @@
+#include "ps/model_tables.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+bool reads_data(const nn::PlannedNode& node) {
+  return std::find(node.inputs.begin(), node.inputs.end(), nn::ModelPlan::kDataInput) != node.inputs.end();
+}
+
+void check_only_tables_read_ids(const nn::ModelPlan& model, std::string_view remedy) {
+  for (const nn::PlannedNode& node : model.nodes) {
+    const bool is_table = node.parameters.size() == 1 && model.parameters[node.parameters[0]].row_table;
+    if (reads_data(node) && !is_table) {
+      throw Error(ExitCode::kUsage, cat("the servers hold the row tables by rows, but layer ", node.spec.name,
+                                        " also reads the data's ids; only row tables may (", remedy, ")"));
+    }
+  }
+}
+
+}  // namespace
+
+TablePlan plan_model_tables(const nn::ModelPlan& model, int servers, std::size_t batch, ComputedIdTables rule,
+                            std::string_view remedy) {
+  std::vector<TableSpec> tables;
+  for (const nn::PlannedNode& node : model.nodes) {
+    for (const std::size_t index : node.parameters) {
+      const nn::ParameterInfo& parameter = model.parameters[index];
+      if (!parameter.row_table) continue;
+      if (node.inputs.size() != 1 || node.inputs[0] != nn::ModelPlan::kDataInput) {
+        if (rule == ComputedIdTables::kStayDense) continue;
+        throw Error(ExitCode::kUsage,
+                    cat("table ", parameter.name, " looks up ids that layer ",
+                        model.nodes[static_cast<std::size_t>(node.inputs.at(0))].spec.name,
+                        " computes; the servers can serve a table by rows only when it reads the data's ids (", remedy,
+                        ")"));
+      }
+      tables.push_back({parameter.name, parameter.offset, parameter.shape.at(0), parameter.shape.at(1),
+                        nn::element_count(node.input_shapes[0])});
+    }
+  }
+  if (!tables.empty()) check_only_tables_read_ids(model, remedy);
+  return TablePlan(std::move(tables), servers, batch);
+}
+
+std::vector<bool> held_by_rows(const nn::ModelPlan& model, const TablePlan& tables) {
+  std::vector<bool> marks(model.parameters.size(), false);
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    for (std::size_t i = 0; i < model.parameters.size(); ++i) {
+      if (model.parameters[i].name == tables.table(t).name) marks[i] = true;
+    }
+  }
+  return marks;
+}
+
+std::vector<nn::ParameterInfo> dense_layout(const nn::ModelPlan& model, const TablePlan& tables) {
+  const std::vector<bool> by_rows = held_by_rows(model, tables);
+  std::vector<nn::ParameterInfo> dense;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < model.parameters.size(); ++i) {
+    if (by_rows[i]) continue;
+    dense.push_back(model.parameters[i]);
+    dense.back().offset = offset;
+    offset += dense.back().size;
+  }
+  return dense;
+}
+
+std::vector<RowCache> row_caches(const TablePlan& tables, std::size_t dense_count, std::size_t max_batch) {
+  std::vector<RowCache> caches;
+  std::size_t offset = dense_count;
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const TableSpec& table = tables.table(t);
+    const std::size_t rows = static_cast<std::size_t>(
+        std::min<std::uint64_t>(table.rows, static_cast<std::uint64_t>(max_batch) * table.ids_per_sample));
+    caches.push_back({offset, rows});
+    offset += rows * table.width;
+  }
+  return caches;
+}
+
+nn::ModelPlan cut_model_plan(const nn::ModelPlan& model, const TablePlan& tables, std::size_t max_batch) {
+  if (tables.empty()) return model;
+  std::size_t dense_count = 0;
+  for (const nn::ParameterInfo& parameter : dense_layout(model, tables)) dense_count += parameter.size;
+  const std::vector<RowCache> caches = row_caches(tables, dense_count, max_batch);
+  nn::ModelPlan plan = model;
+  std::size_t dense_offset = 0;
+  for (nn::ParameterInfo& parameter : plan.parameters) {
+    std::size_t t = 0;
+    while (t < tables.size() && tables.table(t).name != parameter.name) ++t;
+    if (t == tables.size()) {
+      parameter.offset = dense_offset;
+      dense_offset += parameter.size;
+      continue;
+    }
+    parameter.shape.at(0) = caches[t].rows;
+    parameter.size = caches[t].rows * parameter.shape.at(1);
+    parameter.offset = caches[t].offset;
+  }
+  // The layers read their tables' shapes from their own plans.
+  for (nn::PlannedNode& node : plan.nodes) {
+    for (std::size_t i = 0; i < node.parameters.size(); ++i) {
+      node.plan.parameters.at(i).shape = plan.parameters[node.parameters[i]].shape;
+    }
+  }
+  const RowCache& last = caches.back();
+  plan.parameter_count = last.offset + last.rows * tables.table(tables.size() - 1).width;
+  return plan;
+}
+
+}  // namespace pstrain::ps
