@@ -1,4 +1,4 @@
-// pstrain: the distributed trainer. Thin main: everything lives in lib/train/job.cc.
+// pstrain: the distributed trainer. Thin main: everything lives in lib/job/job.cc.
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "export/export_command.h"
 #include "inference/commands.h"
-#include "train/job.h"
+#include "job/job.h"
 
 int main(int argc, char** argv) {
   // Before anything else: may re-execute this program so that OpenBLAS loads the CPU's widest kernels.

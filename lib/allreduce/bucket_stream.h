@@ -13,7 +13,7 @@
 // Bits: at 2 trainers each element is the sum of two terms, the same in any order, so a streamed step gives the
 // bits of one MPI_Allreduce over the whole vector. At 3 or more, Open MPI's nonblocking all-reduce (libnbc) adds
 // in another order than its blocking one: still the same order on every run, but not --overlap false's bits.
-// Only --overlap true streams (train/overlap_plan.h says why).
+// Only --overlap true streams (job/overlap_plan.h says why).
 #include <mpi.h>
 
 #include <cstddef>

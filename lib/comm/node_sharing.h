@@ -1,6 +1,6 @@
 #pragma once
 // What the ranks of a job share on their nodes, for the choices of how to overlap communication with computation
-// (train/job.cc): a protocol that needs a peer to answer while this rank computes (a sync shard streaming its
+// (job/job.cc): a protocol that needs a peer to answer while this rank computes (a sync shard streaming its
 // blocks, ps/block_stream.h) only pays when that peer has a processor of its own; one-sided puts streamed during
 // the backward pass (ps/push_stream.h) were measured to pay where they are copies within one node's memory.
 #include <mpi.h>

@@ -31,7 +31,7 @@ class Logger {
   bool console_ = true;
   std::ofstream file_;
   // Lines written before the file is opened: a run opens its log only once it is sure to start (a run that
-  // fails before that leaves no file behind, train/run_folder.h), and the file then begins with them.
+  // fails before that leaves no file behind, job/run_folder.h), and the file then begins with them.
   static constexpr std::size_t kPendingLimit = 1 << 20;
   std::string pending_;
 };

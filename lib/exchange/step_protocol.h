@@ -7,13 +7,13 @@
 //   and local runs have no servers and no start meeting.
 //
 // The schedule. Passes, steps per pass, and (where trainers step together) the checkpoint and stop after each
-//   step are computed once per run, as a value every rank reads (train/run_schedule.h, from the configuration, the
+//   step are computed once per run, as a value every rank reads (run/run_schedule.h, from the configuration, the
 //   layout and the resumed state); servers and trainers walk the same value, so sync rounds and checkpoints line up
 //   without messages: in sync modes every trainer takes the largest trainer's count (a trainer out of samples
-//   contributes empty batches). Which meetings a mode has follows from its traits (train/modes.h).
+//   contributes empty batches). Which meetings a mode has follows from its traits (config/modes.h).
 //
 // Sync step (--mode sync), one round per step, in one of two transports (ps/sync_transport.h; --overlap, chosen
-// in train/job.cc, the same on every rank); both compute the same bits.
+// in job/job.cc, the same on every rank); both compute the same bits.
 // One-sided (SyncTransport::kOneSided), all over the world:
 //   trainers put gradient and sample count into their slot on every shard;
 //   all_gradients_written (barrier)           servers sum the slots in trainer order (the same bits every run),
@@ -90,7 +90,7 @@
 //   parameters and a second trainers' barrier keeps anyone from pushing before all got the same state.
 // Dynamic dispatch: trainers take chunk tickets from a counter on shard 0; after the end of the pass the lead
 //   trainer rewinds it while the other trainers wait at a barrier.
-// End of pass (every mode): trainers average the model state (train/model_state.h), agree on the pass's figures,
+// End of pass (every mode): trainers average the model state (run/model_state.h), agree on the pass's figures,
 //   the lead evaluates and writes the pass folder while the others wait at a trainers' barrier.
 //
 // Async checkpoints (async, ssp): there is no common step, so checkpoints go by request.

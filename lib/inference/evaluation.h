@@ -1,7 +1,7 @@
 #pragma once
 // A saved model's figures on a data set, forward only: the mean cross-entropy (without label smoothing), the
 // accuracy, for classifiers the per-class accuracy and the confusion matrix, for language models the perplexity
-// (exp of the mean loss per predicted word, as train/language_metrics.h reports it). The figures are made of
+// (exp of the mean loss per predicted word, as trainer/language_metrics.h reports it). The figures are made of
 // sums (EvaluationSums), so that ranks that each score a part of the data add theirs up (evaluation_ranks.h).
 #include <cstddef>
 #include <cstdint>

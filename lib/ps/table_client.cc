@@ -78,7 +78,7 @@ void TableClient::fetch(std::span<float> features, std::size_t count, std::span<
     traffic_.rows_fetched += requests_[t].rows.size();
     traffic_.bytes += requests_[t].rows.size() * plan_.table(t).width * sizeof(float);
   }
-  // Every table reads the sample's ids (train/table_layout.h), and a request depends only on the ids and the
+  // Every table reads the sample's ids (run/table_layout.h), and a request depends only on the ids and the
   // number of shards: the tables' caches hold the same ids in the same places.
   const std::vector<std::uint32_t>& slot = requests_.front().slot;
   for (std::size_t k = 0; k < slot.size(); ++k) features[k] = static_cast<float>(slot[k]);

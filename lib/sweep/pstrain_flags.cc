@@ -2,9 +2,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "config/train_config.h"
 #include "core/error.h"
 #include "core/options.h"
-#include "train/train_config.h"
 
 namespace po = boost::program_options;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A run's output folder is never overwritten or mixed (lib/train/run_folder.h), one case per call:
+# A run's output folder is never overwritten or mixed (lib/job/run_folder.h), one case per call:
 #   run_folder.sh CASE NP PATH
 #   changed_flags_refused   a finished run, then the same folder with another --hidden and --resume auto: exit 2,
 #                           naming the skipped checkpoint, the flag that differs and what to do; every file as it was

@@ -1,8 +1,8 @@
 // The INI configuration (--config FILE, and the config.ini saved with every run and checkpoint): the input is the
 // file, parsed with pstrain's own flag declarations and then validated as pstrain does before a run.
+#include "config/train_config.h"
 #include "core/options.h"
 #include "fuzz_util.h"
-#include "train/train_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace pstrain;

@@ -1,0 +1,53 @@
+#include "config/modes.h"
+
+#include <array>
+
+#include "core/error.h"
+
+namespace pstrain::train {
+
+namespace {
+
+// The registry: one row per mode.
+// clang-format off
+constexpr std::array<ModeTraits, 4> kModes = {{
+    //  mode              name         summary
+    //  servers common  stale  push-upd dynamic  server loop               overlap
+    {Mode::kSync, "sync", "sync",
+        true,   true,   false, false,   false,   ServerLoop::kCommonSteps, OverlapKind::kSyncBlocks},
+    {Mode::kAsync, "async", "async",
+        true,   false,  false, true,    true,    ServerLoop::kUntilDone,   OverlapKind::kPushes},
+    {Mode::kSsp, "ssp", "ssp (async with bounded staleness)",
+        true,   false,  true,  true,    true,    ServerLoop::kUntilDone,   OverlapKind::kPushes},
+    {Mode::kAllreduce, "allreduce",
+        "allreduce (no servers: trainers average gradients with NCCL on GPUs, MPI_Allreduce on CPUs)",
+        false,  true,   false, false,   false,   ServerLoop::kNone,        OverlapKind::kAllreduceBuckets},
+}};
+// clang-format on
+
+}  // namespace
+
+const ModeTraits& mode_traits(Mode mode) {
+  for (const ModeTraits& traits : kModes) {
+    if (traits.mode == mode) return traits;
+  }
+  PSTRAIN_ASSERT(false, "mode ", static_cast<int>(mode), " is not registered in config/modes.cc");
+  return kModes.front();
+}
+
+Mode mode_named(std::string_view name) {
+  std::string names;
+  for (const ModeTraits& traits : kModes) {
+    if (traits.name == name) return traits.mode;
+    names += cat(names.empty() ? "" : ", ", traits.name);
+  }
+  throw Error(ExitCode::kUsage, cat("--mode '", name, "' is not one of ", names));
+}
+
+std::string mode_help() {
+  std::string help;
+  for (const ModeTraits& traits : kModes) help += cat(help.empty() ? "" : " | ", traits.summary);
+  return help;
+}
+
+}  // namespace pstrain::train

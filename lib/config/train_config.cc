@@ -1,0 +1,332 @@
+#include "config/train_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "config/modes.h"
+#include "core/error.h"
+
+namespace po = boost::program_options;
+
+namespace pstrain::train {
+
+std::string to_string(Mode mode) {
+  return std::string(mode_traits(mode).name);
+}
+
+po::options_description train_options() {
+  po::options_description data("Data and outputs");
+  // clang-format off
+  data.add_options()
+      ("data-dir", po::value<std::string>()->required(), "folder with train-NNNNN.h5 shards and test.h5 (pstrain-data)")
+      ("output-dir", po::value<std::string>(), "(required) where node_<rank>/ logs, pass-NNNNN/ folders, metrics.jsonl and config.ini go")
+      ("init-from", po::value<std::string>(), "start from the parameters of a pass folder (OUTPUT/pass-NNNNN)")
+      ("tensorboard", po::value<bool>()->default_value(true, "true"), "write TensorBoard event files into OUTPUT/tensorboard/: scalars per pass and every --log-every-steps steps");
+  // clang-format on
+  po::options_description cluster("Cluster");
+  // clang-format off
+  cluster.add_options()
+      ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
+      ("mode", po::value<std::string>()->default_value("sync"), mode_help().c_str())
+      ("staleness", po::value<int>()->default_value(3), "ssp: steps a trainer may run ahead of the slowest (0: lock-step)")
+      ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
+      ("chunk-size", po::value<long long>()->default_value(512), "dynamic dispatch: samples per chunk")
+      ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
+      ("overlap", po::value<std::string>()->default_value("auto"), "communication behind the computation: true | false | auto. Sync PS: each gradient block goes to its shard as soon as the backward pass has it and the next forward pass waits only for the blocks it reads (auto: where every rank has a processor of its own; false: one-sided exchange after the backward pass); async/ssp: the gradient is put block by block (auto: where all ranks share a node); all-reduce: buckets summed during the backward pass (auto: never, measured slower). The same bits every way, except all-reduce with --overlap true at more than 2 trainers")
+      ("table-exchange", po::value<std::string>()->default_value("auto"), "row tables (embedding tables): sparse (the servers hold them by row; a step fetches and updates only the rows its batch looks up) | dense (shipped whole, as any parameter) | auto (sparse wherever there are servers, else dense)")
+      ("poll-interval-us", po::value<int>()->default_value(0),
+       "async and ssp: pause between polls that found nothing (the server's loop, the trainers' waits); 0 yields "
+       "the processor instead of sleeping")
+      ("timeout-seconds", po::value<double>()->default_value(600, "600"), "end the job when a rank waits this long for others (a rank died or stalled)")
+      ("check-replicas-every-steps", po::value<long long>()->default_value(0), "allreduce: also compare the trainers' parameter checksums every N steps (they are compared at the end of every pass anyway)")
+      ("device", po::value<std::string>()->default_value("cpu"), "cpu | gpu | auto (a GPU when this node has one); trainer k on a node uses GPU (k mod GPUs)");
+  // clang-format on
+  po::options_description model("Model and optimisation");
+  // clang-format off
+  model.add_options()
+      ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm) | nplm (Bengio et al. 2003's neural language model on N-gram token shards; --embedding-dim, --hidden, --direct)")
+      ("model-file", po::value<std::string>(), "a model described layer by layer (docs/model-files.md); instead of --model")
+      ("describe-model", po::bool_switch(), "print the model's layers (output shapes, parameters, FLOPs) for the data in --data-dir, and exit")
+      ("width", po::value<double>()->default_value(1.0, "1"), "resnet: channel multiplier (64, 128, 256, 512 channels times this)")
+      ("batch-norm", po::value<bool>()->default_value(true, "true"), "resnet: batch normalisation after every convolution (false: conv biases instead)")
+      ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated (cnn: the fully connected head, e.g. 128; nplm: one width, default 100), or none")
+      ("embedding-dim", po::value<long long>()->default_value(30), "nplm: embedding size m of every context word")
+      ("direct", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "nplm: direct connections from the concatenated embeddings to the output")
+      ("conv-filters", po::value<std::string>()->default_value("32,64"), "cnn: filters of each conv layer, comma separated")
+      ("kernel-size", po::value<long long>()->default_value(3), "cnn: odd square convolution kernel")
+      ("activation", po::value<std::string>()->default_value("relu"), "relu | tanh | sigmoid")
+      ("optimizer", po::value<std::string>()->default_value("momentum"), "sgd | momentum | adagrad | adam")
+      ("lr", po::value<double>()->default_value(0.05, "0.05"), "learning rate")
+      ("lr-schedule", po::value<std::string>()->default_value("constant"), "constant | cosine (decays to 0 over the run's updates) | piecewise (--lr times factors interpolated per update between --lr-points) | step (--lr times --lr-step-gamma every --lr-step-passes passes) | onecycle (PyTorch OneCycleLR's shape: --lr/25 up to --lr over the first 30% of updates, cosine, then down to --lr/25e4)")
+      ("lr-points", po::value<std::string>()->default_value(""), "piecewise: positions in passes, comma separated, >= 0 and increasing, e.g. 0,5,24 (update u sits at (u-1)/updates-per-pass; before the first point and after the last the end factors hold)")
+      ("lr-factors", po::value<std::string>()->default_value(""), "piecewise: multipliers of --lr at --lr-points, e.g. 0,1,0 (the seed's PiecewiseLinear([0, 5, 24], [0, max_lr, 0]) is --lr max_lr --lr-points 0,5,24 --lr-factors 0,1,0)")
+      ("lr-warmup-passes", po::value<double>()->default_value(0, "0"), "multiply any schedule by min(1, u / (W x updates per pass)) for update u: a linear warm-up over the first W passes (0: none)")
+      ("lr-step-passes", po::value<double>()->default_value(0, "0"), "step: passes between decays")
+      ("lr-step-gamma", po::value<double>()->default_value(0.1, "0.1"), "step: factor per decay, in (0, 1]")
+      ("momentum", po::value<double>()->default_value(0.9, "0.9"), "momentum coefficient")
+      ("nesterov", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "momentum: Nesterov's form, as PyTorch's nesterov=True (v = mu v + g; w -= lr (g + mu v))")
+      ("weight-decay", po::value<double>()->default_value(0.0, "0"), "L2 weight decay")
+      ("no-decay-bias-and-norm", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "apply --weight-decay only to parameters whose name ends in .weight, not to biases or batch-norm scales and shifts")
+      ("label-smoothing", po::value<double>()->default_value(0.0, "0"), "label smoothing e in [0, 1): the loss's target is (1 - e) one-hot + e / classes")
+      ("augment", po::value<std::string>()->default_value("none"), "training-image augmentation, comma separated: crop:P (pad P zero pixels, random crop back), flip (left-right, p = 1/2), cutout:S (zero a random S x S square), e.g. crop:4,flip,cutout:8; drawn from (seed, pass, sample), so resumes repeat it exactly; none: off; evaluation never augments")
+      ("batch-size", po::value<long long>()->default_value(64), "samples per step, per trainer")
+      ("passes", po::value<long long>()->default_value(10), "passes over the training data")
+      ("seed", po::value<unsigned long long>()->default_value(1), "seed for initialisation and shuffling")
+      ("shuffle", po::value<bool>()->default_value(true, "true"), "reshuffle each trainer's samples every pass")
+      ("eval-batch-size", po::value<long long>()->default_value(1000), "samples per evaluation batch")
+      ("log-every-steps", po::value<long long>()->default_value(0), "also log every N steps (0: per pass only)")
+      ("progress-every-s", po::value<double>()->default_value(10, "10"), "a progress line (steps, samples/s, time left) every S seconds of a pass, from the lead trainer (0: off)");
+  // clang-format on
+  po::options_description checkpoints("Checkpoints and resume");
+  // clang-format off
+  checkpoints.add_options()
+      ("checkpoint-every-steps", po::value<long long>()->default_value(0), "also checkpoint every N steps (0: off)")
+      ("checkpoint-every-seconds", po::value<double>()->default_value(0, "0"), "also checkpoint every S seconds (0: off)")
+      ("keep-checkpoints", po::value<int>()->default_value(3), "keep the newest N checkpoints (0: all)")
+      ("resume", po::value<std::string>(), "auto (newest complete checkpoint in --output-dir) or a checkpoint folder");
+  // clang-format on
+  po::options_description all;
+  all.add(data).add(cluster).add(model).add(checkpoints);
+  return all;
+}
+
+namespace {
+
+long long positive(const po::variables_map& values, const char* flag) {
+  const long long value = values[flag].as<long long>();
+  if (value <= 0) throw Error(ExitCode::kUsage, cat("--", flag, " must be > 0 (got ", value, ")"));
+  return value;
+}
+
+float positive_finite(const po::variables_map& values, const char* flag) {
+  const double value = values[flag].as<double>();
+  if (!std::isfinite(value) || value <= 0) {
+    throw Error(ExitCode::kUsage, cat("--", flag, " must be a finite number > 0 (got ", value, ")"));
+  }
+  return static_cast<float>(value);
+}
+
+std::vector<double> parse_numbers(const std::string& text, const char* flag) {
+  std::vector<double> numbers;
+  if (text.empty()) return numbers;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    std::size_t used = 0;
+    double number = 0;
+    try {
+      number = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !std::isfinite(number)) {
+      throw Error(ExitCode::kUsage, cat("--", flag, " '", text, "': expected numbers separated by commas"));
+    }
+    numbers.push_back(number);
+  }
+  return numbers;
+}
+
+std::vector<std::size_t> parse_widths(const std::string& text, const char* flag) {
+  std::vector<std::size_t> widths;
+  if (text == "none") return widths;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    std::size_t used = 0;
+    long long width = 0;
+    try {
+      width = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || width <= 0) {
+      throw Error(ExitCode::kUsage, cat("--", flag, " '", text, "': expected positive integers separated by commas"));
+    }
+    widths.push_back(static_cast<std::size_t>(width));
+  }
+  return widths;
+}
+
+// --data-dir, --output-dir, --init-from.
+void resolve_folders(const po::variables_map& values, TrainConfig& config) {
+  config.data_dir = values["data-dir"].as<std::string>();
+  config.describe_model = values["describe-model"].as<bool>();
+  if (values.count("output-dir")) {
+    config.output_dir = values["output-dir"].as<std::string>();
+  } else if (!config.describe_model) {
+    throw Error(ExitCode::kUsage, "the option '--output-dir' is required but missing");
+  }
+  if (values.count("init-from")) config.init_from = values["init-from"].as<std::string>();
+}
+
+// The layout, the mode and how its ranks talk.
+void resolve_cluster(const po::variables_map& values, TrainConfig& config) {
+  const ModeTraits& mode = mode_traits(config.mode);
+  config.num_pservers = values["num-pservers"].as<int>();
+  if (config.num_pservers < -1) throw Error(ExitCode::kUsage, "--num-pservers must be >= 0 (or -1 for the default)");
+  config.mode = mode_named(values["mode"].as<std::string>());
+  config.staleness = values["staleness"].as<int>();
+  if (config.staleness < 0) throw Error(ExitCode::kUsage, "--staleness must be >= 0");
+  config.block_size = values["block-size"].as<std::size_t>();
+  if (config.block_size == 0) throw Error(ExitCode::kUsage, "--block-size must be > 0");
+  config.table_exchange = values["table-exchange"].as<std::string>();
+  if (config.table_exchange != "auto" && config.table_exchange != "sparse" && config.table_exchange != "dense") {
+    throw Error(ExitCode::kUsage,
+                cat("--table-exchange '", config.table_exchange, "' is not one of auto, sparse, dense"));
+  }
+  if (config.table_exchange == "sparse" && !mode.has_servers) {
+    throw Error(ExitCode::kUsage,
+                cat("--table-exchange sparse needs parameter servers to hold the rows; --mode ", mode.name,
+                    " has none (its trainers average table gradients densely): use "
+                    "auto or dense"));
+  }
+  config.poll_interval_us = values["poll-interval-us"].as<int>();
+  if (config.poll_interval_us < 0) throw Error(ExitCode::kUsage, "--poll-interval-us must be >= 0");
+  config.timeout_seconds = values["timeout-seconds"].as<double>();
+  if (!std::isfinite(config.timeout_seconds) || config.timeout_seconds <= 0) {
+    throw Error(ExitCode::kUsage, "--timeout-seconds must be a finite number > 0");
+  }
+  config.check_replicas_every_steps = values["check-replicas-every-steps"].as<long long>();
+  if (config.check_replicas_every_steps < 0) throw Error(ExitCode::kUsage, "--check-replicas-every-steps must be >= 0");
+  config.device = values["device"].as<std::string>();
+  if (config.device != "cpu" && config.device != "gpu" && config.device != "auto") {
+    throw Error(ExitCode::kUsage, cat("--device '", config.device, "' is not one of cpu, gpu, auto"));
+  }
+}
+
+// The model: a preset and its shape, or a model file.
+void resolve_model(const po::variables_map& values, TrainConfig& config) {
+  config.model = values["model"].as<std::string>();
+  if (config.model != "mlp" && config.model != "cnn" && config.model != "resnet" && config.model != "nplm") {
+    throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of mlp, cnn, resnet, nplm"));
+  }
+  if (values.count("model-file")) {
+    if (!values["model"].defaulted()) {
+      throw Error(ExitCode::kUsage,
+                  cat("--model-file and --model ", config.model, " both name a model: give one of them"));
+    }
+    config.model_file = values["model-file"].as<std::string>();
+    config.model = "file";
+  }
+  config.width = values["width"].as<double>();
+  if (!std::isfinite(config.width) || config.width <= 0 || config.width > 64) {
+    throw Error(ExitCode::kUsage, cat("--width ", config.width, " must be in (0, 64]"));
+  }
+  config.batch_norm = values["batch-norm"].as<bool>();
+  config.hidden = parse_widths(values["hidden"].as<std::string>(), "hidden");
+  if (config.model == "nplm" && values["hidden"].defaulted()) config.hidden = {kNplmHidden};
+  config.embedding_dim = static_cast<std::size_t>(positive(values, "embedding-dim"));
+  config.direct = values["direct"].as<bool>();
+  config.conv_filters = parse_widths(values["conv-filters"].as<std::string>(), "conv-filters");
+  config.kernel_size = static_cast<std::size_t>(positive(values, "kernel-size"));
+  if (config.kernel_size % 2 == 0) {
+    throw Error(ExitCode::kUsage, cat("--kernel-size ", config.kernel_size,
+                                      " must be odd ('same' padding keeps the "
+                                      "image size only for odd kernels)"));
+  }
+  config.activation = compute::parse_activation(values["activation"].as<std::string>());
+}
+
+// The optimizer, its schedule, the batches and the passes.
+void resolve_training(const po::variables_map& values, TrainConfig& config) {
+  config.optimizer.kind = values["optimizer"].as<std::string>();
+  config.optimizer.learning_rate = positive_finite(values, "lr");
+  config.optimizer.schedule = values["lr-schedule"].as<std::string>();
+  config.optimizer.momentum = static_cast<float>(values["momentum"].as<double>());
+  config.optimizer.weight_decay = static_cast<float>(values["weight-decay"].as<double>());
+  config.optimizer.nesterov = values["nesterov"].as<bool>();
+  config.optimizer.decay_bias_and_norm = !values["no-decay-bias-and-norm"].as<bool>();
+  config.optimizer.lr_points = parse_numbers(values["lr-points"].as<std::string>(), "lr-points");
+  config.optimizer.lr_factors = parse_numbers(values["lr-factors"].as<std::string>(), "lr-factors");
+  config.optimizer.warmup_passes = values["lr-warmup-passes"].as<double>();
+  config.optimizer.step_passes = values["lr-step-passes"].as<double>();
+  config.optimizer.step_gamma = values["lr-step-gamma"].as<double>();
+  // The optimizer's own checks (schedule names, points increasing and >= 0, ...), here so that a bad value
+  // ends the job before anything is created.
+  optim::make_optimizer(config.optimizer, 0);
+  const double smoothing = values["label-smoothing"].as<double>();
+  if (!(smoothing >= 0.0 && smoothing < 1.0)) {
+    throw Error(ExitCode::kUsage, cat("--label-smoothing must be in [0, 1), got ", smoothing));
+  }
+  config.label_smoothing = static_cast<float>(smoothing);
+  config.augment = data::parse_augment_spec(values["augment"].as<std::string>());
+  config.batch_size = static_cast<std::size_t>(positive(values, "batch-size"));
+  const long long passes = positive(values, "passes");
+  if (passes > 99999) throw Error(ExitCode::kUsage, "--passes must be at most 99999 (pass-NNNNN folders)");
+  config.passes = static_cast<int>(passes);
+  config.seed = values["seed"].as<unsigned long long>();
+  config.shuffle = values["shuffle"].as<bool>();
+}
+
+// Evaluation, logs, TensorBoard and --overlap.
+void resolve_reporting(const po::variables_map& values, TrainConfig& config) {
+  config.eval_batch_size = static_cast<std::size_t>(positive(values, "eval-batch-size"));
+  const long long log_every = values["log-every-steps"].as<long long>();
+  if (log_every < 0) throw Error(ExitCode::kUsage, "--log-every-steps must be >= 0");
+  config.log_every_steps = static_cast<std::size_t>(log_every);
+  config.progress_every_s = values["progress-every-s"].as<double>();
+  if (!std::isfinite(config.progress_every_s) || config.progress_every_s < 0) {
+    throw Error(ExitCode::kUsage, "--progress-every-s must be a finite number >= 0");
+  }
+  config.tensorboard = values["tensorboard"].as<bool>();
+  const std::string overlap = values["overlap"].as<std::string>();
+  if (overlap != "auto" && overlap != "true" && overlap != "false") {
+    throw Error(ExitCode::kUsage, cat("--overlap '", overlap, "' is not one of auto, true, false"));
+  }
+  config.overlap = overlap == "auto" ? Overlap::kAuto : overlap == "true" ? Overlap::kOn : Overlap::kOff;
+}
+
+// Checkpoints and --resume.
+void resolve_checkpoints(const po::variables_map& values, TrainConfig& config) {
+  config.checkpoint_every_steps = values["checkpoint-every-steps"].as<long long>();
+  if (config.checkpoint_every_steps < 0) throw Error(ExitCode::kUsage, "--checkpoint-every-steps must be >= 0");
+  config.checkpoint_every_seconds = values["checkpoint-every-seconds"].as<double>();
+  if (!std::isfinite(config.checkpoint_every_seconds) || config.checkpoint_every_seconds < 0) {
+    throw Error(ExitCode::kUsage, "--checkpoint-every-seconds must be a finite number >= 0");
+  }
+  config.keep_checkpoints = values["keep-checkpoints"].as<int>();
+  if (config.keep_checkpoints < 0) throw Error(ExitCode::kUsage, "--keep-checkpoints must be >= 0");
+  if (values.count("resume")) {
+    config.resume = values["resume"].as<std::string>();
+    if (config.resume.empty()) throw Error(ExitCode::kUsage, "--resume needs 'auto' or a checkpoint folder");
+  }
+}
+
+// --dispatch and what the mode allows of it and of --num-pservers.
+void resolve_dispatch(const po::variables_map& values, TrainConfig& config) {
+  const ModeTraits& mode = mode_traits(config.mode);
+  const std::string dispatch = values["dispatch"].as<std::string>();
+  if (dispatch != "static" && dispatch != "dynamic") {
+    throw Error(ExitCode::kUsage, cat("--dispatch '", dispatch, "' is not one of static, dynamic"));
+  }
+  config.dynamic_dispatch = dispatch == "dynamic";
+  config.chunk_size = static_cast<std::size_t>(positive(values, "chunk-size"));
+  if (config.dynamic_dispatch && !mode.dynamic_dispatch) {
+    throw Error(ExitCode::kUsage,
+                cat("--dispatch dynamic needs --mode async or ssp (", mode.name, " steps every trainer together)"));
+  }
+  if (!mode.has_servers && config.num_pservers > 0) {
+    throw Error(ExitCode::kUsage, cat("--mode ", mode.name,
+                                      " has no parameter servers: --num-pservers must be 0 or "
+                                      "left out (got ",
+                                      config.num_pservers, ")"));
+  }
+}
+
+}  // namespace
+
+TrainConfig resolve_train_config(const po::variables_map& values) {
+  TrainConfig config;
+  resolve_folders(values, config);
+  resolve_cluster(values, config);
+  resolve_model(values, config);
+  resolve_training(values, config);
+  resolve_reporting(values, config);
+  resolve_checkpoints(values, config);
+  resolve_dispatch(values, config);
+  return config;
+}
+
+}  // namespace pstrain::train

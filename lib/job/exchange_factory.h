@@ -1,0 +1,39 @@
+#pragma once
+// Which exchange::GradientExchange a trainer steps with: the local one on a job of one rank, else the one its mode
+// registers (config/modes.cc); see docs/internals.md.
+#include <mpi.h>
+
+#include <memory>
+
+#include "compute/backend.h"
+#include "exchange/gradient_exchange.h"
+#include "job/overlap_plan.h"
+#include "nn/model.h"
+#include "ps/client.h"
+#include "ps/table_client.h"
+#include "run/job_context.h"
+#include "run/run_state.h"
+
+namespace pstrain::train {
+
+// What the modes are built from.
+struct ExchangeParts {
+  compute::Backend& backend;
+  nn::Model& model;
+  MPI_Comm trainers;                      // all trainers (MPI_COMM_SELF when training locally)
+  ps::PsClient* client = nullptr;         // the parameter-server modes' client (null without servers)
+  const RunState& run;                    // starting parameters and the checkpoint resumed from (whole-model modes)
+  ps::TableClient* tables = nullptr;      // the row tables the servers hold by rows (null: none)
+  OverlapPlan overlap{};                  // parameter-server modes: what travels behind the computation
+  const ps::ShardPlan* blocks = nullptr;  // streamed sync: the trainer's flat vector dealt to the shards
+  MPI_Comm channel = MPI_COMM_NULL;       // streamed sync: the world's duplicate for the step's messages
+};
+
+// Local training when the job has one rank; otherwise the exchange of job.config.mode. Collective over the
+// trainers where the mode sets up a communicator (all-reduce with NCCL).
+std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts);
+
+// All-reduce's exchange (registered in config/modes.cc): every rank a trainer with the whole model.
+std::unique_ptr<exchange::GradientExchange> make_allreduce_replicas(const JobContext& job, const ExchangeParts& parts);
+
+}  // namespace pstrain::train

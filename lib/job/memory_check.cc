@@ -1,0 +1,100 @@
+#include "job/memory_check.h"
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "comm/mpi_check.h"
+#include "core/error.h"
+#include "optim/optimizer.h"
+#include "run/model_factory.h"
+#include "run/table_layout.h"
+
+namespace pstrain::train {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string gib(double bytes) {
+  std::ostringstream out;
+  out.precision(3);
+  out << bytes / kGiB << " GiB";
+  return out.str();
+}
+
+// MemAvailable of /proc/meminfo in bytes; none where it cannot be read (then nothing is checked).
+std::optional<double> available_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
+  const double floats = static_cast<double>(job.model.parameter_count);
+  const double states = static_cast<double>(optim::make_optimizer(job.config.optimizer, 0)->state().size());
+  std::ostringstream arithmetic;
+  MemoryNeed need;
+  if (job.layout.is_trainer()) {  // parameters and gradients of its model: row tables cut to their caches
+    const std::size_t trainer_floats = trainer_model_plan(job, largest_batch(job)).parameter_count;
+    need.bytes = 2 * static_cast<double>(trainer_floats) * sizeof(float);
+    arithmetic << "a trainer: 2 x " << trainer_floats << " floats (parameters, gradients"
+               << (tables.empty() ? "" : "; the row tables as caches of one batch's rows") << ") x 4 B";
+  } else {
+    const double trainers = job.layout.trainers;
+    double table_floats = 0;
+    for (std::size_t t = 0; t < tables.size(); ++t) {
+      table_floats += static_cast<double>(tables.rows(t).rows()) * static_cast<double>(tables.table(t).width);
+    }
+    const double dense = (floats - table_floats) / job.layout.pservers;  // its dense blocks, about
+    need.bytes = floats * sizeof(float) + dense * (1 + states + trainers) * sizeof(float);
+    arithmetic << "a server: the starting model, " << job.model.parameter_count
+               << " floats, and its dense share x (1 + " << states << " optimizer state + " << job.layout.trainers
+               << " trainer slots), x 4 B";
+    for (std::size_t t = 0; t < tables.size(); ++t) {
+      const auto& table = tables.table(t);
+      const double rows = static_cast<double>(tables.rows(t).rows_on(job.layout.shard_index));
+      const double slots = trainers * static_cast<double>(tables.capacity(t, job.layout.shard_index));
+      need.bytes += rows * table.width * (1 + states) * sizeof(float) + slots * (table.width * sizeof(float) + 8);
+      arithmetic << "; table " << table.name << ": " << tables.rows(t).rows() << " rows / " << job.layout.pservers
+                 << " servers = " << static_cast<std::uint64_t>(rows) << " rows x " << table.width << " floats x (1 + "
+                 << states << " optimizer state) x 4 B, plus row slots";
+    }
+  }
+  arithmetic << " = " << gib(need.bytes);
+  need.arithmetic = arithmetic.str();
+  return need;
+}
+
+std::optional<comm::Failure> check_node_memory(const JobContext& job, const ps::TablePlan& tables, MPI_Comm node) {
+  const MemoryNeed mine = memory_need(job, tables);
+  double total = 0;
+  double largest = 0;
+  MPI_CHECK(MPI_Allreduce(&mine.bytes, &total, 1, MPI_DOUBLE, MPI_SUM, node));
+  MPI_CHECK(MPI_Allreduce(&mine.bytes, &largest, 1, MPI_DOUBLE, MPI_MAX, node));
+  const std::optional<double> available = available_bytes();
+  if (!available || total <= *available) return std::nullopt;
+  // Every rank of the node fails; the one with the largest need explains (agree_on_failure prints the lowest
+  // failing rank's message, so all carry the same numbers).
+  return comm::
+      Failure{static_cast<int>(ExitCode::kUsage),
+              cat("the model does not fit this node: its ", job.layout.local_size, " ranks need ", gib(total), ", ",
+                  gib(*available), " is available (this rank: ", mine.arithmetic,
+                  "); spread the row tables over more servers (--num-pservers) or nodes, or shrink the model")};
+}
+
+double peak_resident_bytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux: KiB
+}
+
+}  // namespace pstrain::train

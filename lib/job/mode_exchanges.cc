@@ -1,0 +1,51 @@
+#include "job/mode_exchanges.h"
+
+#include <array>
+#include <utility>
+
+#include "core/error.h"
+#include "job/exchange_factory.h"
+#include "ps/exchange_modes.h"
+
+namespace pstrain::train {
+
+namespace {
+
+std::chrono::microseconds poll_interval(const JobContext& job) {
+  return std::chrono::microseconds(job.config.poll_interval_us);
+}
+
+std::unique_ptr<exchange::GradientExchange> make_sync(const JobContext&, const ExchangeParts& parts) {
+  if (parts.overlap.sync == ps::SyncTransport::kOneSided) return ps::make_sync_exchange(*parts.client, parts.tables);
+  return ps::make_streamed_sync_exchange(*parts.client, *parts.blocks, parts.channel, parts.tables);
+}
+
+std::unique_ptr<exchange::GradientExchange> make_async(const JobContext& job, const ExchangeParts& parts) {
+  return ps::make_async_exchange(*parts.client, parts.trainers, poll_interval(job), parts.overlap.stream_pushes,
+                                 parts.tables);
+}
+
+std::unique_ptr<exchange::GradientExchange> make_ssp(const JobContext& job, const ExchangeParts& parts) {
+  return ps::make_ssp_exchange(*parts.client, parts.trainers, poll_interval(job), job.config.staleness,
+                               parts.overlap.stream_pushes, parts.tables);
+}
+
+// One row per mode of config/modes.cc: the exchange its trainers step with.
+constexpr std::array<std::pair<Mode, ExchangeMaker>, 4> kExchanges = {{
+    {Mode::kSync, make_sync},
+    {Mode::kAsync, make_async},
+    {Mode::kSsp, make_ssp},
+    {Mode::kAllreduce, make_allreduce_replicas},
+}};
+
+}  // namespace
+
+ExchangeMaker exchange_maker(Mode mode) {
+  for (const auto& [registered, maker] : kExchanges) {
+    if (registered == mode) return maker;
+  }
+  PSTRAIN_ASSERT(false, "mode ", to_string(mode), " has no exchange in job/mode_exchanges.cc");
+  return nullptr;
+}
+
+}  // namespace pstrain::train

@@ -1,0 +1,20 @@
+#pragma once
+// OUTPUT/provenance.json, "version everything" as the seed's sweep article asks: enough to tell later exactly
+// what produced a run's results.
+//   version           pstrain's version
+//   git_commit        the commit the build was configured from ("unknown" outside a git checkout)
+//   flags             every resolved flag (command line > environment > file), as strings
+//   model             the model description (source and text) and its parameter count
+//   data_fingerprint  the data folder and the CRC-32 of every shard file read
+//   written_at        UTC time
+#include <string>
+
+#include "run/job_context.h"
+
+namespace pstrain::train {
+
+// Rank 0, once the data and the model are planned. Error(kOutput) when the file cannot be written, Error(kInputData)
+// when a shard cannot be read.
+void write_provenance(const JobContext& job, const std::string& resolved_ini);
+
+}  // namespace pstrain::train

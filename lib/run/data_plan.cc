@@ -1,0 +1,116 @@
+#include "run/data_plan.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "core/error.h"
+#include "data/vocabulary.h"
+
+namespace pstrain::train {
+
+namespace {
+
+// Token shards of one folder must index one vocabulary with one window length; image shards carry neither.
+void check_same_tokens(const std::filesystem::path& shard, const data::ShardMeta& meta, const DataPlan& plan) {
+  const auto& mine = meta.tokens;
+  const auto& test = plan.meta.tokens;
+  if (mine.has_value() != test.has_value()) {
+    throw Error(ExitCode::kInputData,
+                cat(shard.string(), (mine ? " holds token ids but " : " holds features but "), plan.test_shard.string(),
+                    (test ? " holds token ids" : " holds features"), " (shards of different datasets?)"));
+  }
+  if (!mine) return;
+  if (mine->vocab_crc32 != test->vocab_crc32 || mine->vocab_size != test->vocab_size || mine->ngram != test->ngram) {
+    throw Error(ExitCode::kInputData,
+                cat(shard.string(), ": ", mine->ngram, "-gram windows over a vocabulary of ", mine->vocab_size,
+                    " words (CRC-32 ", mine->vocab_crc32, ") but ", plan.test_shard.string(), " has ", test->ngram,
+                    "-grams over ", test->vocab_size, " words (CRC-32 ", test->vocab_crc32,
+                    "): shards of different conversions; convert the data again"));
+  }
+}
+
+}  // namespace
+
+std::uint64_t DataPlan::total_train_samples() const {
+  // Per shard, not per trainer: under dynamic dispatch every trainer counts every shard.
+  return std::accumulate(shard_samples.begin(), shard_samples.end(), std::uint64_t{0});
+}
+
+std::int64_t DataPlan::steps_per_pass(int trainer, std::size_t batch_size, bool sync) const {
+  const auto steps_for = [&](std::uint64_t samples) {
+    return static_cast<std::int64_t>((samples + batch_size - 1) / batch_size);
+  };
+  if (!sync) return steps_for(trainer_samples.at(trainer));
+  return steps_for(*std::max_element(trainer_samples.begin(), trainer_samples.end()));
+}
+
+DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool every_trainer_reads_all) {
+  DataPlan plan;
+  plan.train_shards = data::list_train_shards(data_dir);
+  plan.test_shard = data::test_shard_path(data_dir);
+  plan.meta = data::read_shard_meta(plan.test_shard);
+  if (static_cast<int>(plan.train_shards.size()) < trainers) {
+    throw Error(ExitCode::kUsage,
+                cat(data_dir.string(), " holds ", plan.train_shards.size(), " training shards for ", trainers,
+                    " trainers: every trainer needs one; rerun pstrain-data with "
+                    "--split-count ",
+                    trainers, " or more"));
+  }
+  plan.trainer_shards.resize(trainers);
+  plan.trainer_samples.assign(trainers, 0);
+  for (std::size_t index = 0; index < plan.train_shards.size(); ++index) {
+    const data::ShardMeta meta = data::read_shard_meta(plan.train_shards[index]);
+    if (meta.sample_shape != plan.meta.sample_shape) {
+      throw Error(ExitCode::kInputData,
+                  cat(plan.train_shards[index].string(), ": samples have ", meta.sample_size(), " features but ",
+                      plan.test_shard.string(), " has ", plan.meta.sample_size(), " (shards of different datasets?)"));
+    }
+    if (meta.num_classes != plan.meta.num_classes) {
+      throw Error(ExitCode::kInputData, cat(plan.train_shards[index].string(), ": ", meta.num_classes, " classes but ",
+                                            plan.test_shard.string(), " has ", plan.meta.num_classes));
+    }
+    check_same_tokens(plan.train_shards[index], meta, plan);
+    for (int trainer = 0; trainer < trainers; ++trainer) {
+      if (!every_trainer_reads_all && index % static_cast<std::size_t>(trainers) != static_cast<std::size_t>(trainer)) {
+        continue;
+      }
+      plan.trainer_shards[trainer].push_back(index);
+      plan.trainer_samples[trainer] += meta.sample_count;
+    }
+    plan.shard_samples.push_back(meta.sample_count);
+  }
+  if (plan.meta.tokens) data::check_vocabulary_file(data_dir, *plan.meta.tokens);
+  if (const auto valid = data_dir / data::kValidShardFileName; std::filesystem::exists(valid)) {
+    const data::ShardMeta meta = data::read_shard_meta(valid);
+    if (meta.sample_shape != plan.meta.sample_shape || meta.num_classes != plan.meta.num_classes) {
+      throw Error(ExitCode::kInputData, cat(valid.string(), ": samples of another shape or class count than ",
+                                            plan.test_shard.string(), " (shards of different datasets?)"));
+    }
+    check_same_tokens(valid, meta, plan);
+    plan.valid_shard = valid;
+  }
+  for (int trainer = 0; trainer < trainers; ++trainer) {
+    if (plan.trainer_samples[trainer] == 0) {
+      throw Error(ExitCode::kInputData,
+                  cat("trainer ", trainer, "'s shards in ", data_dir.string(), " hold no samples"));
+    }
+  }
+  return plan;
+}
+
+std::vector<std::uint32_t> pass_order(std::size_t count, std::uint64_t seed, int pass, int trainer, bool shuffle) {
+  std::vector<std::uint32_t> order(count);
+  std::iota(order.begin(), order.end(), 0u);
+  if (!shuffle || count < 2) return order;
+  std::seed_seq sequence{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                         static_cast<std::uint32_t>(pass), static_cast<std::uint32_t>(trainer), 0x5eedu};
+  std::mt19937_64 generator(sequence);
+  for (std::size_t i = count - 1; i > 0; --i) {
+    const std::size_t j = static_cast<std::size_t>(generator() % (i + 1));
+    std::swap(order[i], order[j]);
+  }
+  return order;
+}
+
+}  // namespace pstrain::train

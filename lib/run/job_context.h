@@ -1,0 +1,38 @@
+#pragma once
+// Everything a rank knows about the job once configuration and data have been validated on every rank.
+#include <chrono>
+#include <string>
+
+#include "comm/layout.h"
+#include "config/modes.h"
+#include "config/train_config.h"
+#include "core/timing.h"
+#include "nn/model_plan.h"
+#include "ps/table_plan.h"
+#include "run/data_plan.h"
+
+namespace pstrain::train {
+
+struct JobContext {
+  TrainConfig config;
+  comm::WorldLayout layout;
+  DataPlan data;
+  // The model description planned against the data (every rank: servers, shard plan and checkpoints read its
+  // parameter layout; only trainers build the model itself).
+  nn::ModelPlan model;
+  // The tables the servers hold by rows (run/table_layout.h; none outside the parameter-server modes), and the
+  // model's layout less them: what the servers' dense blocks cut and a checkpoint's model.h5 holds. Both are set
+  // once the model is planned.
+  ps::TablePlan tables;
+  std::vector<nn::ParameterInfo> dense_parameters;
+  std::size_t dense_count = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  const ModeTraits& mode() const { return mode_traits(config.mode); }
+  // Every trainer takes the same steps together: the mode's common steps, or a run without servers (local or
+  // all-reduce), whose trainers update their own copies once a step.
+  bool steps_together() const { return mode().common_steps || layout.pservers == 0; }
+  double elapsed_seconds() const { return seconds_since(started); }
+};
+
+}  // namespace pstrain::train

@@ -1,0 +1,44 @@
+#include "run/table_layout.h"
+
+#include "core/error.h"
+
+namespace pstrain::train {
+
+namespace {
+
+bool tables_go_by_rows(const JobContext& job) {
+  if (job.layout.pservers == 0 || job.layout.world_size == 1) return false;
+  return job.config.table_exchange != "dense" && job.mode().has_servers;
+}
+
+}  // namespace
+
+ps::TablePlan plan_row_tables(const JobContext& job) {
+  if (!tables_go_by_rows(job)) return {};
+  const auto rule =
+      job.config.table_exchange == "auto" ? ps::ComputedIdTables::kStayDense : ps::ComputedIdTables::kRefuse;
+  return ps::plan_model_tables(job.model, job.layout.pservers, job.config.batch_size, rule,
+                               "use --table-exchange dense");
+}
+
+ps::ShardPlan server_blocks(const JobContext& job) {
+  std::vector<std::size_t> sizes;
+  for (const nn::ParameterInfo& parameter : job.model.parameters) sizes.push_back(parameter.size);
+  return ps::ShardPlan(sizes, job.layout.pservers, job.config.block_size, ps::held_by_rows(job.model, job.tables));
+}
+
+std::vector<ps::RowCache> row_caches(const JobContext& job, std::size_t max_batch) {
+  return ps::row_caches(job.tables, job.dense_count, max_batch);
+}
+
+nn::ModelPlan trainer_model_plan(const JobContext& job, std::size_t max_batch) {
+  nn::ModelPlan plan = ps::cut_model_plan(job.model, job.tables, max_batch);
+  if (job.tables.empty()) return plan;
+  const ps::RowCache last = row_caches(job, max_batch).back();  // placed after job.dense_count
+  PSTRAIN_ASSERT(plan.parameter_count == last.offset + last.rows * job.tables.table(job.tables.size() - 1).width,
+                 "the trainer's model has ", plan.parameter_count, " floats, the job's dense layout ", job.dense_count,
+                 " and the row caches disagree");
+  return plan;
+}
+
+}  // namespace pstrain::train

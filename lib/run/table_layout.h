@@ -1,0 +1,33 @@
+#pragma once
+// Which parameters of the job's model the servers hold row by row (--table-exchange, ps/table_plan.h): the row
+// tables (embedding tables) of a run with servers (sync, async, ssp), unless --table-exchange dense. Elsewhere
+// tables are parameters like any other: all-reduce averages their gradient densely among the trainers (there
+// are no servers to hold rows; an all-gather of the touched rows would be the sparse alternative), local
+// training has nothing to ship.
+#include <vector>
+
+#include "ps/model_tables.h"
+#include "ps/table_client.h"
+#include "ps/table_plan.h"
+#include "run/job_context.h"
+
+namespace pstrain::train {
+
+// Empty when no table goes by rows. Throws Error(kUsage) when a table must go by rows (--table-exchange sparse)
+// but reads ids computed by another layer: only ids read straight from the data can be fetched before the
+// forward pass.
+ps::TablePlan plan_row_tables(const JobContext& job);
+
+// The servers' dense blocks of the job's model (ps::ShardPlan over the model's layout, the row tables in none).
+ps::ShardPlan server_blocks(const JobContext& job);
+
+// Where a trainer keeps each row table's rows of one batch: after the dense parameters (job.dense_count), one
+// cache per table, in TablePlan order, of the most distinct ids a batch of `max_batch` samples can look up.
+std::vector<ps::RowCache> row_caches(const JobContext& job, std::size_t max_batch);
+
+// The model a trainer builds: job.model with each row table cut to its cache (row_caches), the other parameters
+// first, packed as in the dense layout, then the caches. The trainer's flat vector thus starts with exactly what
+// the servers' dense blocks cut, and never holds a table. Without row tables, job.model itself.
+nn::ModelPlan trainer_model_plan(const JobContext& job, std::size_t max_batch);
+
+}  // namespace pstrain::train

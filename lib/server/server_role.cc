@@ -1,0 +1,123 @@
+#include "server/server_role.h"
+
+#include "checkpoint/table_rows.h"
+#include "comm/mpi_check.h"
+#include "comm/watchdog.h"
+#include "core/log.h"
+#include "exchange/step_protocol.h"
+#include "optim/row_optimizer.h"
+#include "ps/server.h"
+#include "run/decay_mask.h"
+#include "server/server_start.h"
+
+namespace pstrain::train {
+
+namespace {
+
+// The server's side of a run with common steps: it walks the run's schedule (run/run_schedule.h) step for step
+// with the trainers, meeting them in each step (exchange/step_protocol.h) and joining the checkpoints it names.
+bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps::ModelPartition& plan,
+                        const RunSchedule& schedule, CheckpointWriter& writer) {
+  std::int64_t global_step = schedule.first_global_step();
+  const auto save = [&](int pass, std::int64_t step_in_pass) {
+    const ps::SliceState slice = server.export_state();
+    checkpoint::TrainingState state;
+    state.pass = pass;
+    state.step_in_pass = step_in_pass;
+    state.global_step = global_step;
+    state.seed = job.config.seed;
+    writer.save(plan, &slice, {}, state);
+  };
+  for (int pass = schedule.first_pass(); pass < schedule.passes(); ++pass) {
+    const std::int64_t steps = schedule.common_steps(pass);
+    int flags = 0;
+    for (std::int64_t step = 0; step < steps; ++step) {
+      flags = server.sync_step(writer.local_flags());
+      ++global_step;
+      const AfterStep next = schedule.after_common_step(step, steps, global_step, flags);
+      if (next != AfterStep::kGoOn) save(pass, schedule.steps_before(pass) + step + 1);
+      if (next == AfterStep::kCheckpointAndStop) return false;
+    }
+    save(pass + 1, 0);
+    if (const std::optional<bool> stop = schedule.stop_after_pass(pass, flags)) return *stop;
+  }
+  return true;
+}
+
+// This shard's rows of every row table, each with its row optimizer (rows zero until started or resumed).
+std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job, std::vector<ps::TableWindows>& windows,
+                                                          const ps::TablePlan& tables) {
+  std::vector<std::unique_ptr<ps::TableShard>> shards;
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const std::size_t rows = tables.rows(t).rows_on(job.layout.shard_index);
+    shards.push_back(
+        std::make_unique<ps::TableShard>(windows[t], tables, t, job.layout,
+                                         optim::make_row_optimizer(job.config.optimizer, rows, tables.table(t).width)));
+    log_info("serving rows of table ", tables.table(t).name, ": ", rows, " of ", tables.rows(t).rows(), " x ",
+             tables.table(t).width);
+  }
+  return shards;
+}
+
+// This shard's rows of every table from the checkpoint being resumed, read in place and re-dealt when it was
+// written with another number of servers (checkpoint/table_rows.h).
+void resume_table_rows(const JobContext& job, const std::vector<std::unique_ptr<ps::TableShard>>& shards,
+                       const RunState& run) {
+  for (std::size_t t = 0; t < shards.size(); ++t) {
+    const ps::TableSpec& table = job.tables.table(t);
+    shards[t]->load_rows(
+        [&](std::span<float> rows, const std::vector<std::pair<std::string, std::span<float>>>& state) {
+          checkpoint::read_table_rows(run.resumed_from, {table.name, table.rows, table.width}, job.layout.shard_index,
+                                      job.layout.pservers, rows, state);
+        },
+        run.resumed->model.optimizer_steps);
+  }
+}
+
+}  // namespace
+
+bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
+                ps::SyncTransport transport, MPI_Comm channel, const ps::ModelPartition& partition, RunState& run,
+                const std::vector<nn::ParameterInfo>& parameters) {
+  const int shard = job.layout.shard_index;
+  const ps::ShardPlan& plan = partition.blocks();
+  auto tables = table_shards(job, table_windows, partition.tables());
+  // The starting values, unless the checkpoint being resumed replaces them.
+  const std::vector<float> start =
+      run.resumed ? std::vector<float>(plan.shard_size(shard), 0.0f) : fill_server_start(job, partition, tables);
+  if (run.resumed) resume_table_rows(job, tables, run);
+  ps::ShardServer server(windows, plan, job.layout, transport, channel,
+                         optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
+                                               decay_mask(job.config.optimizer, parameters, plan, shard)),
+                         start);
+  server.serve_tables(std::move(tables));
+  if (run.resumed) {
+    const checkpoint::ModelState& model = run.resumed->model;
+    server.import_state(partition, model.parameters, model.optimizer_state, model.optimizer_steps);
+  }
+  log_info("serving ", plan.shard_size(job.layout.shard_index), " of ", plan.total_size(), " parameters in ",
+           plan.segments(job.layout.shard_index).size(), " segments");
+  exchange::meet_all_ranks("the start (waiting for the trainers)");  // every slice initialised
+  bool completed = true;
+  if (job.mode().server_loop == ServerLoop::kCommonSteps) {
+    completed = serve_common_steps(job, server, partition, *run.schedule, *run.writer);
+  } else {
+    // Async: serve until done, joining each checkpoint the trainers quiesce for (exchange/step_protocol.h).
+    while (server.serve_async(std::chrono::microseconds(job.config.poll_interval_us)) ==
+           ps::ShardServer::AsyncOutcome::kCheckpoint) {
+      const ps::SliceState slice = server.export_state();
+      run.writer->save(partition, &slice, {}, {});
+      const std::int64_t request =
+          exchange::end_async_checkpoint(server.checkpoint_request(), [&server] { server.clear_checkpoint_request(); });
+      if (exchange::stops_after_checkpoint(request)) {
+        completed = false;
+        break;
+      }
+    }
+  }
+  log_info(completed ? "done: " : "stopped after a checkpoint: ", server.stats().updates, " updates, ",
+           server.stats().busy_seconds, " s busy");
+  return completed;
+}
+
+}  // namespace pstrain::train

@@ -1,0 +1,254 @@
+#include "trainer/pass_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "checkpoint/pass_folder.h"
+#include "checkpoint/pass_model.h"
+#include "core/files.h"
+#include "core/log.h"
+#include "core/timing.h"
+#include "data/shard.h"
+#include "report/metrics.h"
+#include "trainer/language_metrics.h"
+
+namespace pstrain::train {
+
+namespace {
+
+// Per-step times are averaged over trainers and steps.
+struct PerStep {
+  double steps;
+  double operator()(double seconds) const { return seconds / steps; }
+};
+
+void log_pass(const JobContext& job, const PassReport& report) {
+  const PassTotals& totals = report.figures.sum;
+  const exchange::StalenessStats& staleness = report.figures.staleness;
+  const PerStep per_step{std::max(totals.steps, 1.0)};
+  const double samples_per_sec = totals.samples / std::max(report.figures.pass_seconds, 1e-9);
+  log_info("pass ", report.pass, ": train_loss ", totals.train_loss(), " train_accuracy ", totals.train_accuracy(),
+           " test_loss ", report.evaluation.loss, " test_accuracy ", report.evaluation.accuracy,
+           is_language_model(job)
+               ? cat(" perplexity train ", std::exp(totals.train_loss()),
+                     report.evaluation.valid_loss ? cat(" valid ", std::exp(*report.evaluation.valid_loss)) : "",
+                     " test ", std::exp(report.evaluation.loss))
+               : std::string(),
+           " samples/s ", static_cast<long long>(samples_per_sec), " elapsed ", job.elapsed_seconds(), "s",
+           job.layout.pservers > 0
+               ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3, " ms push ",
+                     per_step(totals.push_seconds) * 1e3, " ms barrier ", per_step(totals.sync_seconds) * 1e3,
+                     " ms pull ", per_step(totals.pull_seconds) * 1e3, " ms | staleness mean ", staleness.mean(),
+                     " max ", staleness.max)
+           : !job.mode().has_servers && job.layout.trainers > 1
+               ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3, " ms all-reduce ",
+                     per_step(totals.allreduce_seconds) * 1e3, " ms update ", per_step(totals.update_seconds) * 1e3,
+                     " ms")
+               : std::string());
+}
+
+// The run's settings and the pass's sample accounting.
+void add_run_fields(report::JsonLine& line, const JobContext& job, const PassReport& report) {
+  const PassTotals& totals = report.figures.sum;
+  const int trainers = job.layout.trainers;
+  line.add("elapsed_s", job.elapsed_seconds())
+      .add("mode", job.layout.world_size == 1 ? std::string("local") : to_string(job.config.mode))
+      .add("device", job.config.device)
+      .add("model", job.config.model)
+      .add("trainers", std::int64_t{trainers})
+      .add("pservers", std::int64_t{job.layout.pservers})
+      .add("batch_size", static_cast<std::int64_t>(job.config.batch_size))
+      .add("samples", static_cast<std::int64_t>(totals.samples))
+      .add("samples_before_resume", report.samples_before)
+      .add("steps_per_trainer", totals.steps / trainers);
+}
+
+// Per-step times, staleness, coverage and the ssp figures.
+void add_exchange_fields(report::JsonLine& line, const JobContext& job, const PassReport& report) {
+  const PassTotals& totals = report.figures.sum;
+  const exchange::StalenessStats& staleness = report.figures.staleness;
+  const PerStep per_step{std::max(totals.steps, 1.0)};
+  const auto histogram_end =
+      staleness.histogram.begin() + std::min<std::int64_t>(staleness.max + 1, exchange::StalenessStats::kBuckets);
+  line.add("compute_s_per_step", per_step(totals.compute_seconds))
+      .add("push_s_per_step", per_step(totals.push_seconds))
+      .add("barrier_s_per_step", per_step(totals.sync_seconds))
+      .add("pull_s_per_step", per_step(totals.pull_seconds))
+      .add("allreduce_s_per_step", per_step(totals.allreduce_seconds))
+      .add("update_s_per_step", per_step(totals.update_seconds))
+      .add("copy_s_per_step", per_step(totals.copy_seconds))
+      .add("staleness_mean", staleness.mean())
+      .add("staleness_p50", staleness.percentile(0.5))
+      .add("staleness_p95", staleness.percentile(0.95))
+      .add("staleness_max", staleness.max)
+      .add("samples_missing", report.coverage.missing)
+      .add("samples_repeated", report.coverage.repeated)
+      .add("dispatch", std::string(job.config.dynamic_dispatch ? "dynamic" : "static"))
+      .add_array("chunks_per_trainer", report.coverage.chunks_per_trainer)
+      .add("ssp_bound", static_cast<std::int64_t>(job.mode().bounded_staleness ? job.config.staleness : -1))
+      .add("ssp_lead_mean", totals.lead_count > 0 ? totals.lead_sum / totals.lead_count : 0.0)
+      .add("ssp_lead_max", report.figures.lead_max)
+      .add("ssp_gate_s_per_step", per_step(totals.gate_seconds))
+      .add_array("staleness_histogram", std::vector<std::int64_t>(staleness.histogram.begin(), histogram_end));
+}
+
+void append_metrics_line(const JobContext& job, const PassReport& report) {
+  const PassTotals& totals = report.figures.sum;
+  report::JsonLine line;
+  line.add("pass", std::int64_t{report.pass})
+      .add("train_loss", totals.train_loss())
+      .add("train_accuracy", totals.train_accuracy())
+      .add("test_loss", report.evaluation.loss)
+      .add("test_accuracy", report.evaluation.accuracy)
+      .add("samples_per_sec", totals.samples / std::max(report.figures.pass_seconds, 1e-9))
+      .add("pass_seconds", report.figures.pass_seconds);
+  if (is_language_model(job)) {  // every window predicts one word
+    add_perplexities(line, totals.train_loss(), report.evaluation.valid_loss, report.evaluation.loss);
+    line.add("words_per_sec", totals.samples / std::max(report.figures.pass_seconds, 1e-9));
+  }
+  add_run_fields(line, job, report);
+  add_exchange_fields(line, job, report);
+  append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
+}
+
+// The main figures again, for TensorBoard, at the lead trainer's global step at the end of the pass: one step axis
+// for every tag, so that a resumed run's restart (EventWriter::write_restart) purges pass and step scalars alike.
+void write_pass_scalars(const JobContext& job, const PassReport& report, report::EventWriter& board) {
+  const PassTotals& totals = report.figures.sum;
+  const exchange::StalenessStats& staleness = report.figures.staleness;
+  const PerStep per_step{std::max(totals.steps, 1.0)};
+  board.write_scalars(report.global_step,
+                      {{"pass/train_loss", totals.train_loss()},
+                       {"pass/test_loss", report.evaluation.loss},
+                       {"pass/train_accuracy", totals.train_accuracy()},
+                       {"pass/test_accuracy", report.evaluation.accuracy},
+                       {"pass/samples_per_sec", totals.samples / std::max(report.figures.pass_seconds, 1e-9)},
+                       {"pass/pass_seconds", report.figures.pass_seconds},
+                       {"pass/compute_s_per_step", per_step(totals.compute_seconds)},
+                       {"pass/push_s_per_step", per_step(totals.push_seconds)},
+                       {"pass/barrier_s_per_step", per_step(totals.sync_seconds)},
+                       {"pass/pull_s_per_step", per_step(totals.pull_seconds)},
+                       {"pass/allreduce_s_per_step", per_step(totals.allreduce_seconds)},
+                       {"pass/update_s_per_step", per_step(totals.update_seconds)},
+                       {"pass/copy_s_per_step", per_step(totals.copy_seconds)},
+                       {"pass/ssp_gate_s_per_step", per_step(totals.gate_seconds)},
+                       {"pass/staleness_mean", staleness.mean()},
+                       {"pass/staleness_p95", static_cast<double>(staleness.percentile(0.95))},
+                       {"pass/staleness_max", static_cast<double>(staleness.max)},
+                       {"pass/learning_rate", learning_rate(job, report.global_step)}});
+}
+
+}  // namespace
+
+Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size,
+                    const BeforeBatch& before_batch) {
+  const std::size_t width = test.meta.sample_size();
+  const std::size_t count = test.labels.size();
+  double loss_sum = 0;
+  std::size_t correct = 0;
+  std::vector<float> features;  // a batch's copy, for before_batch to rewrite
+  for (std::size_t start = 0; start < count; start += batch_size) {
+    const std::size_t n = std::min(batch_size, count - start);
+    std::span<const float> batch(test.features.data() + start * width, n * width);
+    if (before_batch) {
+      features.assign(batch.begin(), batch.end());
+      before_batch(features, n);
+      batch = features;
+    }
+    const nn::BatchResult result = model.evaluate_batch(batch, {test.labels.data() + start, n}, n);
+    loss_sum += result.loss_sum;
+    correct += result.correct;
+  }
+  Evaluation evaluation;
+  evaluation.loss = loss_sum / static_cast<double>(count);
+  evaluation.accuracy = static_cast<double>(correct) / static_cast<double>(count);
+  return evaluation;
+}
+
+namespace {
+
+// The pass folder names its model and data (checkpoint/pass_model.h): evaluate, predict and export need no flags.
+std::vector<std::pair<std::string, std::string>> pass_model_files(const JobContext& job) {
+  checkpoint::PassModelInfo info;
+  info.source = job.model.spec.source;
+  info.input = job.model.input;
+  info.classes = job.model.classes;
+  info.dataset = job.data.meta.dataset;
+  info.tokens = job.data.meta.tokens.has_value();
+  info.vocab_size = job.data.meta.tokens ? job.data.meta.tokens->vocab_size : 0;
+  info.data_dir = job.config.data_dir.string();
+  char crc[16];
+  std::snprintf(crc, sizeof crc, "%08x", data::shard_crc32(job.data.test_shard));
+  info.data_fingerprint = cat(job.data.test_shard.filename().string(), ":", crc);
+  return checkpoint::pass_model_files(job.model.spec.text, info);
+}
+
+}  // namespace
+
+void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
+                       const ReadTableRows& read_rows) {
+  // The trainer's flat vector starts with the dense layout (run/table_layout.h); the tables come row by row.
+  std::vector<nn::ParameterInfo> layout = job.dense_parameters;
+  parameters = parameters.first(job.dense_count);
+  std::vector<checkpoint::StreamedTensor> tables;
+  for (std::size_t t = 0; t < job.tables.size(); ++t) {
+    PSTRAIN_ASSERT(read_rows, "no way to read table ", job.tables.table(t).name, " from the servers");
+    const auto found = std::find_if(job.model.parameters.begin(), job.model.parameters.end(),
+                                    [&](const nn::ParameterInfo& p) { return p.name == job.tables.table(t).name; });
+    tables.push_back({*found, [t, &read_rows](std::uint64_t first, std::uint64_t count, std::span<float> out) {
+                        read_rows(t, first, count, out);
+                      }});
+  }
+  std::vector<float> flat;
+  if (!state.empty()) {
+    for (nn::ParameterInfo info : job.model.state) {
+      info.offset += job.dense_count;
+      layout.push_back(std::move(info));
+    }
+    flat.assign(parameters.begin(), parameters.end());
+    flat.insert(flat.end(), state.begin(), state.end());
+    parameters = flat;
+  }
+  // A language model's pass folder carries its vocabulary: the embedding table's row r is the word on line r.
+  std::vector<std::filesystem::path> beside;
+  if (job.data.meta.tokens) beside.push_back(job.config.data_dir / "vocab.txt");
+  checkpoint::write_pass_folder(job.config.output_dir, pass, layout, parameters, !job.config.resume.empty(), tables,
+                                beside, pass_model_files(job));
+}
+
+void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board) {
+  log_pass(job, report);
+  append_metrics_line(job, report);
+  if (is_language_model(job) && report.evaluation.valid_loss)
+    keep_best_valid(job, report.pass, *report.evaluation.valid_loss);
+  if (board != nullptr) write_pass_scalars(job, report, *board);
+}
+
+void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps, const PassTotals& totals,
+                 std::chrono::steady_clock::time_point pass_start, exchange::GradientExchange& exchange,
+                 std::int64_t global_step, report::EventWriter* board) {
+  log_info("pass ", pass, " step ", steps_done, "/", steps, " loss ", totals.train_loss());
+  if (board == nullptr) return;
+  // This trainer's figures so far in the pass, at step = its global step.
+  const double done = static_cast<double>(steps_done);
+  const double seconds = seconds_since(pass_start);
+  const exchange::ExchangeTimers& timers = exchange.timers();
+  board->write_scalars(global_step, {{"step/train_loss", totals.train_loss()},
+                                     {"step/train_accuracy", totals.train_accuracy()},
+                                     {"step/trainer_samples_per_sec", totals.samples / seconds},
+                                     {"step/compute_s_per_step", totals.compute_seconds / done},
+                                     {"step/push_s_per_step", timers.push_seconds / done},
+                                     {"step/barrier_s_per_step", timers.sync_seconds / done},
+                                     {"step/pull_s_per_step", timers.pull_seconds / done},
+                                     {"step/allreduce_s_per_step", timers.allreduce_seconds / done},
+                                     {"step/update_s_per_step", timers.update_seconds / done},
+                                     {"step/copy_s_per_step", totals.copy_seconds / done},
+                                     {"step/ssp_gate_s_per_step", timers.gate_seconds / done},
+                                     {"step/staleness_mean", exchange.staleness().mean()},
+                                     {"step/learning_rate", learning_rate(job, global_step)}});
+}
+
+}  // namespace pstrain::train

@@ -1,0 +1,67 @@
+#pragma once
+// What the lead trainer reports: the test-set evaluation and the pass folder at the end of every pass, the
+// metrics line and the TensorBoard scalars, and the running figures every --log-every-steps steps.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+
+#include "data/shard.h"
+#include "nn/model.h"
+#include "report/event_writer.h"
+#include "run/job_context.h"
+#include "run/sample_ledger.h"
+#include "trainer/pass_figures.h"
+
+namespace pstrain::train {
+
+struct Evaluation {
+  double loss = 0;
+  double accuracy = 0;
+  std::optional<double> valid_loss;  // where the data has a validation shard
+};
+
+// The held-out sets the lead trainer evaluates after every pass (empty on the other trainers).
+struct HeldOutData {
+  const std::optional<data::Samples>& test;
+  const std::optional<data::Samples>& valid;
+};
+
+// Called with each batch's copy of the features before the model reads them: a trainer whose servers hold row
+// tables fetches the rows the batch looks up (GradientExchange::fetch_for_evaluation).
+using BeforeBatch = std::function<void(std::span<float> features, std::size_t count)>;
+
+// The model's mean loss and accuracy over `test`, in batches of `batch_size`.
+Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size,
+                    const BeforeBatch& before_batch = {});
+
+// OUTPUT/pass-NNNNN/parameters.h5: the parameters, and the non-trainable state after them under its own names
+// ("bn1.running_mean"), so that a pass folder is the whole model. `parameters` is the trainer's flat vector; the
+// row tables the servers hold (job.tables) are read from them a block of rows at a time through `read_rows`
+// (GradientExchange::read_table_rows).
+using ReadTableRows =
+    std::function<void(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out)>;
+void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
+                       const ReadTableRows& read_rows = {});
+
+// The end of a pass, as the lead trainer reports it.
+struct PassReport {
+  int pass = 0;
+  const PassFigures& figures;
+  const Evaluation& evaluation;
+  std::int64_t samples_before = 0;  // samples of the pass trained before the checkpoint the run resumed from
+  const Coverage& coverage;
+  std::int64_t global_step = 0;
+};
+
+// The log line, the metrics.jsonl line and (with a board) the pass/* scalars.
+void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board);
+
+// This trainer's figures `steps_done` steps into the pass: the log line, and the step/* scalars with a board.
+// `steps` is the pass's step count (-1: dynamic dispatch, unknown).
+void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps, const PassTotals& totals,
+                 std::chrono::steady_clock::time_point pass_start, exchange::GradientExchange& exchange,
+                 std::int64_t global_step, report::EventWriter* board);
+
+}  // namespace pstrain::train

@@ -1,0 +1,82 @@
+#include "trainer/trainer_checkpoints.h"
+
+#include <optional>
+
+#include "comm/watchdog.h"
+#include "exchange/step_protocol.h"
+
+namespace pstrain::train {
+
+namespace {
+
+// Async: the request flag lives on server 0; reading it waits for that rank (over TCP, osc/pt2pt needs its CPU).
+constexpr const char* kReadingRequest = "reading the checkpoint request on server 0";
+
+}  // namespace
+
+TrainerCheckpoints::TrainerCheckpoints(const JobContext& job, const RunSchedule& schedule,
+                                       const CheckpointSupport& support, exchange::GradientExchange& exchange,
+                                       ModelStateAverage& model_state, const SampleLedger& ledger,
+                                       std::span<const float> parameters)
+    : job_(job),
+      schedule_(schedule),
+      support_(support),
+      exchange_(exchange),
+      model_state_(model_state),
+      ledger_(ledger),
+      parameters_(parameters) {}
+
+void TrainerCheckpoints::save(const StepPosition& position) {
+  model_state_.average();
+  std::optional<ps::SliceState> slice;
+  optim::Optimizer* optimizer = exchange_.own_optimizer();  // local and all-reduce trainers hold the whole state
+  if (optimizer != nullptr && job_.layout.world_rank < support_.partition->shards()) {  // ... one of them gives it
+    slice.emplace();
+    slice->parameters.assign(parameters_.begin(), parameters_.end());
+    for (const auto& [name, values] : optimizer->state()) slice->optimizer.emplace_back(name, *values);
+    slice->optimizer_steps = optimizer->steps_taken();
+  }
+  checkpoint::TrainingState state;
+  state.pass = position.pass;
+  state.step_in_pass = position.step_in_pass;
+  state.global_step = position.global_step;
+  state.seed = job_.config.seed;
+  support_.writer->save(*support_.partition, slice ? &*slice : nullptr, ledger_.consumed_by_me(), state,
+                        job_.layout.is_lead_trainer() ? model_state_.state() : std::span<const float>());
+}
+
+int TrainerCheckpoints::join_async(const StepPosition& position) {
+  exchange_.quiesce();
+  save(position);
+  return static_cast<int>(exchange::end_async_checkpoint(0, {}));
+}
+
+bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t step, std::int64_t steps, int flags) {
+  if (support_.writer == nullptr) return false;
+  if (support_.asynchronous) {
+    const int request = [&] {
+      const comm::Watchdog::Wait wait(kReadingRequest);
+      return exchange_.checkpoint_request(
+          support_.writer->async_wish(position.global_step, job_.layout.is_lead_trainer()));
+    }();
+    return request != 0 && exchange::stops_after_checkpoint(join_async(position));
+  }
+  const AfterStep next = schedule_.after_common_step(step, steps, position.global_step, flags);
+  if (next != AfterStep::kGoOn) save(position);
+  return next == AfterStep::kCheckpointAndStop;
+}
+
+void TrainerCheckpoints::request_end_of_pass(std::int64_t global_step) {
+  if (!asynchronous() || !job_.layout.is_lead_trainer()) return;
+  const comm::Watchdog::Wait wait(kReadingRequest);
+  exchange_.checkpoint_request(exchange::kCheckpointNow | support_.writer->async_wish(global_step, false));
+}
+
+int TrainerCheckpoints::after_pass(const StepPosition& position, int last_step_flags) {
+  if (support_.writer == nullptr) return 0;
+  if (support_.asynchronous) return join_async(position);
+  save(position);
+  return last_step_flags;
+}
+
+}  // namespace pstrain::train
