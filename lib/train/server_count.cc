@@ -1,0 +1,72 @@
+#include "train/server_count.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace pstrain::train {
+
+namespace {
+
+int half_the_ranks(int ranks) {
+  return std::max(1, ranks / 2);
+}
+
+}  // namespace
+
+int ranks_per_node(const ServerCountInputs& inputs) {
+  const int nodes = std::clamp(inputs.nodes, 1, std::max(1, inputs.ranks));
+  return (inputs.ranks + nodes - 1) / nodes;
+}
+
+double modeled_step_seconds(const ServerCountInputs& inputs, int servers) {
+  PSTRAIN_ASSERT(servers >= 1 && servers < inputs.ranks, servers, " of ", inputs.ranks);
+  const double S = servers;
+  const double T = inputs.ranks - servers;
+  const double r = ranks_per_node(inputs);
+  const double k = std::min(S, r);  // servers sharing one node's link
+  const double m = std::min(T, r);  // trainers sharing one node's link
+  const double B = inputs.dense_bytes;
+  const double W = inputs.link_bytes_per_s;
+  const double U = inputs.update_bytes_per_s;
+  const double compute = inputs.step_flops / inputs.trainer_flops_per_s;
+  if (inputs.summed_steps) return compute + 2 * std::max(k * T / S, m) * B / W + T * B / (S * U);
+  return std::max(compute + 2 * m * B / W, T * B / S * std::max(k / W, 1 / U));
+}
+
+ServerCount choose_server_count(const ServerCountInputs& inputs) {
+  ServerCount count;
+  if (inputs.ranks < 2) return count;
+  const int ceiling = half_the_ranks(inputs.ranks);
+  if (inputs.nodes <= 1) {
+    count.servers = ceiling;
+    count.reason = "one node: half the ranks (the sizing rule models the network between nodes)";
+    return count;
+  }
+  if (!(inputs.dense_bytes > 0) || !(inputs.step_flops > 0) || !(inputs.trainer_flops_per_s > 0) ||
+      !(inputs.link_bytes_per_s > 0) || !(inputs.update_bytes_per_s > 0)) {
+    count.servers = ceiling;
+    count.reason = "half the ranks (the model's bytes or FLOPs are unknown)";
+    return count;
+  }
+  double best_rate = 0;
+  for (int servers = 1; servers <= ceiling; ++servers) {
+    const double step = modeled_step_seconds(inputs, servers);
+    const double rate = (inputs.ranks - servers) / step;
+    if (rate > best_rate * (1 + 1e-9)) {  // the fewest servers among equals
+      best_rate = rate;
+      count.servers = servers;
+      count.step_seconds = step;
+    }
+  }
+  count.compute_seconds = inputs.step_flops / inputs.trainer_flops_per_s;
+  count.reason =
+      cat("sizing rule (docs/sizing.md): ", inputs.summed_steps ? "sync" : "async", ", ", inputs.dense_bytes / 1e6,
+          " MB pushed and pulled per step, ", count.compute_seconds * 1e3, " ms of compute, ", ranks_per_node(inputs),
+          " ranks per node, link ", inputs.link_bytes_per_s / 1e9, " GB/s, updates ", inputs.update_bytes_per_s / 1e9,
+          " GB/s: modeled step ", count.step_seconds * 1e3, " ms");
+  return count;
+}
+
+}  // namespace pstrain::train

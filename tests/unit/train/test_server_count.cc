@@ -1,0 +1,106 @@
+// The sizing rule behind --num-pservers -1 (train/server_count.h, docs/sizing.md): counts worked by hand.
+#include "train/server_count.h"
+
+#include <gtest/gtest.h>
+
+namespace pstrain::train {
+namespace {
+
+// Round figures so that the hand calculations stay readable: 1 MB pushed per step, 1 ms of compute
+// (1e9 FLOPs at 1e12 FLOP/s), links of 1 GB/s each way, shards summing or applying 10 GB/s.
+ServerCountInputs round_job(int ranks, int nodes, bool sync) {
+  ServerCountInputs inputs;
+  inputs.ranks = ranks;
+  inputs.nodes = nodes;
+  inputs.dense_bytes = 1e6;
+  inputs.step_flops = 1e9;
+  inputs.summed_steps = sync;
+  inputs.trainer_flops_per_s = 1e12;
+  inputs.link_bytes_per_s = 1e9;
+  inputs.update_bytes_per_s = 1e10;
+  return inputs;
+}
+
+TEST(ServerCount, OneRankHasNoServers) {
+  EXPECT_EQ(choose_server_count(round_job(1, 1, true)).servers, 0);
+}
+
+TEST(ServerCount, OneNodeKeepsHalfTheRanks) {
+  for (const bool sync : {true, false}) {
+    EXPECT_EQ(choose_server_count(round_job(2, 1, sync)).servers, 1);
+    EXPECT_EQ(choose_server_count(round_job(3, 1, sync)).servers, 1);
+    EXPECT_EQ(choose_server_count(round_job(4, 1, sync)).servers, 2);
+    EXPECT_EQ(choose_server_count(round_job(5, 1, sync)).servers, 2);
+    EXPECT_EQ(choose_server_count(round_job(32, 1, sync)).servers, 16);
+  }
+}
+
+TEST(ServerCount, RanksPerNodeRoundUp) {
+  EXPECT_EQ(ranks_per_node(round_job(16, 4, true)), 4);
+  EXPECT_EQ(ranks_per_node(round_job(17, 4, true)), 5);
+  EXPECT_EQ(ranks_per_node(round_job(3, 8, true)), 1);  // more nodes than ranks: one rank on each used node
+}
+
+// 16 ranks on 4 nodes (r = 4), sync: step(S) = 1 ms + 2 * max(k*T/S, m) ms + T/(10 S) ms, k = min(S, 4), m = min(T, 4).
+//   S=1, T=15: 1 + 2*15 + 1.5 = 32.5 ms;  15 / 32.5 = 0.46 steps per ms
+//   S=4, T=12: 1 + 2*12 + 0.3 = 25.3 ms;  0.47
+//   S=8, T=8:  1 + 2*4 + 0.1  = 9.1 ms;   0.88 (the most)
+TEST(ServerCount, SyncStepWorkedByHand) {
+  const ServerCountInputs job = round_job(16, 4, true);
+  EXPECT_NEAR(modeled_step_seconds(job, 1), 32.5e-3, 1e-9);
+  EXPECT_NEAR(modeled_step_seconds(job, 4), 25.3e-3, 1e-9);
+  EXPECT_NEAR(modeled_step_seconds(job, 8), 9.1e-3, 1e-9);
+  const ServerCount count = choose_server_count(job);
+  EXPECT_EQ(count.servers, 8);
+  EXPECT_NEAR(count.step_seconds, 9.1e-3, 1e-9);
+  EXPECT_NEAR(count.compute_seconds, 1e-3, 1e-12);
+  EXPECT_NE(count.reason.find("sizing rule"), std::string::npos) << count.reason;
+}
+
+// The same job computing 100 ms a step: the exchange is small beside it, so fewer servers and more trainers win.
+//   S=1, T=15: 100 + 30 + 1.5 = 131.5 ms; 15 / 131.5 = 0.1141 (the most)
+//   S=2, T=14: 100 + 2*14 + 0.7 = 128.7;  14 / 128.7 = 0.1088
+//   S=4, T=12: 100 + 24 + 0.3 = 124.3;    0.0965
+//   S=8, T=8:  100 + 8 + 0.1 = 108.1;     0.0740
+TEST(ServerCount, ComputeBoundSyncTakesOneServer) {
+  ServerCountInputs job = round_job(16, 4, true);
+  job.step_flops = 1e11;
+  EXPECT_NEAR(modeled_step_seconds(job, 2), 128.7e-3, 1e-9);
+  EXPECT_EQ(choose_server_count(job).servers, 1);
+}
+
+// Async, 16 ranks on 4 nodes, 10 ms of compute: step(S) = max(10 + 2*m, T/S * max(k, 0.1)) ms.
+//   S=1, T=15: max(18, 15) = 18 ms;        15 / 18 = 0.833
+//   S=2, T=14: max(18, 7 * 2 = 14) = 18;   14 / 18 = 0.778
+// so one server (the shard keeps up: 15 ms of traffic within a trainer's 18 ms cycle).
+//   At 1 ms of compute: S=1: max(9, 15) = 15, 1.0;  S=2: max(9, 14) = 14, 1.0;  S=3, T=13: max(9, 13/3*3 = 13), 1.0;
+//   S=4, T=12: max(9, 12) = 12, 1.0;  S=5, T=11: max(9, 11/5*4 = 8.8) = 9, 1.22;  S=6, T=10: 9, 1.11: five servers.
+TEST(ServerCount, AsyncStepWorkedByHand) {
+  ServerCountInputs job = round_job(16, 4, false);
+  job.step_flops = 1e10;
+  EXPECT_NEAR(modeled_step_seconds(job, 1), 18e-3, 1e-9);
+  EXPECT_NEAR(modeled_step_seconds(job, 2), 18e-3, 1e-9);
+  EXPECT_EQ(choose_server_count(job).servers, 1);
+  job.step_flops = 1e9;
+  EXPECT_NEAR(modeled_step_seconds(job, 4), 12e-3, 1e-9);
+  EXPECT_NEAR(modeled_step_seconds(job, 5), 9e-3, 1e-9);
+  EXPECT_EQ(choose_server_count(job).servers, 5);
+}
+
+// Never more than half the ranks, even where the model's bytes would ask for more.
+TEST(ServerCount, NeverMoreThanHalfTheRanks) {
+  ServerCountInputs job = round_job(8, 4, true);  // r = 2
+  job.dense_bytes = 1e9;                          // a second per byte-way: bandwidth-bound
+  EXPECT_EQ(choose_server_count(job).servers, 4);
+}
+
+TEST(ServerCount, UnknownModelFallsBackToHalf) {
+  ServerCountInputs job = round_job(10, 2, true);
+  job.dense_bytes = 0;
+  const ServerCount count = choose_server_count(job);
+  EXPECT_EQ(count.servers, 5);
+  EXPECT_NE(count.reason.find("unknown"), std::string::npos) << count.reason;
+}
+
+}  // namespace
+}  // namespace pstrain::train
