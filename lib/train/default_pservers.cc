@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <set>
 
 #include "core/error.h"
 #include "data/shard.h"
@@ -32,10 +33,13 @@ double dense_bytes(const TrainConfig& config, const nn::ModelPlan& plan) {
 
 }  // namespace
 
-ServerCountInputs server_count_inputs(const TrainConfig& config, int ranks, int nodes) {
+ServerCountInputs server_count_inputs(const TrainConfig& config, const std::vector<int>& node_of_rank) {
   ServerCountInputs inputs;
-  inputs.ranks = ranks;
-  inputs.nodes = nodes;
+  inputs.ranks = static_cast<int>(node_of_rank.size());
+  inputs.nodes = static_cast<int>(std::set<int>(node_of_rank.begin(), node_of_rank.end()).size());
+  inputs.node_of_rank = node_of_rank;
+  const int ranks = inputs.ranks;
+  const int nodes = inputs.nodes;
   inputs.summed_steps = mode_traits(config.mode).common_steps;
   inputs.trainer_flops_per_s = config.device == "cpu" ? kCpuTrainerFlopsPerSecond : kGpuTrainerFlopsPerSecond;
   inputs.link_bytes_per_s = kNodeLinkBytesPerSecond;
@@ -49,9 +53,10 @@ ServerCountInputs server_count_inputs(const TrainConfig& config, int ranks, int 
   return inputs;
 }
 
-ServerCount default_server_count(const TrainConfig& config, int ranks, int nodes) {
+ServerCount default_server_count(const TrainConfig& config, const std::vector<int>& node_of_rank) {
+  const int ranks = static_cast<int>(node_of_rank.size());
   try {
-    return choose_server_count(server_count_inputs(config, ranks, nodes));
+    return choose_server_count(server_count_inputs(config, node_of_rank));
   } catch (const std::exception& error) {  // HDF5 and file errors too: the job's planning reports them
     ServerCount count;
     count.servers = std::max(1, ranks / 2);

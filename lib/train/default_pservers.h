@@ -3,6 +3,8 @@
 // machine rates measured for it. The model is planned against the data's metadata here, ahead of the job's own
 // planning (phase 2 of train/job_start.cc), because the layout must be known before the data is dealt to the
 // trainers.
+#include <vector>
+
 #include "train/server_count.h"
 #include "train/train_config.h"
 
@@ -18,12 +20,13 @@ inline constexpr double kSyncSumBytesPerSecond = 12e9;       // slot bytes summe
 inline constexpr double kAsyncSgdBytesPerSecond = 8e9;       // pushed bytes applied by sgd or momentum
 inline constexpr double kAsyncAdamBytesPerSecond = 4e9;      // pushed bytes applied by adam or adagrad
 
-// The rule's inputs for `config` on `ranks` ranks over `nodes` hosts; the model is planned only where the rule
-// needs it (several nodes). Throws what planning the model throws (a missing data folder, a bad --model-file).
-ServerCountInputs server_count_inputs(const TrainConfig& config, int ranks, int nodes);
+// The rule's inputs for `config` on the ranks that `node_of_rank` places (a node number per rank); the model is
+// planned only where the rule needs it (several nodes). Throws what planning the model throws (a missing data
+// folder, a bad --model-file).
+ServerCountInputs server_count_inputs(const TrainConfig& config, const std::vector<int>& node_of_rank);
 
 // The default count for a mode with servers: the rule's, or half the ranks (at least 1) where the model cannot
 // be planned here (the job's own planning then reports why, on every rank).
-ServerCount default_server_count(const TrainConfig& config, int ranks, int nodes);
+ServerCount default_server_count(const TrainConfig& config, const std::vector<int>& node_of_rank);
 
 }  // namespace pstrain::train

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <vector>
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/pass_folder.h"
@@ -166,10 +167,12 @@ std::vector<float> initial_parameters(const JobContext& job) {
 Outcome configure(JobStart& start, int rank, int world_size, const comm::Communicator& node, int argc, char** argv) {
   JobContext& job = start.job;
   bool exit_early = false;
-  // Collective, so outside attempt(): the hosts the ranks run on, for --num-pservers -1 (train/default_pservers.h).
-  const int leads_node = node.rank() == 0 ? 1 : 0;
-  int nodes = 1;
-  MPI_CHECK(MPI_Allreduce(&leads_node, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+  // Collective, so outside attempt(): the node of every rank (its lowest world rank), for --num-pservers -1
+  // (train/default_pservers.h).
+  int node_number = rank;
+  MPI_CHECK(MPI_Bcast(&node_number, 1, MPI_INT, 0, node.handle()));
+  std::vector<int> node_of_rank(static_cast<std::size_t>(world_size));
+  MPI_CHECK(MPI_Allgather(&node_number, 1, MPI_INT, node_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD));
   const auto failure = attempt([&] {
     const auto user_options = train_options();
     const LayeredOptions options = parse_layered_options(user_options, argc, argv, environ);
@@ -182,10 +185,10 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
     test_hooks();  // a malformed PSTRAIN_TEST_HOOKS fails here, on every rank alike, not mid-run
     int pservers = job.config.num_pservers;
     if (pservers < 0 && job.mode().has_servers && world_size > 1) {
-      const ServerCount chosen = default_server_count(job.config, world_size, nodes);
+      const ServerCount chosen = default_server_count(job.config, node_of_rank);
       pservers = chosen.servers;
-      start.pservers_chosen = cat("--num-pservers -1: ", pservers, " shard(s) for ", world_size, " ranks on ", nodes,
-                                  " node(s), ", chosen.reason);
+      start.pservers_chosen =
+          cat("--num-pservers -1: ", pservers, " shard(s) for ", world_size, " ranks, ", chosen.reason);
     }
     job.layout = comm::make_layout(rank, world_size, pservers, !job.mode().has_servers);
     job.layout.local_rank = node.rank();

@@ -1,7 +1,7 @@
 #include "train/server_count.h"
 
 #include <algorithm>
-#include <cmath>
+#include <map>
 
 #include "core/error.h"
 
@@ -20,13 +20,31 @@ int ranks_per_node(const ServerCountInputs& inputs) {
   return (inputs.ranks + nodes - 1) / nodes;
 }
 
+std::pair<int, int> busiest_nodes(const ServerCountInputs& inputs, int servers) {
+  if (inputs.node_of_rank.empty()) {
+    const int r = ranks_per_node(inputs);
+    return {std::min(servers, r), std::min(inputs.ranks - servers, r)};
+  }
+  PSTRAIN_ASSERT(static_cast<int>(inputs.node_of_rank.size()) == inputs.ranks, inputs.node_of_rank.size());
+  std::map<int, int> servers_on, trainers_on;
+  for (int rank = 0; rank < inputs.ranks; ++rank) {
+    ++(rank < servers ? servers_on : trainers_on)[inputs.node_of_rank[static_cast<std::size_t>(rank)]];
+  }
+  const auto most = [](const std::map<int, int>& counts) {
+    int largest = 0;
+    for (const auto& [node, count] : counts) largest = std::max(largest, count);
+    return largest;
+  };
+  return {most(servers_on), most(trainers_on)};
+}
+
 double modeled_step_seconds(const ServerCountInputs& inputs, int servers) {
   PSTRAIN_ASSERT(servers >= 1 && servers < inputs.ranks, servers, " of ", inputs.ranks);
   const double S = servers;
   const double T = inputs.ranks - servers;
-  const double r = ranks_per_node(inputs);
-  const double k = std::min(S, r);  // servers sharing one node's link
-  const double m = std::min(T, r);  // trainers sharing one node's link
+  const auto [servers_sharing, trainers_sharing] = busiest_nodes(inputs, servers);
+  const double k = servers_sharing;   // servers sharing one node's link
+  const double m = trainers_sharing;  // trainers sharing one node's link
   const double B = inputs.dense_bytes;
   const double W = inputs.link_bytes_per_s;
   const double U = inputs.update_bytes_per_s;

@@ -18,12 +18,18 @@
 // on S, the ranks share the node's processors, which the rule does not model, so the count stays half the ranks,
 // as it always was (docs/sizing.md, "Where the rule is wrong").
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace pstrain::train {
 
 struct ServerCountInputs {
-  int ranks = 1;               // the world: servers + trainers
-  int nodes = 1;               // hosts the ranks run on (ranks fill them in order)
+  int ranks = 1;  // the world: servers + trainers
+  int nodes = 1;  // hosts the ranks run on
+  // Where each rank runs (a node number per rank, ranks entries), as mpirun placed them: k and m are then counted
+  // (the most servers, the most trainers on one node). Empty: ranks fill the nodes in order, ceil(ranks / nodes)
+  // each (mpirun's default by-slot mapping).
+  std::vector<int> node_of_rank;
   double dense_bytes = 0;      // B: what a trainer pushes, and pulls, per step (the model less its row tables)
   double step_flops = 0;       // a trainer's forward and backward of one batch: 3 x forward FLOPs x batch
   bool summed_steps = true;    // sync: one summed update a step; false: async/ssp, one update per push
@@ -39,8 +45,10 @@ struct ServerCount {
   std::string reason;          // one line for the log: why this count
 };
 
-// The ranks per node the rule assumes: ceil(ranks / nodes).
+// The ranks per node the rule assumes where node_of_rank is empty: ceil(ranks / nodes).
 int ranks_per_node(const ServerCountInputs& inputs);
+// The most servers (first) and the most trainers (second) on one node with `servers` shards on ranks [0, servers).
+std::pair<int, int> busiest_nodes(const ServerCountInputs& inputs, int servers);
 // The rule's step time with `servers` shards (1 <= servers < ranks).
 double modeled_step_seconds(const ServerCountInputs& inputs, int servers);
 // The count (>= 1 for 2 or more ranks; 0 for one rank, which trains alone).

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "data/shard.h"
 
@@ -14,6 +15,13 @@ namespace pstrain::train {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Ranks filling `nodes` nodes in order, ranks / nodes each (mpirun's by-slot mapping).
+std::vector<int> in_order(int ranks, int nodes) {
+  std::vector<int> node_of_rank;
+  for (int rank = 0; rank < ranks; ++rank) node_of_rank.push_back(rank / (ranks / nodes));
+  return node_of_rank;
+}
 
 // A data folder whose test shard says: 28x28 samples, 10 classes (the MLP 784-256-128-10, 235,146 parameters).
 class DefaultServerCount : public ::testing::Test {
@@ -39,11 +47,12 @@ class DefaultServerCount : public ::testing::Test {
 };
 
 TEST_F(DefaultServerCount, PlansTheMlpFromTheData) {
-  const ServerCountInputs inputs = server_count_inputs(config_, 16, 4);
+  const ServerCountInputs inputs = server_count_inputs(config_, in_order(16, 4));
   EXPECT_DOUBLE_EQ(inputs.dense_bytes, 235146.0 * 4);
   // 3 x (2 FLOPs per weight: 235,008 weights) x 64 samples, plus the biases and activations the plan counts.
   EXPECT_NEAR(inputs.step_flops, 3 * 2 * 235008.0 * 64, 0.01 * 3 * 2 * 235008.0 * 64);
   EXPECT_TRUE(inputs.summed_steps);
+  EXPECT_EQ(inputs.nodes, 4);
 }
 
 // 16 ranks, 4 per node, 100 Gb/s (B/W = 0.0752 ms), t_c = 90.2 MFLOP / 1.3e11 = 0.694 ms, sums at 12 GB/s:
@@ -51,7 +60,7 @@ TEST_F(DefaultServerCount, PlansTheMlpFromTheData) {
 //   S=7, T=9: 0.694 + 2 * (4 * 9 / 7) * 0.0752 + 0.101 = 1.569 ms;  5.74
 //   S=4, T=12: 0.694 + 2 * 12 * 0.0752 + 0.235 = 2.734 ms;           4.39
 TEST_F(DefaultServerCount, SyncMlpOnFourNodesTakesHalf) {
-  const ServerCount count = default_server_count(config_, 16, 4);
+  const ServerCount count = default_server_count(config_, in_order(16, 4));
   EXPECT_EQ(count.servers, 8) << count.reason;
   EXPECT_NEAR(count.step_seconds, 1.374e-3, 0.01e-3);
 }
@@ -62,26 +71,26 @@ TEST_F(DefaultServerCount, SyncMlpOnFourNodesTakesHalf) {
 //   S=3, T=13: 1.296;                                             10.03
 TEST_F(DefaultServerCount, AsyncMlpOnFourNodesTakesTwo) {
   config_.mode = Mode::kAsync;
-  EXPECT_EQ(default_server_count(config_, 16, 4).servers, 2);
+  EXPECT_EQ(default_server_count(config_, in_order(16, 4)).servers, 2);
 }
 
 // Batch 1024: t_c = 11.1 ms; S=1: 11.1 + 2 * 15 * 0.0752 + 15 * 0.0784 = 14.54 ms, 1.032 per ms;
 // S=2: 11.1 + 2 * 14 * 0.0752 + 7 * 0.0784 = 13.76 ms, 1.017: one server.
 TEST_F(DefaultServerCount, LargeBatchesNeedOneServer) {
   config_.batch_size = 1024;
-  EXPECT_EQ(default_server_count(config_, 16, 4).servers, 1);
+  EXPECT_EQ(default_server_count(config_, in_order(16, 4)).servers, 1);
 }
 
 TEST_F(DefaultServerCount, OneNodeNeedsNoModelAndKeepsHalf) {
   config_.data_dir = dir_ / "missing";
-  const ServerCount count = default_server_count(config_, 5, 1);
+  const ServerCount count = default_server_count(config_, in_order(5, 1));
   EXPECT_EQ(count.servers, 2);
   EXPECT_NE(count.reason.find("one node"), std::string::npos) << count.reason;
 }
 
 TEST_F(DefaultServerCount, UnplannableModelFallsBackToHalfAndSaysWhy) {
   config_.data_dir = dir_ / "missing";
-  const ServerCount count = default_server_count(config_, 16, 4);
+  const ServerCount count = default_server_count(config_, in_order(16, 4));
   EXPECT_EQ(count.servers, 8);
   EXPECT_NE(count.reason.find("could not be planned"), std::string::npos) << count.reason;
 }

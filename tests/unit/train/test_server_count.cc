@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace pstrain::train {
 namespace {
 
@@ -85,6 +87,28 @@ TEST(ServerCount, AsyncStepWorkedByHand) {
   EXPECT_NEAR(modeled_step_seconds(job, 4), 12e-3, 1e-9);
   EXPECT_NEAR(modeled_step_seconds(job, 5), 9e-3, 1e-9);
   EXPECT_EQ(choose_server_count(job).servers, 5);
+}
+
+// pstrain-launch deals the ranks over the nodes (--map-by node): rank i on node i mod 4, so the servers spread.
+TEST(ServerCount, BusiestNodesCountsServersAndTrainersWherePlaced) {
+  ServerCountInputs job = round_job(16, 4, true);
+  EXPECT_EQ(busiest_nodes(job, 5), std::make_pair(4, 4));  // in order: ranks 0-3 on node 0, 4-7 on node 1, ...
+  for (int rank = 0; rank < 16; ++rank) job.node_of_rank.push_back(rank % 4);
+  EXPECT_EQ(busiest_nodes(job, 5), std::make_pair(2, 3));  // servers 0-4: node 0 twice; trainers 5-15: 3 on nodes 1-3
+  EXPECT_EQ(busiest_nodes(job, 8), std::make_pair(2, 2));
+}
+
+// The same 16 ranks dealt round-robin (k and m from busiest_nodes), sync, 1 ms of compute:
+//   S=4, T=12: k=1, m=3: 1 + 2 * max(12/4, 3) + 12/40 = 7.3 ms;    12 / 7.3 = 1.644 (the most)
+//   S=8, T=8:  k=2, m=2: 1 + 2 * max(2*8/8, 2) + 8/80 = 5.1 ms;    1.569
+//   S=6, T=10: k=2, m=3: 1 + 2 * max(2*10/6, 3) + 10/60 = 7.83 ms; 1.277
+// Spread servers each have a link of their own: fewer of them do (packed in order: 8, SyncStepWorkedByHand).
+TEST(ServerCount, ServersSpreadOverTheNodesNeedFewer) {
+  ServerCountInputs job = round_job(16, 4, true);
+  for (int rank = 0; rank < 16; ++rank) job.node_of_rank.push_back(rank % 4);
+  EXPECT_NEAR(modeled_step_seconds(job, 4), 7.3e-3, 1e-9);
+  EXPECT_NEAR(modeled_step_seconds(job, 8), 5.1e-3, 1e-9);
+  EXPECT_EQ(choose_server_count(job).servers, 4);
 }
 
 // Never more than half the ranks, even where the model's bytes would ask for more.
