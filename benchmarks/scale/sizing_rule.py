@@ -10,6 +10,8 @@ and backward of one batch; --link-gbps: one node's link, each way; --update-gbs:
 (sync, 12 measured here) or applies (async: 8 for sgd, 4 for adam measured here)."""
 import argparse
 
+ASYNC_SHARD_BUSY_CEILING = 0.65  # lib/train/server_count.h: kAsyncShardBusyCeiling
+
 
 def step_seconds(ranks, per_node, servers, dense_bytes, compute_s, sync, link, update):
     trainers = ranks - servers
@@ -18,7 +20,7 @@ def step_seconds(ranks, per_node, servers, dense_bytes, compute_s, sync, link, u
         return (compute_s + 2 * max(k * trainers / servers, m) * dense_bytes / link
                 + trainers * dense_bytes / (servers * update))
     return max(compute_s + 2 * m * dense_bytes / link,
-               trainers * dense_bytes / servers * max(k / link, 1 / update))
+               trainers * dense_bytes / servers * max(k / link, 1 / update) / ASYNC_SHARD_BUSY_CEILING)
 
 
 def choose(ranks, per_node, dense_bytes, compute_s, sync, link, update):

@@ -50,7 +50,7 @@ double modeled_step_seconds(const ServerCountInputs& inputs, int servers) {
   const double U = inputs.update_bytes_per_s;
   const double compute = inputs.step_flops / inputs.trainer_flops_per_s;
   if (inputs.summed_steps) return compute + 2 * std::max(k * T / S, m) * B / W + T * B / (S * U);
-  return std::max(compute + 2 * m * B / W, T * B / S * std::max(k / W, 1 / U));
+  return std::max(compute + 2 * m * B / W, T * B / S * std::max(k / W, 1 / U) / kAsyncShardBusyCeiling);
 }
 
 ServerCount choose_server_count(const ServerCountInputs& inputs) {

@@ -8,8 +8,9 @@
 // (r ranks per node) and the m = min(T, r) trainers of a node share theirs. With the trainer's compute t_c:
 //   sync (the one-sided step: compute, push, sum, pull one after another):
 //     step(S) = t_c + 2 * max(k*T/S, m) * B / W + T * B / (S * U)
-//   async, ssp (a shard works while the trainers compute; its link carries in and out at once):
-//     step(S) = max(t_c + 2 * m * B / W,  T * B / S * max(k / W, 1 / U))
+//   async, ssp (a shard works while the trainers compute; its link carries in and out at once), a shard kept at
+//   most a fraction rho of the time busy (pushes queue behind a busier one; rho fitted to the dry-run, below):
+//     step(S) = max(t_c + 2 * m * B / W,  T * B / S * max(k / W, 1 / U) / rho)
 // and the count is the S in [1, max(1, ranks / 2)] with the most samples per second, T / step(S) (the fewest
 // servers among equals). Half the ranks, the former default, is the upper end: the rule only ever gives fewer.
 // Closed form where the sync term T*B/(S*W') dominates: T/S = sqrt(t_c / tau), tau = B * (2/W' + 1/U).
@@ -22,6 +23,11 @@
 #include <vector>
 
 namespace pstrain::train {
+
+// rho: at the count where async shards are just busy all the time (rho = 1), the dry-run's pushes waited up to a
+// third of the step (ResNet at a GPU's 30 ms a step, 64 ranks: 10 shards 27.9k samples/s, 16 shards 42.3k); 0.65
+// picks the best simulated count, or one within 12% of it, in the six async jobs of docs/sizing.md.
+inline constexpr double kAsyncShardBusyCeiling = 0.65;
 
 struct ServerCountInputs {
   int ranks = 1;  // the world: servers + trainers

@@ -65,10 +65,12 @@ TEST_F(DefaultServerCount, SyncMlpOnFourNodesTakesHalf) {
   EXPECT_NEAR(count.step_seconds, 1.374e-3, 0.01e-3);
 }
 
-// Async, shards applying 8 GB/s: step(S) = max(0.694 + 2 * 4 * 0.0752, T/S * 0.94 MB * max(k / 12.5, 1 / 8) /GB/s)
-//   S=2, T=14: max(1.296, 7 * 0.94 * 0.16 = 1.053) = 1.296 ms; 10.80 per ms (the trainers' cycle: the most)
-//   S=1, T=15: max(1.296, 15 * 0.94 * 0.125 = 1.763) = 1.763;   8.51
-//   S=3, T=13: 1.296;                                             10.03
+// Async, shards applying 8 GB/s and at most 65% busy:
+//   step(S) = max(0.694 + 2 * 4 * 0.0752, T/S * 0.94 MB * max(k / 12.5, 1 / 8) /GB/s / 0.65)
+//   S=1, T=15: max(1.296, 15 * 0.94 * 0.125 / 0.65 = 2.713) = 2.713 ms;  5.53 trainer-steps per ms
+//   S=2, 3, 4: their k = S shards share node 0's link: T * 0.94 / 12.5 / 0.65 = 1.621, 1.505, 1.389 ms; 8.64 each
+//   S=5, T=11: max(1.296, 11/5 * 0.94 * 0.32 / 0.65 = 1.019) = 1.296 ms;  8.49
+// so 2 (the fewest of the equals; the dry-run's best of 1, 2, 4 and 8 too).
 TEST_F(DefaultServerCount, AsyncMlpOnFourNodesTakesTwo) {
   config_.mode = Mode::kAsync;
   EXPECT_EQ(default_server_count(config_, in_order(16, 4)).servers, 2);

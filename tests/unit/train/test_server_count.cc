@@ -71,22 +71,24 @@ TEST(ServerCount, ComputeBoundSyncTakesOneServer) {
   EXPECT_EQ(choose_server_count(job).servers, 1);
 }
 
-// Async, 16 ranks on 4 nodes, 10 ms of compute: step(S) = max(10 + 2*m, T/S * max(k, 0.1)) ms.
-//   S=1, T=15: max(18, 15) = 18 ms;        15 / 18 = 0.833
-//   S=2, T=14: max(18, 7 * 2 = 14) = 18;   14 / 18 = 0.778
-// so one server (the shard keeps up: 15 ms of traffic within a trainer's 18 ms cycle).
-//   At 1 ms of compute: S=1: max(9, 15) = 15, 1.0;  S=2: max(9, 14) = 14, 1.0;  S=3, T=13: max(9, 13/3*3 = 13), 1.0;
-//   S=4, T=12: max(9, 12) = 12, 1.0;  S=5, T=11: max(9, 11/5*4 = 8.8) = 9, 1.22;  S=6, T=10: 9, 1.11: five servers.
+// Async, 16 ranks on 4 nodes, 20 ms of compute, shards at most 65% busy:
+// step(S) = max(20 + 2*m, T/S * max(k, 0.1) / 0.65) ms.
+//   S=1, T=15: max(28, 15 / 0.65 = 23.08) = 28 ms;  15 / 28 = 0.536 (the most)
+//   S=2, T=14: max(28, 7 * 2 / 0.65 = 21.54) = 28;  14 / 28 = 0.5
+// At 1 ms of compute (a trainer's cycle 9 ms): S <= 4 keep every shard on node 0's link, T / 0.65 ms: 0.65 each;
+//   S=6, T=10: max(9, 10/6 * 4 / 0.65 = 10.26) = 10.26 ms;  0.975
+//   S=7, T=9:  max(9, 9/7 * 4 / 0.65 = 7.91) = 9 ms;        1.0 (the most)
+//   S=8, T=8:  max(9, 4 / 0.65 = 6.15) = 9 ms;              0.889
 TEST(ServerCount, AsyncStepWorkedByHand) {
   ServerCountInputs job = round_job(16, 4, false);
-  job.step_flops = 1e10;
-  EXPECT_NEAR(modeled_step_seconds(job, 1), 18e-3, 1e-9);
-  EXPECT_NEAR(modeled_step_seconds(job, 2), 18e-3, 1e-9);
+  job.step_flops = 2e10;
+  EXPECT_NEAR(modeled_step_seconds(job, 1), 28e-3, 1e-9);
+  EXPECT_NEAR(modeled_step_seconds(job, 2), 28e-3, 1e-9);
   EXPECT_EQ(choose_server_count(job).servers, 1);
   job.step_flops = 1e9;
-  EXPECT_NEAR(modeled_step_seconds(job, 4), 12e-3, 1e-9);
-  EXPECT_NEAR(modeled_step_seconds(job, 5), 9e-3, 1e-9);
-  EXPECT_EQ(choose_server_count(job).servers, 5);
+  EXPECT_NEAR(modeled_step_seconds(job, 6), 10.0 / 6 * 4 / 0.65 * 1e-3, 1e-9);
+  EXPECT_NEAR(modeled_step_seconds(job, 7), 9e-3, 1e-9);
+  EXPECT_EQ(choose_server_count(job).servers, 7);
 }
 
 // pstrain-launch deals the ranks over the nodes (--map-by node): rank i on node i mod 4, so the servers spread.
