@@ -40,17 +40,20 @@ std::pair<int, int> busiest_nodes(const ServerCountInputs& inputs, int servers) 
 
 double modeled_step_seconds(const ServerCountInputs& inputs, int servers) {
   PSTRAIN_ASSERT(servers >= 1 && servers < inputs.ranks, servers, " of ", inputs.ranks);
-  const double S = servers;
-  const double T = inputs.ranks - servers;
-  const auto [servers_sharing, trainers_sharing] = busiest_nodes(inputs, servers);
-  const double k = servers_sharing;   // servers sharing one node's link
-  const double m = trainers_sharing;  // trainers sharing one node's link
-  const double B = inputs.dense_bytes;
-  const double W = inputs.link_bytes_per_s;
-  const double U = inputs.update_bytes_per_s;
-  const double compute = inputs.step_flops / inputs.trainer_flops_per_s;
-  if (inputs.summed_steps) return compute + 2 * std::max(k * T / S, m) * B / W + T * B / (S * U);
-  return std::max(compute + 2 * m * B / W, T * B / S * std::max(k / W, 1 / U) / kAsyncShardBusyCeiling);
+  const auto [servers_sharing, trainers_sharing] = busiest_nodes(inputs, servers);           // k and m
+  const double trainers_per_server = static_cast<double>(inputs.ranks - servers) / servers;  // T / S
+  const double bytes = inputs.dense_bytes;                                                   // B
+  const double link = inputs.link_bytes_per_s;                                               // W
+  const double update = inputs.update_bytes_per_s;                                           // U
+  const double compute = inputs.step_flops / inputs.trainer_flops_per_s;                     // t_c
+  if (inputs.summed_steps) {
+    return compute +
+           2 * std::max(servers_sharing * trainers_per_server, static_cast<double>(trainers_sharing)) * bytes / link +
+           trainers_per_server * bytes / update;
+  }
+  const double trainer_cycle = compute + 2 * trainers_sharing * bytes / link;
+  const double shard_work = trainers_per_server * bytes * std::max(servers_sharing / link, 1 / update);
+  return std::max(trainer_cycle, shard_work / kAsyncShardBusyCeiling);
 }
 
 ServerCount choose_server_count(const ServerCountInputs& inputs) {
