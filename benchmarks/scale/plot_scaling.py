@@ -2,7 +2,8 @@
 """The scaling table (Markdown, stdout) and figure (PNG) from scaling.sh's CSV: per platform, mode and rank
 count the best server count (highest samples/s), its samples/s, step breakdown and efficiency against one
 trainer alone (batch / the profile's compute per step: a local step without any exchange).
-    /usr/bin/python3 benchmarks/scale/plot_scaling.py benchmarks/results/scale/scaling.csv scaling.png"""
+    /usr/bin/python3 benchmarks/scale/plot_scaling.py benchmarks/results/scale/scaling.csv scaling.png [TITLE]
+TITLE names the job in the figure (default "MLP, batch 64 per trainer")."""
 import csv
 import os
 import sys
@@ -30,11 +31,15 @@ def efficiency(row):
     return float(row["samples_per_s"]) / (int(row["trainers"]) * alone)
 
 
+def rate_text(samples_per_s):
+    return f"{samples_per_s / 1000:.0f}k" if samples_per_s >= 1e5 else f"{samples_per_s:.0f}"
+
+
 def table(best, rows):
     tried = defaultdict(list)
-    for row in rows:
+    for row in sorted(rows, key=lambda r: int(r["servers"])):
         tried[(row["platform"], row["mode"], int(row["ranks"]))].append(
-            f'{row["servers"]}:{float(row["samples_per_s"]) / 1000:.0f}k')
+            f'{row["servers"]}:{rate_text(float(row["samples_per_s"]))}')
     print("| platform | mode | ranks | best servers | trainers | samples/s | efficiency | step ms | compute / push / "
           "sync / pull / gate / all-reduce ms | max server MB in per step | server MiB | trainer MiB | "
           "servers tried (samples/s) |")
@@ -49,7 +54,7 @@ def table(best, rows):
               f'| {float(r["trainer_memory_bytes"]) / 2**20:.0f} | {" ".join(tried[key])} |')
 
 
-def figure(best, path):
+def figure(best, path, title):
     platforms = sorted({k[0] for k in best})
     fig, axes = plt.subplots(len(platforms), 2, figsize=(11, 4 * len(platforms)), squeeze=False)
     for row_axes, platform in zip(axes, platforms):
@@ -61,7 +66,7 @@ def figure(best, path):
             row_axes[0].plot(ranks, [float(best[k]["samples_per_s"]) for k in keys], marker="o", color=color, label=mode)
             row_axes[1].plot(ranks, [efficiency(best[k]) for k in keys], marker="o", color=color, label=mode)
         row_axes[0].set(xscale="log", yscale="log", xlabel="ranks", ylabel="samples/s (best server count)",
-                        title=f"{platform}: MLP, batch 64 per trainer")
+                        title=f"{platform}: {title}")
         row_axes[1].set(xscale="log", xlabel="ranks", ylabel="efficiency vs one trainer alone", ylim=(0, 1.05),
                         title=f"{platform}: weak-scaling efficiency")
         for ax in row_axes:
@@ -77,7 +82,7 @@ def main():
         rows = [r for r in csv.DictReader(handle) if r["samples_per_s"]]
     best = best_rows(rows)
     table(best, rows)
-    figure(best, sys.argv[2])
+    figure(best, sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "MLP, batch 64 per trainer")
 
 
 if __name__ == "__main__":

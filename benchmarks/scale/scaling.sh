@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Weak scaling from the dry-run (README.md, "Scaling"): the MLP at batch 64 per trainer, every mode at each rank
-# count, every server count in SERVERS that leaves at least as many trainers (parameter-server modes), on one
-# platform. Appends one CSV row per simulation to OUT/scaling.csv; plot_scaling.py turns it into the table and
-# the PNG.
+# Weak scaling from the dry-run (README.md, "Scaling"): a model at batch 64 per trainer (the MLP unless
+# MODEL_FLAGS says otherwise), every mode at each rank count, every server count in SERVERS that leaves at least as
+# many trainers (parameter-server modes), on one platform. Appends one CSV row per simulation to OUT/CSV
+# (default scaling.csv); plot_scaling.py turns it into the table and the PNG.
 #   bash benchmarks/scale/scaling.sh [OUT]     RANKS="16 64 256" MODES="sync async ssp allreduce" STEPS=20
+#   MODEL_FLAGS="--model resnet --width 1 --input-shape 32,32,3" CSV=scaling-resnet.csv bash benchmarks/scale/scaling.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -14,15 +15,16 @@ modes=${MODES:-sync async ssp allreduce}
 servers_list=${SERVERS:-1 2 4 8 16 32 64}
 steps=${STEPS:-20}
 timeout_s=${TIMEOUT:-600}
+read -r -a model_flags <<< "${MODEL_FLAGS:-}"
 mkdir -p "$out"
-csv=$out/scaling.csv
+csv=$out/${CSV:-scaling.csv}
 [[ -s $csv ]] || echo "platform,mode,ranks,servers,trainers,batch,steps,samples_per_s,step_ms,compute_ms,push_ms,sync_ms,pull_ms,gate_ms,allreduce_ms,update_ms,server_bytes_in_per_step,server_bytes_out_per_step,server_memory_bytes,trainer_memory_bytes,simulation_wall_s" > "$csv"
 value() { sed -n "s/.*[ ^]$2=\([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
 simulate() {  # mode ranks servers
   local mode=$1 ranks=$2 servers=$3 report start end
   report=$(mktemp)
   start=$(date +%s.%N)
-  if ! "$here/pstrain-dryrun.sh" --platform "$platform" --mode "$mode" --servers "$servers" \
+  if ! "$here/pstrain-dryrun.sh" --platform "$platform" "${model_flags[@]}" --mode "$mode" --servers "$servers" \
       --trainers $((ranks - servers)) --batch 64 --steps "$steps" --timeout "$timeout_s" > "$report" 2>&1; then
     echo "scaling: $mode $ranks ranks $servers servers failed:" >&2; tail -5 "$report" >&2; rm -f "$report"; return 0
   fi

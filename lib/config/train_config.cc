@@ -27,7 +27,7 @@ po::options_description train_options() {
   po::options_description cluster("Cluster");
   // clang-format off
   cluster.add_options()
-      ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: half the ranks, at least 1")
+      ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: the sizing rule of docs/sizing.md from the model's bytes and FLOPs (half the ranks, at least 1, on one node; never more)")
       ("mode", po::value<std::string>()->default_value("sync"), mode_help().c_str())
       ("staleness", po::value<int>()->default_value(3), "ssp: steps a trainer may run ahead of the slowest (0: lock-step)")
       ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")

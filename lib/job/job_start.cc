@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <vector>
 
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/pass_folder.h"
@@ -16,6 +17,7 @@
 #include "core/options.h"
 #include "core/test_hooks.h"
 #include "data/augment.h"
+#include "job/default_pservers.h"
 #include "job/memory_check.h"
 #include "job/program_text.h"
 #include "job/provenance.h"
@@ -165,6 +167,12 @@ std::vector<float> initial_parameters(const JobContext& job) {
 Outcome configure(JobStart& start, int rank, int world_size, const comm::Communicator& node, int argc, char** argv) {
   JobContext& job = start.job;
   bool exit_early = false;
+  // Collective, so outside attempt(): the node of every rank (its lowest world rank), for --num-pservers -1
+  // (job/default_pservers.h).
+  int node_number = rank;
+  MPI_CHECK(MPI_Bcast(&node_number, 1, MPI_INT, 0, node.handle()));
+  std::vector<int> node_of_rank(static_cast<std::size_t>(world_size));
+  MPI_CHECK(MPI_Allgather(&node_number, 1, MPI_INT, node_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD));
   const auto failure = attempt([&] {
     const auto user_options = train_options();
     const LayeredOptions options = parse_layered_options(user_options, argc, argv, environ);
@@ -175,7 +183,14 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
     }
     job.config = resolve_train_config(options.values);
     test_hooks();  // a malformed PSTRAIN_TEST_HOOKS fails here, on every rank alike, not mid-run
-    job.layout = comm::make_layout(rank, world_size, job.config.num_pservers, !job.mode().has_servers);
+    int pservers = job.config.num_pservers;
+    if (pservers < 0 && job.mode().has_servers && world_size > 1) {
+      const ServerCount chosen = default_server_count(job.config, node_of_rank);
+      pservers = chosen.servers;
+      start.pservers_chosen =
+          cat("--num-pservers -1: ", pservers, " shard(s) for ", world_size, " ranks, ", chosen.reason);
+    }
+    job.layout = comm::make_layout(rank, world_size, pservers, !job.mode().has_servers);
     job.layout.local_rank = node.rank();
     job.layout.local_size = node.size();
     optim::make_optimizer(job.config.optimizer, 0);  // validates the optimizer flags on every rank
@@ -339,6 +354,7 @@ void log_start(const JobStart& start) {
            " per trainer, learning rate per update ", job.config.optimizer.learning_rate, " (",
            job.config.optimizer.schedule, job.config.optimizer.nesterov ? ", nesterov" : "", ")",
            job.config.augment.enabled() ? cat(", augment ", data::to_string(job.config.augment)) : std::string());
+  if (!start.pservers_chosen.empty()) log_info(start.pservers_chosen);
   if (const auto& resumed = start.run.resumed) {
     log_info("resuming from ", start.resume_from, ": pass ", resumed->training.pass, ", step ",
              resumed->training.step_in_pass, " of it, global step ", resumed->training.global_step);

@@ -21,6 +21,7 @@ struct JobStart {
   JobContext job;
   FolderContents folder;  // rank 0: what --output-dir held when the run started
   std::string resolved_ini;
+  std::string pservers_chosen;  // --num-pservers -1: the count the sizing rule chose and why ("" otherwise)
   std::unique_ptr<compute::Backend> backend;
   std::unique_ptr<nn::Model> model;  // trainers
   RunState run;
