@@ -10,18 +10,21 @@ namespace {
 
 // The registry: one row per mode.
 // clang-format off
-constexpr std::array<ModeTraits, 4> kModes = {{
+constexpr std::array<ModeTraits, 5> kModes = {{
     //  mode              name         summary
-    //  servers common  stale  push-upd dynamic  server loop               overlap
+    //  servers common  stale  push-upd dynamic  alone  server loop               overlap
     {Mode::kSync, "sync", "sync",
-        true,   true,   false, false,   false,   ServerLoop::kCommonSteps, OverlapKind::kSyncBlocks},
+        true,   true,   false, false,   false,   false, ServerLoop::kCommonSteps, OverlapKind::kSyncBlocks},
     {Mode::kAsync, "async", "async",
-        true,   false,  false, true,    true,    ServerLoop::kUntilDone,   OverlapKind::kPushes},
+        true,   false,  false, true,    true,    false, ServerLoop::kUntilDone,   OverlapKind::kPushes},
     {Mode::kSsp, "ssp", "ssp (async with bounded staleness)",
-        true,   false,  true,  true,    true,    ServerLoop::kUntilDone,   OverlapKind::kPushes},
+        true,   false,  true,  true,    true,    false, ServerLoop::kUntilDone,   OverlapKind::kPushes},
     {Mode::kAllreduce, "allreduce",
         "allreduce (no servers: trainers average gradients with NCCL on GPUs, MPI_Allreduce on CPUs)",
-        false,  true,   false, false,   false,   ServerLoop::kNone,        OverlapKind::kAllreduceBuckets},
+        false,  true,   false, false,   false,   false, ServerLoop::kNone,        OverlapKind::kAllreduceBuckets},
+    {Mode::kGeo, "geo",
+        "geo (GEO-SGD: each trainer takes --geo-steps SGD steps alone, then the servers add the trainers' mean change)",
+        true,   true,   false, false,   false,   true,  ServerLoop::kCommonSteps, OverlapKind::kNothing},
 }};
 // clang-format on
 

@@ -24,6 +24,7 @@ enum class OverlapKind {
   kSyncBlocks,        // each gradient block streamed to its shard during the backward pass
   kPushes,            // async pushes put block by block during the backward pass
   kAllreduceBuckets,  // buckets summed during the backward pass
+  kNothing,           // the trainers meet the servers every few steps only (--mode geo): nothing to hide
 };
 
 struct ModeTraits {
@@ -36,6 +37,9 @@ struct ModeTraits {
   bool bounded_staleness;    // --staleness bounds how far a trainer runs ahead of the slowest
   bool each_push_updates;    // every trainer's push is an update of its own (--lr is divided by the trainers)
   bool dynamic_dispatch;     // --dispatch dynamic is possible (trainers need not take equal steps)
+  bool trainers_step_alone;  // each trainer updates its own copy with its own optimizer (plain SGD) and meets the
+                             // servers every --geo-steps steps, where they add the trainers' sample-weighted mean
+                             // change (run/run_schedule.h meets_after); the model stays whole on every trainer
   ServerLoop server_loop;
   OverlapKind overlap;
 };

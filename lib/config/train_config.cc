@@ -30,6 +30,7 @@ po::options_description train_options() {
       ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: the sizing rule of docs/sizing.md from the model's bytes and FLOPs (half the ranks, at least 1, on one node; never more)")
       ("mode", po::value<std::string>()->default_value("sync"), mode_help().c_str())
       ("staleness", po::value<int>()->default_value(3), "ssp: steps a trainer may run ahead of the slowest (0: lock-step)")
+      ("geo-steps", po::value<long long>()->default_value(4), "geo: steps each trainer takes on its own copy between its meetings with the servers")
       ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
       ("chunk-size", po::value<long long>()->default_value(512), "dynamic dispatch: samples per chunk")
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
@@ -317,6 +318,24 @@ void resolve_dispatch(const po::variables_map& values, TrainConfig& config) {
 
 }  // namespace
 
+// --geo-steps, and what a mode whose trainers step alone between meetings allows (config/modes.h).
+void resolve_steps_alone(const po::variables_map& values, TrainConfig& config) {
+  const ModeTraits& mode = mode_traits(config.mode);
+  config.geo_steps = positive(values, "geo-steps");
+  if (!mode.trainers_step_alone) return;
+  if (config.optimizer.kind != "sgd") {
+    throw Error(ExitCode::kUsage, cat("--mode ", mode.name, " runs plain SGD on every trainer (GEO-SGD): --optimizer ",
+                                      config.optimizer.kind,
+                                      " keeps state per trainer (velocity, moments) that the servers' sum of the "
+                                      "trainers' changes does not carry; use --optimizer sgd"));
+  }
+  if (config.checkpoint_every_steps % config.geo_steps != 0) {
+    throw Error(ExitCode::kUsage,
+                cat("--checkpoint-every-steps ", config.checkpoint_every_steps, " is not a multiple of --geo-steps ",
+                    config.geo_steps, ": --mode ", mode.name, " writes checkpoints when trainers and servers meet"));
+  }
+}
+
 TrainConfig resolve_train_config(const po::variables_map& values) {
   TrainConfig config;
   resolve_folders(values, config);
@@ -326,6 +345,7 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   resolve_reporting(values, config);
   resolve_checkpoints(values, config);
   resolve_dispatch(values, config);
+  resolve_steps_alone(values, config);
   return config;
 }
 

@@ -14,7 +14,7 @@
 namespace pstrain::train {
 
 // allreduce: no servers; trainers average gradients collectively (NCCL on GPUs, MPI_Allreduce on CPUs).
-enum class Mode { kSync, kAsync, kSsp, kAllreduce };
+enum class Mode { kSync, kAsync, kSsp, kAllreduce, kGeo };
 std::string to_string(Mode mode);
 
 // --overlap: communication behind computation; kAuto decides from the layout (job/overlap_plan.h).
@@ -64,6 +64,7 @@ struct TrainConfig {
   int keep_checkpoints = 3;
   std::string resume;                           // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
   int staleness = 3;                            // ssp: how many steps a trainer may run ahead of the slowest
+  std::int64_t geo_steps = 4;                   // geo: steps a trainer takes alone between meetings with the servers
   bool dynamic_dispatch = false;                // trainers take chunks from a dispatcher instead of fixed shards
   std::size_t chunk_size = 512;                 // samples per dispatched chunk
   Overlap overlap = Overlap::kAuto;             // communication behind computation where the mode can

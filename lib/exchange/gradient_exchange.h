@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <stdexcept>
 
 #include "exchange/exchange_stats.h"
 #include "nn/parameter_stream.h"
@@ -64,6 +65,15 @@ class GradientExchange {
   // `flags` (StepFlags) go in with this rank's wishes and come out agreed where the mode has a common step
   // boundary (sync: OR over every rank; local: unchanged); async leaves them untouched.
   virtual void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) = 0;
+  // A step after which this trainer meets nobody (run/run_schedule.h meets_after; only in modes whose trainers
+  // step alone between meetings, config/modes.h): it updates its own parameters. The other modes meet after
+  // every step and are never asked.
+  virtual void step_alone(std::span<const float> gradient, std::size_t count, std::span<float> parameters) {
+    static_cast<void>(gradient);
+    static_cast<void>(count);
+    static_cast<void>(parameters);
+    throw std::logic_error("this exchange mode meets the servers after every step");
+  }
   // Modes that combine gradients where the model keeps them (all-reduce: NCCL in GPU memory, MPI_Allreduce in
   // host memory) do it here, after the backward pass and before the trainer reads the gradient out of the model:
   // afterwards the model's gradient buffer holds the average over all trainers, which the trainer then passes to

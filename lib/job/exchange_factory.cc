@@ -12,15 +12,21 @@
 
 namespace pstrain::train {
 
+std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job) {
+  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
+  return optim::make_optimizer(job.config.optimizer, job.model.parameter_count,
+                               decay_mask(job.config.optimizer, job.model.parameters, whole, 0));
+}
+
 namespace {
 
-// The optimizer of a rank that holds the whole model (local and all-reduce training), restored from the
-// checkpoint when resuming; `start` receives the parameters to begin from.
-std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job, const RunState& run,
-                                                        std::vector<float>& start) {
-  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
-  auto optimizer = optim::make_optimizer(job.config.optimizer, run.initial.size(),
-                                         decay_mask(job.config.optimizer, job.model.parameters, whole, 0));
+// The optimizer of a rank that holds the whole model and its state (local and all-reduce training), restored from
+// the checkpoint when resuming; `start` receives the parameters to begin from.
+std::unique_ptr<optim::Optimizer> restored_optimizer(const JobContext& job, const RunState& run,
+                                                     std::vector<float>& start) {
+  PSTRAIN_ASSERT(run.initial.size() == job.model.parameter_count, "starting parameters for ", run.initial.size(),
+                 " of ", job.model.parameter_count, " parameters");
+  auto optimizer = whole_model_optimizer(job);
   start = run.initial;
   if (run.resumed) {
     const checkpoint::ModelState& state = run.resumed->model;
@@ -38,7 +44,7 @@ std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job, c
 
 std::unique_ptr<exchange::GradientExchange> make_local(const JobContext& job, const ExchangeParts& parts) {
   std::vector<float> initial;
-  auto optimizer = whole_model_optimizer(job, parts.run, initial);
+  auto optimizer = restored_optimizer(job, parts.run, initial);
   return exchange::make_local_exchange(std::move(optimizer), initial);
 }
 
@@ -46,7 +52,7 @@ std::unique_ptr<exchange::GradientExchange> make_local(const JobContext& job, co
 
 std::unique_ptr<exchange::GradientExchange> make_allreduce_replicas(const JobContext& job, const ExchangeParts& parts) {
   std::vector<float> initial;
-  auto optimizer = whole_model_optimizer(job, parts.run, initial);
+  auto optimizer = restored_optimizer(job, parts.run, initial);
   allreduce::AllreduceSetup setup;
   setup.trainers = parts.trainers;
   setup.backend = &parts.backend;

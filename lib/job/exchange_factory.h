@@ -34,6 +34,9 @@ struct ExchangeParts {
 std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts);
 
 // All-reduce's exchange (registered in config/modes.cc): every rank a trainer with the whole model.
+// --optimizer over the whole model (local, all-reduce and geo trainers), with its decay mask, fresh.
+std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job);
+
 std::unique_ptr<exchange::GradientExchange> make_allreduce_replicas(const JobContext& job, const ExchangeParts& parts);
 
 }  // namespace pstrain::train

@@ -30,12 +30,22 @@ std::unique_ptr<exchange::GradientExchange> make_ssp(const JobContext& job, cons
                                parts.overlap.stream_pushes, parts.tables);
 }
 
+// GEO-SGD: plain SGD over the trainer's own copy, its step count at the run's global step (a checkpoint holds the
+// servers' state only: every trainer equals the servers at a meeting, where checkpoints are written).
+std::unique_ptr<exchange::GradientExchange> make_geo(const JobContext& job, const ExchangeParts& parts) {
+  auto optimizer = whole_model_optimizer(job);  // stateless: its start comes from the servers
+  optimizer->set_steps_taken(parts.run.resumed ? static_cast<std::uint64_t>(parts.run.resumed->training.global_step)
+                                               : 0);
+  return ps::make_geo_exchange(*parts.client, std::move(optimizer));
+}
+
 // One row per mode of config/modes.cc: the exchange its trainers step with.
-constexpr std::array<std::pair<Mode, ExchangeMaker>, 4> kExchanges = {{
+constexpr std::array<std::pair<Mode, ExchangeMaker>, 5> kExchanges = {{
     {Mode::kSync, make_sync},
     {Mode::kAsync, make_async},
     {Mode::kSsp, make_ssp},
     {Mode::kAllreduce, make_allreduce_replicas},
+    {Mode::kGeo, make_geo},
 }};
 
 }  // namespace

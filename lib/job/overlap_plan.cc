@@ -83,6 +83,7 @@ OverlapPlan plan_overlap(const JobContext& job) {
     case OverlapKind::kAllreduceBuckets:
       if (plan_buckets(job)) plan.allreduce_bucket_floats = kAllreduceBucketFloats;
       break;
+    case OverlapKind::kNothing: break;
   }
   return plan;
 }

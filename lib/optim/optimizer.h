@@ -90,4 +90,8 @@ bool decays(const std::string& name);
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::size_t size,
                                           std::vector<std::uint8_t> decay_mask = {});
 
+// Not an optimizer of --optimizer's: the update of a shard whose trainers run the optimizer themselves (--mode geo),
+// which adds what it is given (w += d) to its slice: the trainers' sample-weighted mean change.
+std::unique_ptr<Optimizer> make_change_adder(std::size_t size);
+
 }  // namespace pstrain::optim

@@ -1,5 +1,5 @@
 #pragma once
-// The parameter-server exchange modes (exchange::GradientExchange over a PsClient): sync, async and ssp, one
+// The parameter-server exchange modes (exchange::GradientExchange over a PsClient): sync, async, ssp and geo, one
 // file each. The protocol they follow with the servers is in exchange/step_protocol.h.
 #include <mpi.h>
 
@@ -31,5 +31,10 @@ std::unique_ptr<exchange::GradientExchange> make_async_exchange(PsClient& client
 std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(PsClient& client, MPI_Comm trainers,
                                                               std::chrono::microseconds poll_interval, int staleness,
                                                               bool stream_pushes, TableClient* tables = nullptr);
+
+// GEO-SGD (geo_exchange.cc): `optimizer` (plain SGD over the whole model, its step count at the run's global
+// step) updates this trainer's own copy at every step; the one-sided sync round meets the servers.
+std::unique_ptr<exchange::GradientExchange> make_geo_exchange(PsClient& client,
+                                                              std::unique_ptr<optim::Optimizer> optimizer);
 
 }  // namespace pstrain::ps

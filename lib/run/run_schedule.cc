@@ -11,6 +11,7 @@ RunSchedule::RunSchedule(const JobContext& job, const std::optional<checkpoint::
       index_(job.data.shard_samples),
       passes_(job.config.passes),
       checkpoint_every_steps_(job.config.checkpoint_every_steps),
+      steps_between_meetings_(job.mode().trainers_step_alone ? job.config.geo_steps : 1),
       consumed_(index_.total(), 0) {
   if (resumed) {
     first_pass_ = static_cast<int>(resumed->pass);
@@ -46,11 +47,15 @@ std::int64_t RunSchedule::steps(int trainer, int pass) const {
 
 AfterStep RunSchedule::after_common_step(std::int64_t step, std::int64_t steps, std::int64_t global_step,
                                          int flags) const {
-  if (step + 1 >= steps) return AfterStep::kGoOn;
+  if (step + 1 >= steps || !meets_after(step, steps)) return AfterStep::kGoOn;
   const bool due = (flags & exchange::kCheckpointNow) != 0 ||
                    (checkpoint_every_steps_ > 0 && global_step % checkpoint_every_steps_ == 0);
   if (!due) return AfterStep::kGoOn;
   return exchange::stops_after_checkpoint(flags) ? AfterStep::kCheckpointAndStop : AfterStep::kCheckpoint;
+}
+
+bool RunSchedule::meets_after(std::int64_t step, std::int64_t steps) const {
+  return (step + 1) % steps_between_meetings_ == 0 || step + 1 >= steps;
 }
 
 std::optional<bool> RunSchedule::stop_after_pass(int pass, int flags) const {

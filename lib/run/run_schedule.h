@@ -53,6 +53,11 @@ class RunSchedule {
   // mid-pass checkpoint is due on an agreed kCheckpointNow or every --checkpoint-every-steps, never after the
   // pass's last step: the end-of-pass checkpoint covers it.
   std::int64_t common_steps(int pass) const { return steps(0, pass); }
+  // Whether trainers and servers meet after step `step` (from 0, counted from where this run entered the pass) of
+  // `steps`: after every step, except where the trainers step alone between meetings (--mode geo), then after every
+  // --geo-steps-th step and after the pass's last. Flags are agreed, and checkpoints written, only at meetings (a
+  // mid-pass checkpoint is thus always at a meeting, and a run resumed from it meets where the first run did).
+  bool meets_after(std::int64_t step, std::int64_t steps) const;
   AfterStep after_common_step(std::int64_t step, std::int64_t steps, std::int64_t global_step, int flags) const;
   // After `pass`'s end-of-pass checkpoint (every mode), given the flags it was written with: none when the run goes
   // on (or ends after its last pass), else it stops here, completed when `pass` was the last.
@@ -66,6 +71,7 @@ class RunSchedule {
   std::int64_t first_global_step_ = 0;
   std::int64_t steps_done_in_first_pass_ = 0;
   std::int64_t checkpoint_every_steps_ = 0;
+  std::int64_t steps_between_meetings_ = 1;
   std::vector<std::uint8_t> consumed_;
   std::vector<std::uint64_t> remaining_first_pass_;  // per trainer
 };

@@ -8,7 +8,8 @@ namespace {
 
 bool tables_go_by_rows(const JobContext& job) {
   if (job.layout.pservers == 0 || job.layout.world_size == 1) return false;
-  return job.config.table_exchange != "dense" && job.mode().has_servers;
+  // A trainer that steps alone between meetings (--mode geo) holds the whole model, its tables included.
+  return job.config.table_exchange != "dense" && job.mode().has_servers && !job.mode().trainers_step_alone;
 }
 
 }  // namespace

@@ -32,8 +32,9 @@ bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps
     const std::int64_t steps = schedule.common_steps(pass);
     int flags = 0;
     for (std::int64_t step = 0; step < steps; ++step) {
-      flags = server.sync_step(writer.local_flags());
       ++global_step;
+      if (!schedule.meets_after(step, steps)) continue;  // the trainers step alone (--mode geo)
+      flags = server.sync_step(writer.local_flags());
       const AfterStep next = schedule.after_common_step(step, steps, global_step, flags);
       if (next != AfterStep::kGoOn) save(pass, schedule.steps_before(pass) + step + 1);
       if (next == AfterStep::kCheckpointAndStop) return false;
@@ -74,6 +75,17 @@ void resume_table_rows(const JobContext& job, const std::vector<std::unique_ptr<
   }
 }
 
+// What the shard applies to its slice: the configured optimizer to the trainers' summed gradients, or, where the
+// trainers run the optimizer themselves (config/modes.h trainers_step_alone), their summed changes as they are.
+std::unique_ptr<optim::Optimizer> shard_optimizer(const JobContext& job,
+                                                  const std::vector<nn::ParameterInfo>& parameters,
+                                                  const ps::ShardPlan& plan) {
+  const int shard = job.layout.shard_index;
+  if (job.mode().trainers_step_alone) return optim::make_change_adder(plan.shard_size(shard));
+  return optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
+                               decay_mask(job.config.optimizer, parameters, plan, shard));
+}
+
 }  // namespace
 
 bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
@@ -86,10 +98,7 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::T
   const std::vector<float> start =
       run.resumed ? std::vector<float>(plan.shard_size(shard), 0.0f) : fill_server_start(job, partition, tables);
   if (run.resumed) resume_table_rows(job, tables, run);
-  ps::ShardServer server(windows, plan, job.layout, transport, channel,
-                         optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
-                                               decay_mask(job.config.optimizer, parameters, plan, shard)),
-                         start);
+  ps::ShardServer server(windows, plan, job.layout, transport, channel, shard_optimizer(job, parameters, plan), start);
   server.serve_tables(std::move(tables));
   if (run.resumed) {
     const checkpoint::ModelState& model = run.resumed->model;

@@ -221,8 +221,12 @@ void TrainerLoop::exchange_gradient(PassState& state, std::size_t count) {
   const bool combined = exchange_.combine_in_place(count, state.flags);  // all-reduce: the average is in the model
   const bool has_gradient = count > 0 || combined;
   if (has_gradient) state.totals.copy_seconds += buffers_.fetch_gradient();
-  exchange_.step(has_gradient ? buffers_.gradient() : buffers_.no_gradient(), count, buffers_.parameters(),
-                 state.flags);
+  const std::span<const float> gradient = has_gradient ? buffers_.gradient() : buffers_.no_gradient();
+  if (schedule_.meets_after(state.step, state.batches.steps())) {
+    exchange_.step(gradient, count, buffers_.parameters(), state.flags);
+  } else {
+    exchange_.step_alone(gradient, count, buffers_.parameters());  // --mode geo between meetings
+  }
   if (test_hooks().perturb_replica_step == global_step_ && job_.layout.trainer_index == job_.layout.trainers - 1) {
     buffers_.parameters()[0] = std::nextafter(buffers_.parameters()[0], 1e30f);  // one ulp: a replica that drifted
   }

@@ -31,8 +31,10 @@ case_name=$1 np=$2 path=$3 async_mode=${4:-async} dispatch=${5:-static}
 work=$(new_work_dir "recovery_${case_name}_np${np}_${path}")
 # Flags every run shares; PASSES, HIDDEN and EVERY (checkpoint interval) may be set per call (pstrain refuses a
 # flag given twice); MODEL_FILE replaces the MLP by a model file.
+# GEO_STEPS: --mode geo with that many steps alone between meetings (plain SGD on the trainers).
 common_flags() {
-  echo --data-dir "$DATA_DIR" --batch-size 32 --optimizer momentum --lr 0.05 --lr-schedule cosine --keep-checkpoints 0 \
+  echo --data-dir "$DATA_DIR" --batch-size 32 --lr 0.05 --lr-schedule cosine --keep-checkpoints 0 \
+    $( [ -n "${GEO_STEPS:-}" ] && echo --mode geo --geo-steps "$GEO_STEPS" --optimizer sgd || echo --optimizer momentum ) \
     --passes "${PASSES:-3}" --checkpoint-every-steps "${EVERY:-5}" \
     $( [ -n "${MODEL_FILE:-}" ] && echo --model-file "$MODEL_FILE" || echo --hidden "${HIDDEN:-32}" )
 }

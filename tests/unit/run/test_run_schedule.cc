@@ -80,5 +80,27 @@ TEST(RunSchedule, AStopAfterAPassEndsTheRunCompletedOnlyAfterTheLastPass) {
   EXPECT_EQ(schedule.stop_after_pass(2, exchange::kStopAfterCheckpoint), std::optional<bool>(true));
 }
 
+TEST(RunSchedule, GeoMeetsEveryGeoStepsAndAfterThePassLastStepAndCheckpointsOnlyThere) {
+  JobContext job = two_trainers(Mode::kGeo);
+  job.config.geo_steps = 2;
+  const RunSchedule schedule(job, std::nullopt);
+  // 5 steps: meetings after steps 1 and 3 (every 2nd) and after step 4 (the pass's last).
+  const std::vector<bool> meets{false, true, false, true, true};
+  for (std::int64_t step = 0; step < 5; ++step) EXPECT_EQ(schedule.meets_after(step, 5), meets[step]) << step;
+  const int stop = exchange::kCheckpointNow | exchange::kStopAfterCheckpoint;
+  EXPECT_EQ(schedule.after_common_step(0, 5, 1, stop), AfterStep::kGoOn);  // alone: the wish waits for a meeting
+  EXPECT_EQ(schedule.after_common_step(1, 5, 2, stop), AfterStep::kCheckpointAndStop);
+  EXPECT_EQ(schedule.after_common_step(2, 5, 3, exchange::kCheckpointNow), AfterStep::kGoOn);
+}
+
+TEST(RunSchedule, EveryOtherModeMeetsAfterEveryStep) {
+  for (const Mode mode : {Mode::kSync, Mode::kAsync, Mode::kSsp, Mode::kAllreduce}) {
+    JobContext job = two_trainers(mode);
+    job.config.geo_steps = 3;  // read by geo alone
+    const RunSchedule schedule(job, std::nullopt);
+    for (std::int64_t step = 0; step < 5; ++step) EXPECT_TRUE(schedule.meets_after(step, 5)) << to_string(mode);
+  }
+}
+
 }  // namespace
 }  // namespace pstrain::train

@@ -1,0 +1,71 @@
+// --mode geo (GEO-SGD, PaddlePaddle Fleet's geo mode), the trainer's side: between meetings the trainer runs plain
+// SGD on its own copy of the model and talks to nobody; at a meeting (run/run_schedule.h meets_after: every
+// --geo-steps steps and after a pass's last) it pushes its change since it last pulled, weighted by the samples it
+// trained meanwhile, the servers add the sample-weighted mean change (optim::make_change_adder) in the one-sided
+// sync round of exchange/step_protocol.h, and it pulls the result. Communication falls by --geo-steps; with one
+// trainer the run is local training, with --geo-steps 1 it is sync SGD (up to rounding in both).
+#include <algorithm>
+#include <vector>
+
+#include "ps/exchange_modes.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+class GeoExchange final : public exchange::GradientExchange {
+ public:
+  GeoExchange(std::unique_ptr<exchange::GradientExchange> meetings, std::unique_ptr<optim::Optimizer> optimizer)
+      : meetings_(std::move(meetings)), optimizer_(std::move(optimizer)) {}
+
+  void start(std::span<float> parameters) override {
+    meetings_->start(parameters);
+    pulled_.assign(parameters.begin(), parameters.end());
+  }
+
+  void step_alone(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
+    if (count > 0) {
+      optimizer_->step(parameters, gradient);
+    } else {
+      optimizer_->begin_update();  // counted all the same: every trainer's schedule stays at the global step
+    }
+    samples_ += count;
+  }
+
+  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
+    step_alone(gradient, count, parameters);
+    change_.resize(parameters.size());
+    std::transform(parameters.begin(), parameters.end(), pulled_.begin(), change_.begin(),
+                   [](float now, float then) { return now - then; });
+    meetings_->timers() = {};
+    meetings_->step(change_, samples_, parameters, flags);  // the servers weight each change by its samples
+    add_timers(meetings_->timers());
+    std::ranges::copy(parameters, pulled_.begin());
+    samples_ = 0;
+  }
+
+  void finish_pass(std::span<float> parameters) override { meetings_->finish_pass(parameters); }
+  void finish() override { meetings_->finish(); }
+
+ private:
+  void add_timers(const exchange::ExchangeTimers& round) {
+    timers_.push_seconds += round.push_seconds;
+    timers_.sync_seconds += round.sync_seconds;
+    timers_.pull_seconds += round.pull_seconds;
+  }
+
+  std::unique_ptr<exchange::GradientExchange> meetings_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::vector<float> pulled_;  // the parameters as the trainer last pulled them
+  std::vector<float> change_;
+  std::size_t samples_ = 0;  // trained since the last meeting
+};
+
+}  // namespace
+
+std::unique_ptr<exchange::GradientExchange> make_geo_exchange(PsClient& client,
+                                                              std::unique_ptr<optim::Optimizer> optimizer) {
+  return std::make_unique<GeoExchange>(make_sync_exchange(client), std::move(optimizer));
+}
+
+}  // namespace pstrain::ps
