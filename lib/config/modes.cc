@@ -24,7 +24,7 @@ constexpr std::array<ModeTraits, 5> kModes = {{
         false,  true,   false, false,   false,   false, ServerLoop::kNone,        OverlapKind::kAllreduceBuckets},
     {Mode::kGeo, "geo",
         "geo (GEO-SGD: each trainer takes --geo-steps SGD steps alone, then the servers add the trainers' mean change)",
-        true,   true,   false, false,   false,   true,  ServerLoop::kCommonSteps, OverlapKind::kNothing},
+        true,   true,   false, false,   false,   true,  ServerLoop::kCommonSteps, OverlapKind::kSyncBlocks},
 }};
 // clang-format on
 

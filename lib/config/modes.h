@@ -21,10 +21,10 @@ enum class ServerLoop {
 
 // What travels behind the computation with --overlap (job/overlap_plan.h).
 enum class OverlapKind {
-  kSyncBlocks,        // each gradient block streamed to its shard during the backward pass
+  kSyncBlocks,        // each gradient block streamed to its shard during the backward pass (geo: the sync
+                      // round's transport, blocks sent at the meeting)
   kPushes,            // async pushes put block by block during the backward pass
   kAllreduceBuckets,  // buckets summed during the backward pass
-  kNothing,           // the trainers meet the servers every few steps only (--mode geo): nothing to hide
 };
 
 struct ModeTraits {

@@ -64,6 +64,13 @@
 //   every pass every rank saves once more (pass + 1, step 0); a stop flag from the pass's last step then ends the
 //   run, completed only if that pass was the last.
 //
+// GEO step (--mode geo, GEO-SGD): the trainers take the schedule's common steps, but meet the servers only after
+//   every --geo-steps-th step and after the pass's last (RunSchedule::meets_after); in between each runs plain SGD on
+//   its own copy and calls nobody. A meeting is a sync round above (either transport, nothing streamed during the
+//   computation), where a trainer sends its change since its last pull with the samples it trained meanwhile,
+//   the servers add the sample-weighted mean change (instead of running the optimizer), the flags are agreed, and
+//   every trainer gets the parameters: after a meeting every trainer holds the servers' model. Checkpoints and
+//   stops happen at meetings only.
 // Async step (--mode async): a trainer puts its gradient into its slot (free: its previous push is applied; with
 //   pushes streamed, ps/push_stream.h, block by block during the backward pass in one epoch that completes before
 //   the announcement), writes pushed_seq on every shard (the slot carries the parameters' version the gradient came

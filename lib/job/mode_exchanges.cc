@@ -15,9 +15,14 @@ std::chrono::microseconds poll_interval(const JobContext& job) {
   return std::chrono::microseconds(job.config.poll_interval_us);
 }
 
+// The sync round over the transport --overlap chose (job/overlap_plan.h).
+std::unique_ptr<exchange::GradientExchange> sync_round(const ExchangeParts& parts, ps::TableClient* tables) {
+  if (parts.overlap.sync == ps::SyncTransport::kOneSided) return ps::make_sync_exchange(*parts.client, tables);
+  return ps::make_streamed_sync_exchange(*parts.client, *parts.blocks, parts.channel, tables);
+}
+
 std::unique_ptr<exchange::GradientExchange> make_sync(const JobContext&, const ExchangeParts& parts) {
-  if (parts.overlap.sync == ps::SyncTransport::kOneSided) return ps::make_sync_exchange(*parts.client, parts.tables);
-  return ps::make_streamed_sync_exchange(*parts.client, *parts.blocks, parts.channel, parts.tables);
+  return sync_round(parts, parts.tables);
 }
 
 std::unique_ptr<exchange::GradientExchange> make_async(const JobContext& job, const ExchangeParts& parts) {
@@ -36,7 +41,7 @@ std::unique_ptr<exchange::GradientExchange> make_geo(const JobContext& job, cons
   auto optimizer = whole_model_optimizer(job);  // stateless: its start comes from the servers
   optimizer->set_steps_taken(parts.run.resumed ? static_cast<std::uint64_t>(parts.run.resumed->training.global_step)
                                                : 0);
-  return ps::make_geo_exchange(*parts.client, std::move(optimizer));
+  return ps::make_geo_exchange(sync_round(parts, nullptr), std::move(optimizer));
 }
 
 // One row per mode of config/modes.cc: the exchange its trainers step with.

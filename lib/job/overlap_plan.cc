@@ -39,8 +39,11 @@ ps::SyncTransport plan_sync(const JobContext& job) {
                   "ranks share processors on a node, so a streaming server would wait for one; --overlap "
                   "true streams anyway"};
   });
-  return logged(job, "sync steps", choice, "blocks streamed behind the computation",
-                "one-sided, after the backward pass")
+  // A geo trainer meets the servers after its own optimizer step: the blocks go then, as messages or one-sided.
+  const bool meetings = job.mode().trainers_step_alone;
+  return logged(job, meetings ? "geo meetings" : "sync steps", choice,
+                meetings ? "blocks as messages" : "blocks streamed behind the computation",
+                meetings ? "one-sided" : "one-sided, after the backward pass")
              ? ps::SyncTransport::kStreamed
              : ps::SyncTransport::kOneSided;
 }
@@ -83,7 +86,6 @@ OverlapPlan plan_overlap(const JobContext& job) {
     case OverlapKind::kAllreduceBuckets:
       if (plan_buckets(job)) plan.allreduce_bucket_floats = kAllreduceBucketFloats;
       break;
-    case OverlapKind::kNothing: break;
   }
   return plan;
 }

@@ -33,8 +33,9 @@ std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(PsClient& client, 
                                                               bool stream_pushes, TableClient* tables = nullptr);
 
 // GEO-SGD (geo_exchange.cc): `optimizer` (plain SGD over the whole model, its step count at the run's global
-// step) updates this trainer's own copy at every step; the one-sided sync round meets the servers.
-std::unique_ptr<exchange::GradientExchange> make_geo_exchange(PsClient& client,
+// step) updates this trainer's own copy at every step; `meetings` (a sync exchange, either transport, without row
+// tables) meets the servers.
+std::unique_ptr<exchange::GradientExchange> make_geo_exchange(std::unique_ptr<exchange::GradientExchange> meetings,
                                                               std::unique_ptr<optim::Optimizer> optimizer);
 
 }  // namespace pstrain::ps

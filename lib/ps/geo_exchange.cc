@@ -23,6 +23,9 @@ class GeoExchange final : public exchange::GradientExchange {
     pulled_.assign(parameters.begin(), parameters.end());
   }
 
+  // The loop announces every step's samples; the servers hear of them only at a meeting (in step()).
+  void begin_step(std::size_t) override {}
+
   void step_alone(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
     if (count > 0) {
       optimizer_->step(parameters, gradient);
@@ -38,6 +41,7 @@ class GeoExchange final : public exchange::GradientExchange {
     std::transform(parameters.begin(), parameters.end(), pulled_.begin(), change_.begin(),
                    [](float now, float then) { return now - then; });
     meetings_->timers() = {};
+    meetings_->begin_step(samples_);  // the streamed transport sends the count ahead of the blocks
     meetings_->step(change_, samples_, parameters, flags);  // the servers weight each change by its samples
     add_timers(meetings_->timers());
     std::ranges::copy(parameters, pulled_.begin());
@@ -63,9 +67,9 @@ class GeoExchange final : public exchange::GradientExchange {
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_geo_exchange(PsClient& client,
+std::unique_ptr<exchange::GradientExchange> make_geo_exchange(std::unique_ptr<exchange::GradientExchange> meetings,
                                                               std::unique_ptr<optim::Optimizer> optimizer) {
-  return std::make_unique<GeoExchange>(make_sync_exchange(client), std::move(optimizer));
+  return std::make_unique<GeoExchange>(std::move(meetings), std::move(optimizer));
 }
 
 }  // namespace pstrain::ps

@@ -3,6 +3,7 @@
 # sample-weighted mean change. One check per call: geo.sh CASE NP PATH
 #   matches_sync       --geo-steps 1 is sync SGD: the same parameters as --mode sync (relative 1e-5: a change
 #                      w_new - w_old added back to w_old rounds differently from the gradient step itself)
+#   matches_sync_streamed  the same with --overlap true: the meetings' blocks go as messages (the streamed transport)
 #   one_trainer_local  one server and one trainer with --geo-steps 4: the parameters of local training (1e-5)
 #   deterministic      two runs with --geo-steps 4 give the same bits; another --geo-steps does not (the check
 #                      can fail), and learns (test accuracy above 0.6)
@@ -25,6 +26,13 @@ case "$case_name" in
     train sync "$np" --mode sync --overlap false
     "$TOOLS_DIR/compare_parameters" "$work/sync/pass-00001" "$work/geo/pass-00001" --rtol 1e-5 \
       || fail "geo with --geo-steps 1 differs from sync"
+    ;;
+  matches_sync_streamed)
+    train geo "$np" --mode geo --geo-steps 1 --overlap true
+    train sync "$np" --mode sync --overlap true
+    grep -q "geo meetings: blocks as messages" "$work/geo.log" || { cat "$work/geo.log"; fail "geo did not meet over the streamed transport"; }
+    "$TOOLS_DIR/compare_parameters" "$work/sync/pass-00001" "$work/geo/pass-00001" --rtol 1e-5 \
+      || fail "geo with --geo-steps 1 differs from sync (streamed)"
     ;;
   one_trainer_local)
     [ "$np" -eq 2 ] || fail "one_trainer_local needs np 2 (1 server + 1 trainer)"
