@@ -41,15 +41,15 @@ fi
 "$PYTHON" -c 'import onnx, numpy, h5py' 2> /dev/null || die "$PYTHON cannot import onnx, numpy and h5py"
 for variable in $(env | grep -o '^PSTRAIN_[A-Z_]*' || true); do unset "$variable"; done
 export "${MPI_ENV[@]}"
-set_threads 1
-MPIRUN=(timeout --kill-after=30 "$RUN_TIMEOUT" mpirun --oversubscribe --bind-to none "${MPI_EXPORTS[@]}")
 
 start_results "-export-bar"
 {
-  environment_head
+  environment_head  # before set_threads: GNU nproc counts OMP_NUM_THREADS
   echo "models=$MODELS mlp_passes=$MLP_PASSES nplm_passes=$NPLM_PASSES recipe_passes=$RECIPE_PASSES"
   echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/environment.txt"
+set_threads 1
+MPIRUN=(timeout --kill-after=30 "$RUN_TIMEOUT" mpirun --oversubscribe --bind-to none "${MPI_EXPORTS[@]}")
 echo "model,step,seconds" > "$OUT/timings.csv"
 
 # timed MODEL STEP COMMAND...: COMMAND (stdout and stderr to raw/MODEL-STEP.log), its wall time in timings.csv;
