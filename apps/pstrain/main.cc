@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   // Before anything else: may re-execute this program so that OpenBLAS loads the CPU's widest kernels.
-  pstrain::compute::use_best_blas_kernels(argv);
+  pstrain::compute::use_best_cpu_libraries(argv);
   // A file-size limit (ulimit -f) must give a write error we can report, not kill the rank.
   std::signal(SIGXFSZ, SIG_IGN);
   try {

@@ -137,8 +137,8 @@ simulation::JobProfile calibrate(const CalibrationOptions& options, std::size_t 
 int main(int argc, char** argv) {
   try {
     const CalibrationOptions options = parse(argc, argv);
-    compute::use_best_blas_kernels(argv);  // the kernels pstrain itself runs (it re-executes itself the same way)
-    MPI_Init(&argc, &argv);                // a rank's baseline includes MPI's own segments
+    compute::use_best_cpu_libraries(argv);  // the kernels pstrain itself runs (it re-executes itself the same way)
+    MPI_Init(&argc, &argv);                 // a rank's baseline includes MPI's own segments
     compute::share_blas_threads(1);
     const std::size_t baseline = simulation::resident_bytes();
     const simulation::JobProfile profile = calibrate(options, baseline);

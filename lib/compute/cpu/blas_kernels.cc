@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "compute/cpu/onednn_convolution.h"
@@ -21,6 +22,9 @@ namespace {
 // Set, beside OPENBLAS_CORETYPE, by the re-execution: what the library had chosen on its own, for the log. Not
 // PSTRAIN_*: those are flags, and an unknown one is an error.
 constexpr const char* kLibraryChoiceVariable = "_PSTRAIN_BLAS_LIBRARY_CHOICE";
+
+// Rounds an idle libgomp thread spins before it sleeps (blas_kernels.h says why it is short).
+constexpr const char* kShortOpenMpSpin = "1000";
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -45,23 +49,64 @@ std::string better_blas_coretype(const std::string& chosen, bool avx512) {
   return "SkylakeX";
 }
 
-void use_best_blas_kernels(char** argv) {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-  const std::string chosen = openblas_get_corename();
-  const std::string better = better_blas_coretype(chosen, cpu_has_avx512());
-  if (!better.empty()) restart_with_blas_coretype(argv, better, chosen);
+std::string openmp_spin_count(const char* wait_policy, const char* spin_count) {
+  if (wait_policy != nullptr || spin_count != nullptr) return "";
+  return kShortOpenMpSpin;
+}
+
+namespace {
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+// The program's own file, so that the restarted process keeps its name: exec names a process after the file it
+// runs (/proc/PID/comm), and `ps`, `pkill pstrain` and the recovery tests find ranks by that name; through the
+// /proc/self/exe link it would be called "exe". The link itself where the file is gone (replaced by a rebuild).
+std::string own_program() {
+  std::error_code error;
+  const std::filesystem::path path = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error || !std::filesystem::is_regular_file(path, error)) return "/proc/self/exe";
+  return path.string();
+}
+
+// Sets `settings` and replaces this process by itself. Returns only when the exec failed, after a warning, with
+// the environment as it was.
+void restart_with(char** argv, const Settings& settings, const std::string& library_choice) {
+  for (const auto& [name, value] : settings) ::setenv(name.c_str(), value.c_str(), 1);
+  if (!library_choice.empty()) ::setenv(kLibraryChoiceVariable, library_choice.c_str(), 1);
+  ::execv(own_program().c_str(), argv);
+  // Still here: the exec failed (no /proc, say). The libraries keep their own choices, which work, only slower.
+  const int exec_errno = errno;
+  std::string what;
+  for (const auto& [name, value] : settings) {
+    what += (what.empty() ? "" : " ") + name + "=" + value;
+    ::unsetenv(name.c_str());
+  }
+  ::unsetenv(kLibraryChoiceVariable);
+  std::cerr << "pstrain: warning: could not restart with " << what << " (" << std::strerror(exec_errno)
+            << "); running with the libraries' own choices\n";
+}
+
+}  // namespace
+
+void use_best_cpu_libraries(char** argv) {
+  Settings settings;
+  std::string library_choice;
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr) {
+    library_choice = openblas_get_corename();
+    const std::string better = better_blas_coretype(library_choice, cpu_has_avx512());
+    if (better.empty()) {
+      library_choice.clear();
+    } else {
+      settings.emplace_back("OPENBLAS_CORETYPE", better);
+    }
+  }
+  const std::string spin = openmp_spin_count(std::getenv("OMP_WAIT_POLICY"), std::getenv("GOMP_SPINCOUNT"));
+  if (!spin.empty()) settings.emplace_back("GOMP_SPINCOUNT", spin);
+  if (!settings.empty()) restart_with(argv, settings, library_choice);
 }
 
 void restart_with_blas_coretype(char** argv, const std::string& coretype, const std::string& library_choice) {
-  ::setenv("OPENBLAS_CORETYPE", coretype.c_str(), 1);
-  ::setenv(kLibraryChoiceVariable, library_choice.c_str(), 1);
-  ::execv("/proc/self/exe", argv);
-  // Still here: the exec failed (no /proc, say). The library keeps its own choice, which works, only slower.
-  const int exec_errno = errno;
-  ::unsetenv("OPENBLAS_CORETYPE");
-  ::unsetenv(kLibraryChoiceVariable);
-  std::cerr << "pstrain: warning: could not restart with OPENBLAS_CORETYPE=" << coretype << " ("
-            << std::strerror(exec_errno) << "); running OpenBLAS's " << library_choice << " kernels\n";
+  restart_with(argv, {{"OPENBLAS_CORETYPE", coretype}}, library_choice);
 }
 
 int share_blas_threads(int threads) {
@@ -92,6 +137,11 @@ std::string blas_kernels_description() {
     description += " (OPENBLAS_CORETYPE set by the user)";
   }
   if (const std::string onednn = onednn_sgemm_description(); !onednn.empty()) description += "; " + onednn;
+  if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
+    description += cat("; idle OpenMP threads: OMP_WAIT_POLICY=", policy);
+  } else if (const char* spin = std::getenv("GOMP_SPINCOUNT")) {
+    description += cat("; idle OpenMP threads spin ", spin, " rounds, then sleep");
+  }
   return description;
 }
 

@@ -1,6 +1,7 @@
-// Checks the re-execution behind use_best_blas_kernels() end to end: `blas_restart_probe CORETYPE` restarts
+// Checks the re-execution behind use_best_cpu_libraries() end to end: `blas_restart_probe CORETYPE` restarts
 // itself with OPENBLAS_CORETYPE=CORETYPE and, in the new image, checks that OpenBLAS loaded those kernels, that
-// the process kept its PID (what mpirun and srun rely on) and its arguments, and that the log line says who chose.
+// the process kept its PID (what mpirun and srun rely on), its name (/proc/self/comm: what ps, pkill and the
+// recovery tests look for) and its arguments, and that the log line says who chose.
 // `blas_restart_probe CORETYPE MARKER mpi`, started by mpirun, also joins the job after the restart.
 #include <cblas.h>
 #include <mpi.h>
@@ -8,10 +9,22 @@
 
 #include <strings.h>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 
 #include "compute/cpu/blas_kernels.h"
+
+namespace {
+
+std::string process_name() {
+  std::ifstream comm("/proc/self/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3 && argc != 4) {
@@ -21,6 +34,7 @@ int main(int argc, char** argv) {
   const char* pid_before = std::getenv("BLAS_RESTART_PROBE_PID");
   if (pid_before == nullptr) {
     ::setenv("BLAS_RESTART_PROBE_PID", std::to_string(::getpid()).c_str(), 1);
+    ::setenv("BLAS_RESTART_PROBE_NAME", process_name().c_str(), 1);
     pstrain::compute::restart_with_blas_coretype(argv, argv[1], openblas_get_corename());
     std::cerr << "FAIL: the exec returned\n";
     return 1;
@@ -34,6 +48,10 @@ int main(int argc, char** argv) {
   }
   if (std::to_string(::getpid()) != pid_before) {
     std::cerr << "FAIL: the PID changed from " << pid_before << " to " << ::getpid() << "\n";
+    ok = false;
+  }
+  if (const char* name_before = std::getenv("BLAS_RESTART_PROBE_NAME"); process_name() != name_before) {
+    std::cerr << "FAIL: the process was called " << name_before << ", now " << process_name() << "\n";
     ok = false;
   }
   if (std::string(argv[2]) != "marker-argument") {

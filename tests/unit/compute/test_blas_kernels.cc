@@ -23,5 +23,13 @@ TEST(BlasKernels, NothingChangesOnACpuWithoutAvx512) {
   EXPECT_EQ(better_blas_coretype("Zen", false), "");
 }
 
+TEST(OpenMpSpin, IdleThreadsSpinBrieflyUnlessTheUserChoseHowTheyWait) {
+  EXPECT_EQ(openmp_spin_count(nullptr, nullptr), "1000");
+  EXPECT_EQ(openmp_spin_count("active", nullptr), "");
+  EXPECT_EQ(openmp_spin_count("passive", nullptr), "");
+  EXPECT_EQ(openmp_spin_count(nullptr, "300000"), "");
+  EXPECT_EQ(openmp_spin_count("", nullptr), "");
+}
+
 }  // namespace
 }  // namespace pstrain::compute

@@ -10,7 +10,7 @@
 #include "compute/cpu/blas_kernels.h"
 
 int main(int argc, char** argv) {
-  pstrain::compute::use_best_blas_kernels(argv);
+  pstrain::compute::use_best_cpu_libraries(argv);
   if (std::getenv("OPENBLAS_CORETYPE") == nullptr && pstrain::compute::blas_kernel_family() == "Cooperlake") {
     pstrain::compute::restart_with_blas_coretype(argv, "SkylakeX", "Cooperlake");
   }
