@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# pstrain vs PyTorch on the CNN (or the MLP), on CPU or GPU, one run, side by side.
+# pstrain vs PyTorch on the CNN (or the MLP, or the ResNet-9 preset), on CPU or GPU, one run, side by side.
 #
 # Model (MODEL=cnn, the default): conv 3x3 pad 1, 32 filters -> ReLU -> 2x2 max-pool -> conv 3x3 pad 1, 64 filters
-# -> ReLU -> 2x2 max-pool -> fully connected 128 -> ReLU -> fully connected 10; MODEL=mlp: 784-256-128-10.
+# -> ReLU -> 2x2 max-pool -> fully connected 128 -> ReLU -> fully connected 10; MODEL=mlp: 784-256-128-10;
+# MODEL=resnet: the `--model resnet` preset (DAWNBench ResNet-9 shape) with WIDTH and BATCH_NORM.
 # SGD with momentum, the same lr on both sides, on the HDF5 shards in DATA_DIR (Fashion-MNIST or CIFAR-10).
 #
 # For each batch size in BATCHES, in this order:
@@ -19,7 +20,7 @@
 # PyTorch"), and writes the table, a summary JSON and all raw outputs to RESULTS_ROOT/<timestamp>/.
 #
 # Settings (environment):
-#   MODEL=cnn|mlp  DEVICE=cpu|gpu  BATCHES="64 256 1024"  PASSES=3  LR=0.05  MOMENTUM=0.9  SEED=1
+#   MODEL=cnn|mlp|resnet  WIDTH=0.25 BATCH_NORM=true (resnet)  DEVICE=cpu|gpu  BATCHES="64 256 1024"  PASSES=3  LR=0.05  MOMENTUM=0.9  SEED=1
 #   HIDDEN (default 128 for cnn, 256,128 for mlp)  CONV_FILTERS=32,64  KERNEL_SIZE=3  THREADS=1
 #   TORCH_DDP=0|1  TORCH_ARGS="" (extra torch_cnn.py flags, e.g. "--tf32 --channels-last")  GPUS (default: what
 #   torch counts)  BUILD_DIR=<repo>/build  DATA_DIR=<repo>/data/fashion-mnist  PYTHON (default /usr/bin/python3
@@ -33,7 +34,7 @@ source "$SCRIPT_DIR/lib/common.sh"
 
 set_defaults MODEL=cnn DEVICE=cpu BATCHES="64 256 1024" PASSES=3 LR=0.05 MOMENTUM=0.9 SEED=1 CONV_FILTERS=32,64 \
   KERNEL_SIZE=3 THREADS=1 TORCH_DDP=0 TORCH_ARGS= MPIRUN_ARGS= BUILD_DIR="$REPO/build" \
-  DATA_DIR="$REPO/data/fashion-mnist" RUN_TIMEOUT=1800 BINARY_WAIT=180 RESULTS_ROOT="$REPO/benchmarks/results"
+  WIDTH=0.25 BATCH_NORM=true DATA_DIR="$REPO/data/fashion-mnist" RUN_TIMEOUT=1800 BINARY_WAIT=180 RESULTS_ROOT="$REPO/benchmarks/results"
 
 PSTRAIN="$BUILD_DIR/bin/pstrain"
 TORCH_CNN="$SCRIPT_DIR/torch_cnn.py"
@@ -43,7 +44,8 @@ TORCH_CNN="$SCRIPT_DIR/torch_cnn.py"
 case "$MODEL" in
   cnn) HIDDEN="${HIDDEN:-128}" ;;
   mlp) HIDDEN="${HIDDEN:-256,128}" ;;
-  *) die "MODEL must be cnn or mlp (got '$MODEL')" ;;
+  resnet) HIDDEN="" ;;
+  *) die "MODEL must be cnn, mlp or resnet (got '$MODEL')" ;;
 esac
 case "$DEVICE" in
   cpu) TORCH_DEVICE=cpu ;;
@@ -89,7 +91,7 @@ start_results "-$MODEL-$DEVICE"
     echo "gpu_names=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | paste -sd';')"
   fi
   echo "model=$MODEL device=$DEVICE batches=$BATCHES passes=$PASSES lr=$LR momentum=$MOMENTUM seed=$SEED"
-  echo "hidden=$HIDDEN conv_filters=$CONV_FILTERS kernel_size=$KERNEL_SIZE threads=$THREADS torch_args=$TORCH_ARGS"
+  echo "hidden=$HIDDEN width=$WIDTH batch_norm=$BATCH_NORM conv_filters=$CONV_FILTERS kernel_size=$KERNEL_SIZE threads=$THREADS torch_args=$TORCH_ARGS"
   echo "data_dir=$DATA_DIR"
   echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/environment.txt"
@@ -98,8 +100,11 @@ set_threads "$THREADS"
 for var in LD_LIBRARY_PATH PATH CUDA_VISIBLE_DEVICES; do [[ -n "${!var:-}" ]] && MPI_EXPORTS+=(-x "$var"); done
 read -r -a EXTRA_MPI <<< "$MPIRUN_ARGS"
 read -r -a EXTRA_TORCH <<< "$TORCH_ARGS"
-MODEL_FLAGS=(--model "$MODEL" --hidden "$HIDDEN")
-[[ "$MODEL" == cnn ]] && MODEL_FLAGS+=(--conv-filters "$CONV_FILTERS" --kernel-size "$KERNEL_SIZE")
+case "$MODEL" in
+  resnet) MODEL_FLAGS=(--model resnet --width "$WIDTH" --batch-norm "$BATCH_NORM") ;;
+  cnn) MODEL_FLAGS=(--model cnn --hidden "$HIDDEN" --conv-filters "$CONV_FILTERS" --kernel-size "$KERNEL_SIZE") ;;
+  *) MODEL_FLAGS=(--model "$MODEL" --hidden "$HIDDEN") ;;
+esac
 COMMON=(--data-dir "$DATA_DIR" "${MODEL_FLAGS[@]}" --device "$DEVICE" --optimizer momentum --lr "$LR"
         --momentum "$MOMENTUM" --passes "$PASSES" --seed "$SEED")
 
@@ -187,7 +192,8 @@ for entry in csv.DictReader(open(f"{out}/rows.csv")):
         timed = lines[1:] if passes > 1 and len(lines) > 1 else lines[:1]
         rows[name, b] = {"samples_per_sec": mean([r["samples_per_sec"] for r in timed]),
                          "final_test_accuracy": lines[-1]["test_accuracy"],
-                         "compute_ms": ms(timed, "compute_s_per_step"), "push_ms": ms(timed, "push_s_per_step"),
+                         "compute_ms": ms(timed, "compute_s_per_step"), "copy_ms": ms(timed, "copy_s_per_step"),
+                         "push_ms": ms(timed, "push_s_per_step"),
                          "barrier_ms": ms(timed, "barrier_s_per_step"), "pull_ms": ms(timed, "pull_s_per_step"),
                          "allreduce_ms": ms(timed, allreduce_key(timed[0])),
                          "trainers": lines[-1].get("trainers"), "pservers": lines[-1].get("pservers"),
@@ -210,25 +216,29 @@ def cell(value, fmt):
 timed_note = "passes 1..%d (pass 0 is warm-up)" % (passes - 1) if passes > 1 else "pass 0"
 print(f"{model.upper()} on {device}. samples/s: training throughput of all trainers, mean over {timed_note}; "
       "per-step times: same passes, measured on the trainers.\n")
-print("| config | batch | samples/s | ratio vs PyTorch single | final test acc | compute ms/step | push ms/step "
-      "| barrier ms/step | pull ms/step | allreduce ms/step |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| config | batch | samples/s | ratio vs PyTorch single | final test acc | step ms | compute ms/step "
+      "| host-device copies ms/step | push ms/step | barrier ms/step | pull ms/step | allreduce ms/step |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for name, b in order:
     r = rows[name, b]
     if "skipped" in r:
-        print(f"| {LABEL[name]} | {b} | skipped: {r['skipped']} | | | | | | | |")
+        print(f"| {LABEL[name]} | {b} | skipped: {r['skipped']} | | | | | | | | | |")
         continue
     # Only the exchange a configuration has: none for local, push/barrier/pull for PS, allreduce for allreduce.
-    shown = {"compute_ms"} if name.startswith("pstrain") else set()
+    shown = {"compute_ms", "copy_ms"} if name.startswith("pstrain") else set()
     if name == "pstrain-1+1-sync":
         shown |= {"push_ms", "barrier_ms", "pull_ms"}
     elif name.startswith("pstrain-allreduce"):
         shown |= {"allreduce_ms"}
     per_step = [cell(r.get(k) if k in shown else None, ".3f")
-                for k in ("compute_ms", "push_ms", "barrier_ms", "pull_ms", "allreduce_ms")]
+                for k in ("compute_ms", "copy_ms", "push_ms", "barrier_ms", "pull_ms", "allreduce_ms")]
     ratio = r.get("vs_torch_single")
+    # The whole step as the samples/s says (batch per trainer over each trainer's rate): what the listed parts
+    # leave of it is the batch assembly on the host and what the trainer waits for otherwise.
+    trainers = r.get("trainers") or r.get("processes") or 1
+    step = 1000 * b * trainers / r["samples_per_sec"]
     print(f"| {LABEL[name]} | {b} | {r['samples_per_sec']:.0f} | {cell(ratio, '.2f')}{'x' if ratio else ''} "
-          f"| {r['final_test_accuracy']:.4f} | " + " | ".join(per_step) + " |")
+          f"| {r['final_test_accuracy']:.4f} | {step:.3f} | " + " | ".join(per_step) + " |")
 
 print("\nTarget:")
 checks = []

@@ -2,7 +2,7 @@
 # The checks to run on the GPU machine (one H100; CUDA, PyTorch and h5py there, no MPI or HDF5), with the bundle
 # made here by benchmarks/gpu/package.sh. From the repository root on that machine:
 #
-#   bash benchmarks/gpu/run_checks.sh [PHASE ...]        PHASE: env unit train bench (default: all four)
+#   bash benchmarks/gpu/run_checks.sh [PHASE ...]        PHASE: env unit train bench cpu (default: all but cpu)
 #
 # With the device tool (one call may run 10 minutes at most: split the phases over two calls if needed):
 #   run(command="bash benchmarks/gpu/run_checks.sh env unit train", carry=["gpu-bundle"])
@@ -16,6 +16,15 @@
 #          in allreduce mode (mpirun -np 2 with 2+ GPUs, else -np 1); PASS needs a zero exit, a metrics.jsonl,
 #          and a final test accuracy >= MIN_ACCURACY
 #   bench  benchmarks/cnn_vs_pytorch.sh with DEVICE=gpu for each model in BENCH_MODELS
+#   recipe the Fashion-MNIST recipe (examples/fashion-mnist-best.ini: 30 passes, 1 server + 2 trainers sharing
+#          the GPU, sync): the accuracy bar's run, against the CPU's figure for the same recipe (RECIPE_CPU_ACCURACY)
+#   diagnose  the CNN at batch 64, 3 passes, alone on the GPU, with the GPU's clocks and use sampled every
+#          second (nvidia-smi dmon) beside the step log: on the H200 (2026-11-26) the second pass ran 4x slower
+#          than the first at batch 64 (11.9 against 3.2 ms a step) and not at 256 or 1024
+#   cpu    the machine's CPU cores: the MLP on Fashion-MNIST with --device cpu in sync PS (1 server), async PS
+#          and allreduce at each rank count in CPU_RANKS (1: local), one line of samples/s each in cpu-scaling.csv;
+#          then 1 server + 1 trainer sync over TCP (--mca btl tcp,self --mca osc pt2pt), with and without Open
+#          MPI's TCP progress thread
 # The data (Fashion-MNIST shards) is made first where a phase needs it, with the bundled pstrain-data from the
 # bundled IDX files, into WORK (kept between calls while the machine stays warm).
 #
@@ -26,7 +35,9 @@
 #
 # Settings (environment): OUT  BUNDLE=<repo>/gpu-bundle  WORK=/tmp/pstrain-gpu-checks  PASSES=2 (train phase)
 #   MIN_ACCURACY=0.7  TRAIN_TIMEOUT=300  UNIT_TIMEOUT=300  BENCH_MODELS="cnn mlp"  BATCHES="64 256 1024"
-#   BENCH_PASSES=3  (GPUS, TORCH_ARGS, RUN_TIMEOUT ... pass through to cnn_vs_pytorch.sh)
+#   BENCH_PASSES=3  CPU_RANKS="1 2 4 8 16"  CPU_PASSES=2  DEADLINE (seconds from the start: a step gets at most
+#   what is left less 15 s, and none once less than 30 s is left, so that a device call's limit never cuts the
+#   results off)  (GPUS, TORCH_ARGS, RUN_TIMEOUT ... pass through to cnn_vs_pytorch.sh)
 #   SYSTEM_PYTHON=python3 (the interpreter that has PyTorch).
 #   For a dry run on a machine without a GPU: DEVICE=cpu (train and bench on the CPU) and DATA_LIMIT=N (convert
 #   only the first N training samples).
@@ -37,13 +48,16 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/../lib/common.sh"
 # SYSTEM_PYTHON: the interpreter with PyTorch (on the GPU machine: python3)
 set_defaults BUNDLE="$REPO/gpu-bundle" OUT="$REPO/gpu-results" WORK=/tmp/pstrain-gpu-checks PASSES=2 MIN_ACCURACY=0.7 \
-  TRAIN_TIMEOUT=300 UNIT_TIMEOUT=300 BENCH_MODELS="cnn mlp" BENCH_PASSES=3 DEVICE=gpu DATA_LIMIT= SYSTEM_PYTHON=python3
+  TRAIN_TIMEOUT=300 UNIT_TIMEOUT=300 BENCH_MODELS="cnn mlp" BENCH_PASSES=3 DEVICE=gpu DATA_LIMIT= SYSTEM_PYTHON=python3 \
+  CPU_RANKS="1 2 4 8 16" CPU_PASSES=2 DEADLINE=100000 RECIPE_TIMEOUT=420 RECIPE_CPU_ACCURACY=0.9426
 BENCH_BATCHES="${BATCHES:-64 256 1024}"
 
 phases=("$@")
 (( ${#phases[@]} > 0 )) || phases=(env unit train bench)
 for phase in "${phases[@]}"; do
-  case "$phase" in env|unit|train|bench) ;; *) echo "run_checks.sh: unknown phase '$phase' (env unit train bench)" >&2; exit 2 ;; esac
+  case "$phase" in env|unit|train|bench|recipe|diagnose|cpu) ;;
+    *) echo "run_checks.sh: unknown phase '$phase' (env unit train bench recipe diagnose cpu)" >&2; exit 2 ;;
+  esac
 done
 
 [[ -f "$BUNDLE/env.sh" ]] || { echo "run_checks.sh: $BUNDLE/env.sh is missing: run benchmarks/gpu/package.sh on the build machine and carry gpu-bundle" >&2; exit 2; }
@@ -88,6 +102,12 @@ trap finish EXIT
 step() {
   local name=$1 limit=$2
   shift 2
+  local left=$((DEADLINE - SECONDS - 15))
+  if (( left < 15 )); then
+    record FAIL "$name" "not run: the DEADLINE of ${DEADLINE}s is near"
+    return 1
+  fi
+  (( limit <= left )) || limit=$left
   echo "== $name: $*"
   local start=$SECONDS rc=0
   timeout -k 10 "$limit" "$@" > "$LOGS/$name.log" 2>&1 || rc=$?
@@ -100,16 +120,18 @@ step() {
   (( ${#command} <= 200 )) || command="${command:0:197}..."
   printf '%-5s %-28s rc=%-3s %4ss  %s\n' "${verdict%% *}" "$name" "$rc" "$took" "$command" >> "$SUMMARY"
   [[ "$verdict" == "FAIL (timed out"* ]] && echo "      ^ timed out after ${limit}s" >> "$SUMMARY"
+  cp "$SUMMARY" "$OUT/summary.txt" 2> /dev/null   # a call cut off by its limit still brings the lines back
   return "$rc"
 }
 
 record() {  # record PASS|FAIL NAME TEXT: a summary line for a check that is not a command
   [[ "$1" == PASS ]] || failures=$((failures + 1))
   printf '%-5s %-28s %s\n' "$1" "$2" "$3" >> "$SUMMARY"
+  cp "$SUMMARY" "$OUT/summary.txt" 2> /dev/null
 }
 
 prepare_data() {
-  [[ -f "$DATA/test.h5" && -f "$DATA/train-00003.h5" ]] && return 0
+  [[ -f "$DATA/test.h5" && -f "$DATA/train-00015.h5" ]] && return 0
   if [[ -z "${GPU_BUNDLE_FASHION_MNIST_IDX:-}" ]]; then
     record FAIL data "the bundle carries no Fashion-MNIST IDX files (package.sh with DATA=idx)"
     return 1
@@ -117,7 +139,7 @@ prepare_data() {
   local limit=()
   [[ -n "$DATA_LIMIT" ]] && limit=(--limit "$DATA_LIMIT" --test-limit "$(( DATA_LIMIT < 10000 ? DATA_LIMIT : 10000 ))")
   rm -rf "$DATA"
-  step data 300 pstrain-data fashion-mnist --input "$GPU_BUNDLE_FASHION_MNIST_IDX" --output "$DATA" --split-count 4 \
+  step data 300 pstrain-data fashion-mnist --input "$GPU_BUNDLE_FASHION_MNIST_IDX" --output "$DATA" --split-count 16 \
     "${limit[@]}"
 }
 
@@ -213,6 +235,82 @@ phase_bench() {
       cat "$table/table.md"
     fi
   done
+}
+
+# ---- recipe -------------------------------------------------------------------------------------
+
+phase_recipe() {
+  prepare_data || return 0
+  local dir="$RUN/recipe"
+  step recipe-gpu "$RECIPE_TIMEOUT" mpirun --oversubscribe --bind-to none -np 3 pstrain --config \
+    "$REPO/examples/fashion-mnist-best.ini" --model-file "$REPO/examples/models/fashion-mnist-best.model" \
+    --data-dir "$DATA" --device "$DEVICE" --output-dir "$dir" || return 0
+  local accuracy
+  accuracy="$("$PYTHON" -c 'import json, sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["test_accuracy"])' \
+    "$dir/metrics.jsonl" 2> /dev/null)"
+  if "$PYTHON" -c 'import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) <= 0.003 else 1)' \
+      "${accuracy:-0}" "$RECIPE_CPU_ACCURACY" 2> /dev/null; then
+    record PASS recipe-accuracy "GPU $accuracy, CPU $RECIPE_CPU_ACCURACY: within 0.3 points"
+  else
+    record FAIL recipe-accuracy "GPU ${accuracy:-?}, CPU $RECIPE_CPU_ACCURACY: more than 0.3 points apart"
+  fi
+}
+
+# ---- diagnose -----------------------------------------------------------------------------------
+
+phase_diagnose() {
+  prepare_data || return 0
+  local dir="$RUN/diagnose"
+  mkdir -p "$dir"
+  nvidia-smi dmon -s puc -d 1 > "$OUT/diagnose-dmon.txt" 2>&1 &
+  local dmon=$!
+  step diagnose-cnn-b64 120 pstrain --data-dir "$DATA" --device "$DEVICE" --model cnn --conv-filters 32,64 \
+    --kernel-size 3 --hidden 128 --optimizer momentum --lr 0.05 --momentum 0.9 --batch-size 64 --passes 3 \
+    --log-every-steps 200 --output-dir "$dir/cnn-b64"
+  kill "$dmon" 2> /dev/null
+  grep -E "pass [0-9]:|step [0-9]+/" "$LOGS/diagnose-cnn-b64.log" > "$OUT/diagnose-steps.txt" 2> /dev/null
+}
+
+# ---- cpu ----------------------------------------------------------------------------------------
+
+# cpu_run NAME NP ARGS...: one CPU run of the MLP; its samples/s (mean over passes after the first) into the CSV.
+cpu_run() {
+  local name=$1 np=$2
+  shift 2
+  local dir="$RUN/cpu/$name"
+  step "cpu-$name" 120 mpirun --oversubscribe --bind-to none -np "$np" "$@" || return 0
+  "$PYTHON" - "$dir/metrics.jsonl" "$name" "$np" >> "$CPU_CSV" <<'PY' || record FAIL "cpu-$name-metrics" "no metrics"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+timed = lines[1:] or lines
+rate = sum(r["samples_per_sec"] for r in timed) / len(timed)
+print(f"{sys.argv[2]},{sys.argv[3]},{rate:.0f},{lines[-1]['test_accuracy']:.4f}")
+PY
+}
+
+phase_cpu() {
+  prepare_data || return 0
+  CPU_CSV="$OUT/cpu-scaling.csv"
+  echo "run,ranks,samples_per_sec,final_test_accuracy" > "$CPU_CSV"
+  local ranks mode
+  local common=(--data-dir "$DATA" --device cpu --model mlp --hidden 256,128 --batch-size 64 --passes "$CPU_PASSES"
+                --optimizer momentum --lr 0.05 --seed 1)
+  for ranks in $CPU_RANKS; do
+    if (( ranks == 1 )); then
+      cpu_run local-1 1 pstrain "${common[@]}" --output-dir "$RUN/cpu/local-1"
+      continue
+    fi
+    for mode in sync async; do
+      cpu_run "$mode-$ranks" "$ranks" pstrain "${common[@]}" --mode "$mode" --num-pservers 1 \
+        --output-dir "$RUN/cpu/$mode-$ranks"
+    done
+    cpu_run "allreduce-$ranks" "$ranks" pstrain "${common[@]}" --mode allreduce --output-dir "$RUN/cpu/allreduce-$ranks"
+  done
+  local tcp=(--mca btl tcp,self --mca osc pt2pt)
+  cpu_run tcp-1+1-sync 2 "${tcp[@]}" pstrain "${common[@]}" --mode sync --num-pservers 1 --output-dir "$RUN/cpu/tcp-1+1-sync"
+  cpu_run tcp-progress-1+1-sync 2 "${tcp[@]}" --mca btl_tcp_progress_thread 1 pstrain "${common[@]}" --mode sync \
+    --num-pservers 1 --output-dir "$RUN/cpu/tcp-progress-1+1-sync"
+  cat "$CPU_CSV"
 }
 
 for phase in "${phases[@]}"; do

@@ -81,7 +81,7 @@ TEST_F(GpuLayerOpsTest, AveragePoolingAndSpatialMean) {
 }
 
 TEST_F(GpuLayerOpsTest, BatchNormTrainingInferenceAndBackward) {
-  for (const auto [rows, channels] : {std::pair{64 * 196, 32}, std::pair{7, 5}, std::pair{1000, 300}}) {
+  for (const auto& [rows, channels] : {std::pair{64 * 196, 32}, std::pair{7, 5}, std::pair{1000, 300}}) {
     SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(channels));
     const std::size_t c = static_cast<std::size_t>(channels);
     const auto x = random_floats(static_cast<std::size_t>(rows) * c, 7, -2.0f, 5.0f);

@@ -9,12 +9,20 @@
 // so both backends take the same discrete decisions (ReLU signs, max-pool winners). With arbitrary values, two
 // nearly equal window entries or a pre-activation within an ulp of 0 can route a gradient differently on the two
 // backends, and one such flip moves a weight gradient by far more than 1e-4.
+//
+// The CPU reference computes convolutions as im2col + gemm, as the GPU does: its default for 3x3 convolutions of
+// 16 or more channels, oneDNN's Winograd algorithm, rounds (its transforms leave the grid), and then breaks ties
+// among exactly equal window entries its own way. On the H200 (2026-11-26) the 28x28 CNN's conv1 gradient
+// differed from the Winograd CPU's by 34% in one element; the im2col CPU gives the GPU's value, and the Winograd
+// CPU against the im2col CPU shows the same 34% (the im2col path is checked against finite differences and
+// oneDNN in tests/unit/compute and tests/unit/nn).
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
 
 #include "backend_test_util.h"
+#include "compute/cpu/cpu_backend.h"
 #include "gpu_test_util.h"
 #include "layer_cases.h"
 #include "nn/graph_model.h"
@@ -26,6 +34,7 @@ namespace {
 
 using compute::Activation;
 using compute::testing::all_close;
+using compute::testing::norm_close;
 using compute::testing::random_floats;
 using compute::testing::relative_close;
 
@@ -36,9 +45,13 @@ class GpuModelTest : public ::testing::Test {
     gpu_ = compute::make_gpu_backend(0);
   }
 
-  std::unique_ptr<compute::Backend> cpu_ = compute::make_cpu_backend();
+  std::unique_ptr<compute::Backend> cpu_ = std::make_unique<compute::CpuBackend>(compute::CpuConvolutions::kIm2colGemm);
   std::unique_ptr<compute::Backend> gpu_;
 };
+
+// How gradient tensors are compared: element by element where the grid keeps the sums exact, as whole tensors
+// past batch norm, whose normalisation leaves the grid (gpu_test_util.h, norm_close).
+enum class Gradients { kEveryElement, kWholeTensor };
 
 std::vector<float> gradients_of(const Model& model) {
   std::vector<float> values(model.parameter_count());
@@ -74,7 +87,8 @@ void expect_same_batch_results(const BatchResult& gpu, const BatchResult& cpu, c
 }
 
 // Gradients compared tensor by tensor, so that a small tensor (a bias) is not judged by a large one's scale.
-void expect_same_gradients(const Model& gpu, const Model& cpu, const std::string& what) {
+void expect_same_gradients(const Model& gpu, const Model& cpu, const std::string& what,
+                           Gradients compare = Gradients::kEveryElement) {
   const auto gpu_gradients = gradients_of(gpu);
   const auto cpu_gradients = gradients_of(cpu);
   for (const ParameterInfo& parameter : cpu.parameters()) {
@@ -82,12 +96,17 @@ void expect_same_gradients(const Model& gpu, const Model& cpu, const std::string
     const auto end = static_cast<std::ptrdiff_t>(parameter.offset + parameter.size);
     const std::vector<float> gpu_part(gpu_gradients.begin() + begin, gpu_gradients.begin() + end);
     const std::vector<float> cpu_part(cpu_gradients.begin() + begin, cpu_gradients.begin() + end);
-    EXPECT_TRUE(all_close(gpu_part, cpu_part)) << what << " gradient of " << parameter.name;
+    if (compare == Gradients::kEveryElement) {
+      EXPECT_TRUE(all_close(gpu_part, cpu_part)) << what << " gradient of " << parameter.name;
+    } else {
+      EXPECT_TRUE(norm_close(gpu_part, cpu_part)) << what << " gradient of " << parameter.name;
+    }
   }
 }
 
 // Two training steps and an evaluation on both models, a full batch and then a partial one.
-void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uint64_t seed) {
+void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uint64_t seed,
+                         Gradients compare = Gradients::kEveryElement) {
   ASSERT_EQ(gpu.parameters().size(), cpu.parameters().size());
   ASSERT_EQ(gpu.parameter_count(), cpu.parameter_count());
   gpu.initialize(seed);
@@ -109,7 +128,7 @@ void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uin
     const BatchResult gpu_train = gpu.train_batch(features, labels, count);
     const BatchResult cpu_train = cpu.train_batch(features, labels, count);
     expect_same_batch_results(gpu_train, cpu_train, what + " train_batch");
-    expect_same_gradients(gpu, cpu, what);
+    expect_same_gradients(gpu, cpu, what, compare);
 
     expect_same_batch_results(gpu.evaluate_batch(features, labels, count), cpu.evaluate_batch(features, labels, count),
                               what + " evaluate_batch");
@@ -240,7 +259,9 @@ TEST_F(GpuModelTest, SmallResnetPresetMatchesCpu) {
   };
   auto gpu = make_graph_model(*gpu_, plan(), 8);
   auto cpu = make_graph_model(*cpu_, plan(), 8);
-  expect_models_agree(*gpu, *cpu, 8, 14);
+  // Batch norm after every convolution: per-element errors of 1.1e-4 to 1.6e-4 in gradients of small entries
+  // (on the H200, and between the CPU's two convolution algorithms alike), so whole tensors are compared.
+  expect_models_agree(*gpu, *cpu, 8, 14, Gradients::kWholeTensor);
 }
 
 }  // namespace
