@@ -189,7 +189,7 @@ readme_setup_command() {
 stage_newcomer() {
   install_packages
   base_images
-  local name=pstrain-fresh-newcomer out=$FRESH/newcomer setup start rc=0 took docs_rc=0 pages
+  local name=pstrain-fresh-newcomer out=$FRESH/newcomer setup start rc=0 took docs_rc=0 pages load_before
   pages=${NEWCOMER_PAGES:-README.md docs/data.md#your-own-data}
   setup=$(readme_setup_command)
   [ -n "$setup" ] || fail "README.md has no first command in a \`\`\`bash block"
@@ -198,6 +198,7 @@ stage_newcomer() {
   fresh_container "$name"
   copy_checkout "$name" /root/pstrain
   podman exec "$name" mkdir -p /root/newcomer
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   log "newcomer: '$setup' in $name (log: $out/quickstart.log)"
   start=$(date +%s.%N)
   timeout "$QUICKSTART_TIMEOUT" podman exec "$name" bash -c "cd /root/pstrain && nice -n 10 $setup" 2>&1 \
@@ -219,13 +220,18 @@ stage_newcomer() {
       --quickstart-log /root/newcomer/quickstart.log --results /root/newcomer/results.tsv \
       --table /root/newcomer/table.md > "$out/checks.log" 2>&1 || checks_rc=$?
   podman exec "$name" tar -C /root/newcomer -c . | tar -C "$out" -x || fail "copying /root/newcomer out"
-  cat "$out/checks.log"
+  [ "$checks_rc" -eq 0 ] || cat "$out/checks.log"
   [ "$rc" -eq 0 ] || { tail -30 "$out/quickstart.log"; fail "'$setup' failed or ran past $QUICKSTART_TIMEOUT s"; }
   [ "$docs_rc" -eq 0 ] || { grep -v '^ok\|^skip' "$out/docs.log" | head -60; fail "a documented command failed (log: $out/docs.log)"; }
   [ "$checks_rc" -eq 0 ] || fail "a step of the newcomer's hour failed its check (table: $out/table.md)"
+  local build_start train_start
+  build_start=$(awk '/\[ *[0-9]+%\] Building/ {print $1; exit}' "$out/quickstart.log")
+  train_start=$(awk '/\[ *[0-9]+%\] Built target/ {t = $1} END {print t}' "$out/quickstart.log")
   {
     echo "newcomer: commit $(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD || echo ' + working-tree changes'), pages: $pages"
     cat "$out/table.md"
+    echo "newcomer: set-up + quickstart: apt until ~${build_start:-?} s, build until ~${train_start:-?} s, then the conversion and 10 passes;" \
+      "load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after ($(nproc) cores)"
   } | tee -a "$FRESH/summary.txt"
   podman rm -f -t 2 "$name" > /dev/null
   log "newcomer: PASS"
