@@ -2,7 +2,7 @@
 # The fresh-machine bar (issue 14), measured in fresh containers from the debootstrap base debian:bookworm (as root,
 # host network: Debian's mirror reachable as on the host, nothing else installed):
 #
-#   bash tests/containers/fresh_machine.sh [all|quickstart|deb]      (as root; default: all)
+#   bash tests/containers/fresh_machine.sh [all|quickstart|deb|newcomer]      (as root; default: all)
 #
 #   quickstart  copies the checkout (tracked and untracked, not ignored files: no build/) into a fresh container
 #               and runs the README's first command, `bash mpi_launch/quickstart.sh`; records the time to a
@@ -12,10 +12,17 @@
 #   deb         a second fresh container: `apt-get install ./pstrain_*.deb`, `pstrain --version`, then one pass
 #               of local training with the installed programs (pstrain-data, mpirun -np 3 pstrain)
 #   all         quickstart, deb
+#   newcomer    issue 27's newcomer's first hour, every command taken from the docs, in a third fresh container:
+#               the README's first command (the set-up and the quickstart), then the blocks of NEWCOMER_PAGES in
+#               order, in the checkout itself, as a reader pasting them would (tests/docs/run_doc_commands.sh with
+#               IN_PLACE=1, after the README's `export OMPI_ALLOW_RUN_AS_ROOT=...` for root): the tour's training
+#               on 3 ranks, curves, resumed run, 2-node pstrain-launch with a hostfile and sweep, then own data
+#               from a .npz; each step timed and judged by newcomer_checks.py (the run resumed from its
+#               checkpoint, the sweep's report, the shards...); the table goes to $WORK/fresh/newcomer/table.md
 #
 # Results (times, accuracy, package lists) go to $WORK/fresh/summary.txt. Environment: WORK_ROOT (default
-# build/tests/work), QUICKSTART_TIMEOUT (default 3600 s), DEB_TIMEOUT (default 1200 s), KEEP=1 keeps the
-# containers after a failure.
+# build/tests/work), QUICKSTART_TIMEOUT (default 3600 s), DEB_TIMEOUT (default 1200 s), NEWCOMER_PAGES (default
+# "README.md docs/data.md#your-own-data"), KEEP=1 keeps the containers after a failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$here/../.." && pwd)"
@@ -173,9 +180,71 @@ stage_deb() {
   log "deb: PASS"
 }
 
+# The README's first command: the first command line of its first ```bash block, without its comment.
+readme_setup_command() {
+  awk '/^```bash/ {inside = 1; next} inside && /^```/ {exit}
+       inside && !/^[[:space:]]*(#|$)/ {sub(/[[:space:]]+#.*/, ""); print; exit}' "$REPO/README.md"
+}
+
+stage_newcomer() {
+  install_packages
+  base_images
+  local name=pstrain-fresh-newcomer out=$FRESH/newcomer setup start rc=0 took docs_rc=0 pages load_before
+  pages=${NEWCOMER_PAGES:-README.md docs/data.md#your-own-data}
+  setup=$(readme_setup_command)
+  [ -n "$setup" ] || fail "README.md has no first command in a \`\`\`bash block"
+  rm -rf "$out"
+  mkdir -p "$out"
+  fresh_container "$name"
+  copy_checkout "$name" /root/pstrain
+  podman exec "$name" mkdir -p /root/newcomer
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  log "newcomer: '$setup' in $name (log: $out/quickstart.log)"
+  start=$(date +%s.%N)
+  timeout "$QUICKSTART_TIMEOUT" podman exec "$name" bash -c "cd /root/pstrain && nice -n 10 $setup" 2>&1 \
+    | timestamped > "$out/quickstart.log" || rc=$?
+  took=$(seconds_since "$start")
+  log "newcomer: set-up + quickstart exited $rc after $took s"
+  podman cp "$out/quickstart.log" "$name:/root/newcomer/quickstart.log" || fail "podman cp quickstart.log"
+  if [ "$rc" -eq 0 ]; then
+    log "newcomer: the blocks of $pages, in place (log: $out/docs.log)"
+    # The README's tour: "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 first when you are root".
+    podman exec -e IN_PLACE=1 -e RESULTS=/root/newcomer/results.tsv -e WORK_ROOT=/root/newcomer \
+        -e BLOCK_TIMEOUT=600 -e OMPI_ALLOW_RUN_AS_ROOT=1 -e OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$name" \
+        bash -c "cd /root/pstrain && nice -n 10 bash tests/docs/run_doc_commands.sh $pages" > "$out/docs.log" 2>&1 \
+      || docs_rc=$?
+  fi
+  local checks_rc=0
+  podman exec "$name" python3 /root/pstrain/tests/containers/newcomer_checks.py --checkout /root/pstrain \
+      --quickstart-command "$setup" --quickstart-rc "$rc" --quickstart-seconds "$took" \
+      --quickstart-log /root/newcomer/quickstart.log --results /root/newcomer/results.tsv \
+      --table /root/newcomer/table.md > "$out/checks.log" 2>&1 || checks_rc=$?
+  podman exec "$name" tar -C /root/newcomer -c . | tar -C "$out" -x || fail "copying /root/newcomer out"
+  [ "$checks_rc" -eq 0 ] || cat "$out/checks.log"
+  [ "$rc" -eq 0 ] || { tail -30 "$out/quickstart.log"; fail "'$setup' failed or ran past $QUICKSTART_TIMEOUT s"; }
+  [ "$docs_rc" -eq 0 ] || { grep -v '^ok\|^skip' "$out/docs.log" | head -60; fail "a documented command failed (log: $out/docs.log)"; }
+  [ "$checks_rc" -eq 0 ] || fail "a step of the newcomer's hour failed its check (table: $out/table.md)"
+  local build_start train_start
+  build_start=$(awk '/\[ *[0-9]+%\] Building/ {print $1; exit}' "$out/quickstart.log")
+  train_start=$(awk '/\[ *[0-9]+%\] Built target/ {t = $1} END {print t}' "$out/quickstart.log")
+  {
+    echo "newcomer: commit $(git -C "$REPO" rev-parse --short HEAD)$(git -C "$REPO" diff --quiet HEAD || echo ' + working-tree changes'), pages: $pages"
+    cat "$out/table.md"
+    echo "newcomer: set-up + quickstart: apt until ~${build_start:-?} s, build until ~${train_start:-?} s, then the conversion and 10 passes;" \
+      "load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after ($(nproc) cores)"
+  } | tee -a "$FRESH/summary.txt"
+  podman rm -f -t 2 "$name" > /dev/null
+  log "newcomer: PASS"
+}
+
+seconds_since() {  # seconds_since EPOCH: elapsed seconds, one decimal
+  awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'
+}
+
 case "${1:-all}" in
   quickstart) stage_quickstart ;;
   deb) stage_deb ;;
   all) stage_quickstart; stage_deb ;;
-  *) echo "usage: $0 [all|quickstart|deb]" >&2; exit 2 ;;
+  newcomer) stage_newcomer ;;
+  *) echo "usage: $0 [all|quickstart|deb|newcomer]" >&2; exit 2 ;;
 esac

