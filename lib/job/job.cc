@@ -60,7 +60,7 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
   const ps::ShardPlan plan = server_blocks(job);
   const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
-  const OverlapPlan overlap = plan_overlap(job);
+  const OverlapPlan overlap = plan_overlap(job.config, job.layout);
   const comm::Communicator channel = comm::Communicator::duplicate(MPI_COMM_WORLD);  // streamed sync steps
   std::vector<ps::TableWindows> table_windows;
   for (std::size_t t = 0; t < tables.size(); ++t) table_windows.emplace_back(MPI_COMM_WORLD, job.layout, tables, t);
@@ -119,7 +119,7 @@ bool run_local(const JobContext& job, compute::Backend& backend, nn::Model& mode
 // Every rank a trainer with the whole model; world rank 0 contributes the model state to checkpoints.
 bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
   ExchangeParts parts{backend, model, MPI_COMM_WORLD, nullptr, run};
-  parts.overlap = plan_overlap(job);
+  parts.overlap = plan_overlap(job.config, job.layout);
   auto gradient_exchange = make_exchange(job, parts);
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
   const ps::TablePlan no_tables;

@@ -18,73 +18,74 @@ struct Choice {
 
 // --overlap true and false decide; auto asks `automatic`, which is collective where it asks MPI.
 template <typename Automatic>
-Choice choose(const JobContext& job, Automatic automatic) {
-  if (job.config.overlap == Overlap::kOn) return {true, "--overlap true"};
-  if (job.config.overlap == Overlap::kOff) return {false, "--overlap false"};
+Choice choose(Overlap overlap, Automatic automatic) {
+  if (overlap == Overlap::kOn) return {true, "--overlap true"};
+  if (overlap == Overlap::kOff) return {false, "--overlap false"};
   return automatic();
 }
 
 // One line from the lead trainer: "<what>: <how> (<why>)".
-bool logged(const JobContext& job, const char* what, const Choice& choice, const char* streamed, const char* whole) {
-  if (job.layout.is_lead_trainer()) {
+bool logged(const comm::WorldLayout& layout, const char* what, const Choice& choice, const char* streamed,
+            const char* whole) {
+  if (layout.is_lead_trainer()) {
     log_info(what, ": ", choice.streamed ? streamed : whole, " (", choice.why, ")");
   }
   return choice.streamed;
 }
 
-ps::SyncTransport plan_sync(const JobContext& job) {
-  const Choice choice = choose(job, [] {
+ps::SyncTransport plan_sync(const TrainConfig& config, const comm::WorldLayout& layout) {
+  const Choice choice = choose(config.overlap, [] {
     if (comm::every_rank_has_a_processor(MPI_COMM_WORLD)) return Choice{true, "every rank has a processor of its own"};
     return Choice{false,
                   "ranks share processors on a node, so a streaming server would wait for one; --overlap "
                   "true streams anyway"};
   });
   // A geo trainer meets the servers after its own optimizer step: the blocks go then, as messages or one-sided.
-  const bool meetings = job.mode().trainers_step_alone;
-  return logged(job, meetings ? "geo meetings" : "sync steps", choice,
+  const bool meetings = mode_traits(config.mode).trainers_step_alone;
+  return logged(layout, meetings ? "geo meetings" : "sync steps", choice,
                 meetings ? "blocks as messages" : "blocks streamed behind the computation",
                 meetings ? "one-sided" : "one-sided, after the backward pass")
              ? ps::SyncTransport::kStreamed
              : ps::SyncTransport::kOneSided;
 }
 
-bool plan_pushes(const JobContext& job) {
-  const Choice choice = choose(job, [] {
+bool plan_pushes(const TrainConfig& config, const comm::WorldLayout& layout) {
+  const Choice choice = choose(config.overlap, [] {
     if (comm::all_ranks_on_one_node(MPI_COMM_WORLD)) {
       return Choice{true, "every rank on one node: the puts are copies in its memory"};
     }
     return Choice{false, "ranks on several nodes; --overlap true streams anyway"};
   });
-  return logged(job, "pushes", choice, "gradient blocks put during the backward pass",
+  return logged(layout, "pushes", choice, "gradient blocks put during the backward pass",
                 "whole, after the backward pass");
 }
 
 // 256 KB: a few buckets for the mlp preset (0.94 MB), so that the first ones travel while the rest is computed.
 constexpr std::size_t kAllreduceBucketFloats = 65536;
 
-bool plan_buckets(const JobContext& job) {
-  Choice choice = choose(job, [] {
+bool plan_buckets(const TrainConfig& config, const comm::WorldLayout& layout) {
+  Choice choice = choose(config.overlap, [] {
     return Choice{false,
                   "--overlap auto: every trainer's processor computes, none is free to sum behind the "
                   "backward pass; --overlap true streams"};
   });
   if (choice.streamed) {
-    choice.why += job.layout.trainers > 2 ? "; with more than 2 trainers not the bits of --overlap false"
-                                          : "; the bits of --overlap false";
+    choice.why += layout.trainers > 2 ? "; with more than 2 trainers not the bits of --overlap false"
+                                      : "; the bits of --overlap false";
   }
-  return logged(job, "all-reduce", choice, "buckets summed during the backward pass",
+  return logged(layout, "all-reduce", choice, "buckets summed during the backward pass",
                 "one sum after the backward pass");
 }
 
 }  // namespace
 
-OverlapPlan plan_overlap(const JobContext& job) {
+OverlapPlan plan_overlap(const TrainConfig& config, const comm::WorldLayout& layout) {
   OverlapPlan plan;
-  switch (job.mode().overlap) {
-    case OverlapKind::kSyncBlocks: plan.sync = plan_sync(job); break;
-    case OverlapKind::kPushes: plan.stream_pushes = plan_pushes(job); break;
+  switch (mode_traits(config.mode).overlap) {
+    case OverlapKind::kSyncBlocks: plan.sync = plan_sync(config, layout); break;
+    case OverlapKind::kPushes: plan.stream_pushes = plan_pushes(config, layout); break;
     case OverlapKind::kAllreduceBuckets:
-      if (plan_buckets(job)) plan.allreduce_bucket_floats = kAllreduceBucketFloats;
+      if (plan_buckets(config, layout)) plan.allreduce_bucket_floats = kAllreduceBucketFloats;
       break;
   }
   return plan;

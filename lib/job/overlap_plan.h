@@ -3,8 +3,10 @@
 // from what its ranks share on their nodes (comm/node_sharing.h); every way computes the same bits.
 #include <cstddef>
 
+#include "comm/layout.h"
+#include "config/modes.h"
+#include "config/train_config.h"
 #include "ps/sync_transport.h"
-#include "run/job_context.h"
 
 namespace pstrain::train {
 
@@ -24,6 +26,6 @@ struct OverlapPlan {
 //   all-reduce sums after the backward pass: its trainers have no idle processor to sum on behind the computation
 //     (unlike a shard's), and buckets summed during the backward pass (allreduce/bucket_stream.h, --overlap true)
 //     were measured slower: 0.955x over shm, 0.814x over TCP at 2 trainers.
-OverlapPlan plan_overlap(const JobContext& job);
+OverlapPlan plan_overlap(const TrainConfig& config, const comm::WorldLayout& layout);
 
 }  // namespace pstrain::train

@@ -13,8 +13,8 @@ namespace pstrain::train {
 
 namespace fs = std::filesystem;
 
-bool is_language_model(const JobContext& job) {
-  return job.data.meta.tokens.has_value();
+bool is_language_model(const DataPlan& data) {
+  return data.meta.tokens.has_value();
 }
 
 void add_perplexities(report::JsonLine& line, double train_loss, std::optional<double> valid_loss, double test_loss) {
@@ -43,8 +43,7 @@ std::optional<double> best_earlier(const fs::path& metrics, int pass) {
 
 }  // namespace
 
-bool keep_best_valid(const JobContext& job, int pass, double valid_loss) {
-  const fs::path& output = job.config.output_dir;
+bool keep_best_valid(const fs::path& output, int pass, double valid_loss) {
   const double perplexity = std::exp(valid_loss);
   const std::optional<double> best = best_earlier(output / "metrics.jsonl", pass);
   if (best && !(perplexity < *best)) return false;

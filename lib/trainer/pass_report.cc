@@ -32,7 +32,7 @@ void log_pass(const JobContext& job, const PassReport& report) {
   const double samples_per_sec = totals.samples / std::max(report.figures.pass_seconds, 1e-9);
   log_info("pass ", report.pass, ": train_loss ", totals.train_loss(), " train_accuracy ", totals.train_accuracy(),
            " test_loss ", report.evaluation.loss, " test_accuracy ", report.evaluation.accuracy,
-           is_language_model(job)
+           is_language_model(job.data)
                ? cat(" perplexity train ", std::exp(totals.train_loss()),
                      report.evaluation.valid_loss ? cat(" valid ", std::exp(*report.evaluation.valid_loss)) : "",
                      " test ", std::exp(report.evaluation.loss))
@@ -105,7 +105,7 @@ void append_metrics_line(const JobContext& job, const PassReport& report) {
       .add("test_accuracy", report.evaluation.accuracy)
       .add("samples_per_sec", totals.samples / std::max(report.figures.pass_seconds, 1e-9))
       .add("pass_seconds", report.figures.pass_seconds);
-  if (is_language_model(job)) {  // every window predicts one word
+  if (is_language_model(job.data)) {  // every window predicts one word
     add_perplexities(line, totals.train_loss(), report.evaluation.valid_loss, report.evaluation.loss);
     line.add("words_per_sec", totals.samples / std::max(report.figures.pass_seconds, 1e-9));
   }
@@ -138,7 +138,8 @@ void write_pass_scalars(const JobContext& job, const PassReport& report, report:
                        {"pass/staleness_mean", staleness.mean()},
                        {"pass/staleness_p95", static_cast<double>(staleness.percentile(0.95))},
                        {"pass/staleness_max", static_cast<double>(staleness.max)},
-                       {"pass/learning_rate", learning_rate(job, report.global_step)}});
+                       {"pass/learning_rate", learning_rate(job.config.optimizer, job.steps_together(),
+                                                            job.layout.trainers, report.global_step)}});
 }
 
 }  // namespace
@@ -222,8 +223,8 @@ void write_pass_folder(const JobContext& job, int pass, std::span<const float> p
 void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board) {
   log_pass(job, report);
   append_metrics_line(job, report);
-  if (is_language_model(job) && report.evaluation.valid_loss)
-    keep_best_valid(job, report.pass, *report.evaluation.valid_loss);
+  if (is_language_model(job.data) && report.evaluation.valid_loss)
+    keep_best_valid(job.config.output_dir, report.pass, *report.evaluation.valid_loss);
   if (board != nullptr) write_pass_scalars(job, report, *board);
 }
 
@@ -248,7 +249,8 @@ void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::
                                      {"step/copy_s_per_step", totals.copy_seconds / done},
                                      {"step/ssp_gate_s_per_step", timers.gate_seconds / done},
                                      {"step/staleness_mean", exchange.staleness().mean()},
-                                     {"step/learning_rate", learning_rate(job, global_step)}});
+                                     {"step/learning_rate", learning_rate(job.config.optimizer, job.steps_together(),
+                                                                          job.layout.trainers, global_step)}});
 }
 
 }  // namespace pstrain::train
