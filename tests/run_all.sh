@@ -8,8 +8,9 @@
 # Arguments go to ctest and select tests (-R REGEX, -L LABEL, ...); a selection that selects no test is an error.
 # The Kubernetes rehearsal in containers (label `containers`, tests/containers/run.sh: podman, the image built,
 # ~3.5 min with podman's cache, ~8 min without) needs root: it runs when this script runs as root (CI does) and
-# is left out otherwise. The fresh-machine measurement (label `fresh_machine`, 7.6 min, Debian's mirror) runs only
-# when asked for:  bash tests/run_all.sh -L fresh_machine
+# is left out otherwise. The fresh-machine measurements (label `fresh_machine`, Debian's mirror: the set-up, 7.6
+# min, and the newcomer's first hour from the docs, ~11 min) run only when asked for:
+#   bash tests/run_all.sh -L fresh_machine
 # The 32-rank runs of every mode (label `scale`, tests/mpi/many_ranks.sh, minutes) also run only when asked for:
 #   bash tests/run_all.sh -L scale
 set -euo pipefail
