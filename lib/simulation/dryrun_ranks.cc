@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "allreduce/allreduce_exchange.h"
@@ -16,6 +17,7 @@
 #include "ps/model_tables.h"
 #include "ps/server.h"
 #include "ps/table_shard.h"
+#include "simulation/shared_floats.h"
 #include "simulation/simulated_compute.h"
 
 namespace pstrain::simulation {
@@ -141,8 +143,8 @@ std::vector<float> batch_features(const JobProfile& profile, int trainer, std::i
 
 // The trainer loop of one pass without data: the batch's table rows fetched (with a row table), compute
 // (simulated), then the mode's exchange, `steps` times; as lib/trainer's loop orders them.
-RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std::vector<float>& parameters,
-                 const std::vector<float>& gradient, int trainer) {
+RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std::span<float> parameters,
+                 std::span<const float> gradient, int trainer) {
   RankReport report;
   exchange.start(parameters);
   nn::ParameterStream* stream = job.overlap ? exchange.stream_in_place(gradient, parameters) : nullptr;
@@ -190,10 +192,10 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
   for (std::size_t t = 0; t < caches.size(); ++t) length += caches[t].rows * tables.table(t).width;
   ps::PsClient client(windows, dense_blocks, layout);
   ps::TableClient table_client(table_windows, tables, caches, layout);
-  std::vector<float> parameters(length), gradient(length, 1e-4f);
+  SharedFloats parameters(length, 0.0f), gradient(length, 1e-4f);  // one copy for all trainers (shared_floats.h)
   exchange::meet_all_ranks("the start");
   auto exchange = make_ps_exchange(job, client, trainers, tables.empty() ? nullptr : &table_client);
-  RankReport report = train(job, *exchange, parameters, gradient, layout.trainer_index);
+  RankReport report = train(job, *exchange, parameters.span(), gradient.span(), layout.trainer_index);
   report.table_bytes = static_cast<double>(table_client.traffic().bytes);
   return report;
 }
