@@ -140,7 +140,9 @@ std::vector<std::vector<std::uint64_t>> id_batches(const CalibrationOptions& opt
 std::vector<float> random_features(const CalibrationOptions& options, std::size_t input_size,
                                    const simulation::JobProfile& profile) {
   if (!profile.id_batches.empty()) {
-    return std::vector<float>(profile.id_batches[0].begin(), profile.id_batches[0].end());
+    const std::vector<std::uint64_t>& ids = profile.id_batches[0];
+    std::vector<float> features(ids.begin(), ids.end());
+    return features;
   }
   std::mt19937 generator(1);
   std::vector<float> features(options.batch * input_size);

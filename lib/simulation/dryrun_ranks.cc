@@ -138,7 +138,8 @@ std::vector<float> batch_features(const JobProfile& profile, int trainer, std::i
   if (profile.id_batches.empty()) return {};
   const auto batches = static_cast<std::int64_t>(profile.id_batches.size());
   const std::vector<std::uint64_t>& ids = profile.id_batches[static_cast<std::size_t>((trainer + step) % batches)];
-  return std::vector<float>(ids.begin(), ids.end());
+  std::vector<float> features(ids.begin(), ids.end());
+  return features;
 }
 
 // The trainer loop of one pass without data: the batch's table rows fetched (with a row table), compute
