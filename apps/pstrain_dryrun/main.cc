@@ -97,6 +97,14 @@ void print_report(const Flags& flags, const comm::WorldLayout& layout, const std
       per_step(&RankReport::sync_seconds), per_step(&RankReport::pull_seconds), per_step(&RankReport::gate_seconds),
       per_step(&RankReport::allreduce_seconds), per_step(&RankReport::update_seconds), step_ms - parts,
       s.mean(ranks, &RankReport::mean_staleness, false));
+  for (const simulation::ProfiledTable& table : flags.job.profile.tables) {
+    if (layout.pservers == 0) break;  // all-reduce: the table is a dense parameter, as in pstrain
+    // What the trainers fetch and push of the table's rows (and their ids): the servers' share of it is not in
+    // their bytes_in/bytes_out below, which count the dense blocks.
+    std::printf("dryrun table=%s rows=%llu width=%zu bytes_per_trainer_step=%.0f\n", table.parameter.c_str(),
+                static_cast<unsigned long long>(table.rows), table.width,
+                s.mean(ranks, &RankReport::table_bytes, false) / steps);
+  }
   for (int rank = 0; rank < layout.pservers; ++rank) {
     const RankReport& server = ranks[rank];
     std::printf("dryrun server=%d bytes_in=%.0f bytes_out=%.0f updates=%.0f busy_s=%.6f memory_bytes=%.0f\n", rank,

@@ -18,11 +18,13 @@ build=${DRYRUN_BUILD:-$root/build}
 smpi_build=${DRYRUN_SMPI_BUILD:-$root/build-smpi}
 platform= model=mlp hidden=256,128 input_shape=28,28 classes=10 width=1 mode=sync servers=-1 trainers= batch=64
 steps=50 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms= overlap=false
+embedding_dim=30 direct=false data_dir=
 
 usage() {
   sed -n '2,14p' "$0" >&2
   echo "flags: --platform --ranks-per-node --model --hidden --input-shape --classes --width --mode --servers" \
-       "--trainers --batch --steps --optimizer --staleness --poll-interval-us --overlap --profile --compute-ms --timeout --log" >&2
+       "--trainers --batch --steps --optimizer --staleness --poll-interval-us --overlap --profile --compute-ms --timeout --log" \
+       "--embedding-dim --direct --data-dir (nplm: a token folder gives the vocabulary, context and the batches' ids)" >&2
   exit 2
 }
 while (($#)); do
@@ -32,6 +34,7 @@ while (($#)); do
     --servers) servers=$2 ;; --trainers) trainers=$2 ;; --batch) batch=$2 ;; --steps) steps=$2 ;;
     --optimizer) optimizer=$2 ;; --staleness) staleness=$2 ;; --poll-interval-us) poll_us=$2 ;; --overlap) overlap=$2 ;;
     --profile) profile=$2 ;; --compute-ms) compute_ms=$2 ;; --timeout) timeout_s=$2 ;; --log) log=$2 ;;
+    --embedding-dim) embedding_dim=$2 ;; --direct) direct=$2 ;; --data-dir) data_dir=$2 ;;
     -h | --help) usage ;;
     *) echo "pstrain-dryrun: unknown flag $1" >&2; usage ;;
   esac
@@ -51,11 +54,20 @@ if [[ -z $profile ]]; then
   cache=${DRYRUN_CACHE:-$root/benchmarks/results/scale/profiles}
   mkdir -p "$cache"
   profile=$cache/$model-h${hidden//,/_}-w$width-in${input_shape//,/_}-c$classes-b$batch.profile
+  nplm_flags=()
+  if [[ $model == nplm ]]; then
+    [[ -z $data_dir || -d $data_dir ]] || { echo "pstrain-dryrun: --data-dir $data_dir is not a folder" >&2; exit 2; }
+    nplm_flags=(--embedding-dim "$embedding_dim" --direct "$direct")
+    [[ -n $data_dir ]] && nplm_flags+=(--data-dir "$data_dir")
+    sizes=v$classes-in${input_shape//,/_}
+    [[ -n $data_dir ]] && sizes=data_$(basename "$data_dir")  # the folder gives the vocabulary and the context
+    profile=$cache/$model-h${hidden//,/_}-m$embedding_dim-d$direct-b$batch-$sizes.profile
+  fi
   if [[ ! -s $profile ]]; then
     [[ -x $build/bin/pstrain-calibrate ]] || { echo "pstrain-dryrun: $build/bin/pstrain-calibrate missing (cmake --build build --target pstrain-calibrate)" >&2; exit 2; }
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 timeout 600 "$build/bin/pstrain-calibrate" --output "$profile" \
       --model "$model" --hidden "$hidden" --width "$width" --classes "$classes" --input-shape "$input_shape" \
-      --batch-size "$batch" >&2
+      --batch-size "$batch" "${nplm_flags[@]}" >&2
   fi
 fi
 
@@ -75,9 +87,12 @@ r=E.parse(sys.argv[1]).getroot(); print(next(e.get("speed") for e in r.iter() if
 log=${log:-$work/smpi.log}
 mkdir -p "$work/tmp"
 # smpirun's -tmpdir is broken in 3.32: TMPDIR it is. The dlopen privatization copies the program once per rank.
+# The parameter-server trainers' buffers are SMPI_SHARED_MALLOC'd (lib/simulation/shared_floats.h): 'global' folds
+# them onto one block of memory; DRYRUN_SHARED_MALLOC=off gives every rank its own (to compare).
 status=0
 TMPDIR=$work/tmp OPENBLAS_NUM_THREADS=1 timeout "$timeout_s" smpirun -np "$ranks" -platform "$platform" \
   -hostfile "$work/hosts" --cfg=smpi/coll-selector:ompi --cfg=smpi/host-speed:"$speed" \
+  --cfg=smpi/shared-malloc:"${DRYRUN_SHARED_MALLOC:-global}" \
   --log=smpi_colls.thres:warning --log=root.fmt:%m%n \
   "$smpi_build/bin/pstrain-dryrun" --profile "$profile" --mode "$mode" --num-pservers "$servers" --steps "$steps" \
   --optimizer "$optimizer" --staleness "$staleness" --poll-interval-us "$poll_us" --overlap "$overlap" > "$log" 2>&1 || status=$?

@@ -5,6 +5,8 @@
 # (default scaling.csv); plot_scaling.py turns it into the table and the PNG.
 #   bash benchmarks/scale/scaling.sh [OUT]     RANKS="16 64 256" MODES="sync async ssp allreduce" STEPS=20
 #   MODEL_FLAGS="--model resnet --width 1 --input-shape 32,32,3" CSV=scaling-resnet.csv bash benchmarks/scale/scaling.sh
+#   BATCH=128 MODEL_FLAGS="--model nplm --hidden 50 --embedding-dim 60 --direct true --data-dir data/brown" ...
+# The last column is a trainer's row-table traffic per step (rows and ids, both ways; 0 without a row table).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -15,24 +17,26 @@ modes=${MODES:-sync async ssp allreduce}
 servers_list=${SERVERS:-1 2 4 8 16 32 64}
 steps=${STEPS:-20}
 timeout_s=${TIMEOUT:-600}
+batch=${BATCH:-64}
 read -r -a model_flags <<< "${MODEL_FLAGS:-}"
 mkdir -p "$out"
 csv=$out/${CSV:-scaling.csv}
-[[ -s $csv ]] || echo "platform,mode,ranks,servers,trainers,batch,steps,samples_per_s,step_ms,compute_ms,push_ms,sync_ms,pull_ms,gate_ms,allreduce_ms,update_ms,server_bytes_in_per_step,server_bytes_out_per_step,server_memory_bytes,trainer_memory_bytes,simulation_wall_s" > "$csv"
+[[ -s $csv ]] || echo "platform,mode,ranks,servers,trainers,batch,steps,samples_per_s,step_ms,compute_ms,push_ms,sync_ms,pull_ms,gate_ms,allreduce_ms,update_ms,server_bytes_in_per_step,server_bytes_out_per_step,server_memory_bytes,trainer_memory_bytes,simulation_wall_s,table_bytes_per_trainer_step" > "$csv"
 value() { sed -n "s/.*[ ^]$2=\([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
 simulate() {  # mode ranks servers
   local mode=$1 ranks=$2 servers=$3 report start end
   report=$(mktemp)
   start=$(date +%s.%N)
   if ! "$here/pstrain-dryrun.sh" --platform "$platform" "${model_flags[@]}" --mode "$mode" --servers "$servers" \
-      --trainers $((ranks - servers)) --batch 64 --steps "$steps" --timeout "$timeout_s" > "$report" 2>&1; then
+      --trainers $((ranks - servers)) --batch "$batch" --steps "$steps" --timeout "$timeout_s" > "$report" 2>&1; then
     echo "scaling: $mode $ranks ranks $servers servers failed:" >&2; tail -5 "$report" >&2; rm -f "$report"; return 0
   fi
   end=$(date +%s.%N)
-  local in out
+  local in out table
+  table=$(value "$report" bytes_per_trainer_step)
   in=$(grep '^dryrun server=' "$report" | sed 's/.*bytes_in=\([0-9]*\).*/\1/' | sort -n | tail -1 || true)
   out=$(grep '^dryrun server=' "$report" | sed 's/.*bytes_out=\([0-9]*\).*/\1/' | sort -n | tail -1 || true)
-  echo "$(basename "$platform" .xml),$mode,$ranks,$servers,$((ranks - servers)),64,$steps,$(value "$report" samples_per_s),$(value "$report" step_ms),$(value "$report" compute_ms),$(value "$report" push_ms),$(value "$report" sync_ms),$(value "$report" pull_ms),$(value "$report" gate_ms),$(value "$report" allreduce_ms),$(value "$report" update_ms),$(awk -v b="${in:-0}" -v s="$steps" 'BEGIN { printf "%.0f", b / s }'),$(awk -v b="${out:-0}" -v s="$steps" 'BEGIN { printf "%.0f", b / s }'),$(value "$report" memory_server_bytes),$(value "$report" memory_trainer_bytes),$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')" | tee -a "$csv"
+  echo "$(basename "$platform" .xml),$mode,$ranks,$servers,$((ranks - servers)),$batch,$steps,$(value "$report" samples_per_s),$(value "$report" step_ms),$(value "$report" compute_ms),$(value "$report" push_ms),$(value "$report" sync_ms),$(value "$report" pull_ms),$(value "$report" gate_ms),$(value "$report" allreduce_ms),$(value "$report" update_ms),$(awk -v b="${in:-0}" -v s="$steps" 'BEGIN { printf "%.0f", b / s }'),$(awk -v b="${out:-0}" -v s="$steps" 'BEGIN { printf "%.0f", b / s }'),$(value "$report" memory_server_bytes),$(value "$report" memory_trainer_bytes),$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }'),${table:-0}" | tee -a "$csv"
   rm -f "$report"
 }
 for ranks in $ranks_list; do

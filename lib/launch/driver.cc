@@ -262,8 +262,10 @@ void Driver::launch(double now, const World& world) {
   std::filesystem::create_directories(hostfile.parent_path());
   write_file_atomically(hostfile, sequential_hostfile(world, this_host()));
   const auto command = mpirun_command(options_, world, hostfile, forwarded_environment());
-  log_info("launch ", launches_, ": ", world.ranks(), " ranks (", world.layout.pservers, " server(s) + ",
-           world.layout.trainers, " trainer(s)) on ", describe(world.hosts));
+  log_info("launch ", launches_, ": ", world.ranks(), " ranks (",
+           world.layout ? cat(world.layout->pservers, " server(s) + ", world.layout->trainers, " trainer(s)")
+                        : std::string("servers as pstrain's --num-pservers -1 chooses"),
+           ") on ", describe(world.hosts));
   world_ = world;
   output_ = JobOutput();
   job_reader_ = LineReader();
@@ -282,6 +284,7 @@ void Driver::stop_job(double now, const std::string& why) {
 }
 
 void Driver::training_started(double now) {
+  if (world_ && !world_->layout) world_->layout = output_.layout();  // the count pstrain chose, for elastic.jsonl
   const auto lost = previous_reached_ && output_.resumed() ? steps_lost(*previous_reached_, output_.resumed()->position)
                                                            : std::optional<std::int64_t>();
   for (const Pending& pending : pending_) {

@@ -49,7 +49,8 @@ std::optional<std::string> pstrain_value(const std::vector<std::string>& flags, 
   return env(variable);
 }
 
-// The user's flags minus --num-pservers (the driver passes its own for every world size).
+// The user's flags minus --num-pservers (the driver passes its own for every world size: the user's count, the
+// --pserver-ratio split, or -1).
 std::vector<std::string> without_num_pservers(const std::vector<std::string>& flags) {
   std::vector<std::string> kept;
   for (std::size_t i = 0; i < flags.size(); ++i) {

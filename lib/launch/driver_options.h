@@ -4,7 +4,8 @@
 //                   [--discovery-timeout SEC] [--max-restarts N] [--elastic-timeout SEC] [--cooldown SEC]
 //                   [--stop-timeout SEC] [--pserver-ratio R] [--tcp] [--mca NAME VALUE]... -- PSTRAIN_FLAGS
 // and what the driver reads from pstrain's own flags (command line, then PSTRAIN_* environment): --output-dir
-// (required: elastic.jsonl and the checkpoints live there), --num-pservers (a fixed split), --mode (all-reduce
+// (required: elastic.jsonl and the checkpoints live there), --num-pservers (a fixed split; -1 or none: pstrain's
+// sizing rule chooses at every size, unless --pserver-ratio is given), --mode (all-reduce
 // has no servers), and whether --checkpoint-every-seconds / --progress-every-s were set. --resume is the
 // driver's (it always passes --resume auto), so giving it is an error.
 #include <filesystem>

@@ -42,7 +42,9 @@ nlohmann::json to_json(const EventRecord& record) {
   if (record.world != nullptr) {
     out["world"] = describe(record.world->hosts);
     out["ranks"] = record.world->ranks();
-    out["layout"] = {{"pservers", record.world->layout.pservers}, {"trainers", record.world->layout.trainers}};
+    const auto& layout = record.world->layout;  // none while pstrain's choice is not known yet
+    out["layout"] = layout ? nlohmann::json{{"pservers", layout->pservers}, {"trainers", layout->trainers}}
+                           : nlohmann::json(nullptr);
   } else {
     out["world"] = out["ranks"] = out["layout"] = nullptr;
   }

@@ -17,6 +17,12 @@ const std::regex& progress_line() {
   static const std::regex pattern(R"(\] pass (\d+) of 0\.\.\d+ step (\d+))");
   return pattern;
 }
+// The lead trainer's start line (lib/job/job_start.cc, log_start).
+const std::regex& start_line() {
+  static const std::regex pattern(
+      R"(pstrain \S+: (\d+) ranks = (\d+) parameter-server shard\(s\) \+ (\d+) trainer\(s\))");
+  return pattern;
+}
 const std::regex& failed_rank_line() {
   static const std::regex pattern(R"(process rank (\d+) with PID \d+ on node (\S+) (exited on signal \d+|exited))");
   return pattern;
@@ -39,6 +45,8 @@ bool JobOutput::read_line(const std::string& line) {
     if (at.pass > reached_.pass || (at.pass == reached_.pass && at.step_in_pass > reached_.step_in_pass)) {
       reached_ = at;
     }
+  } else if (std::regex_search(line, match, start_line())) {
+    layout_ = Layout{std::stoi(match[2]), std::stoi(match[3])};
   } else if (std::regex_search(line, match, resume_line())) {
     resumed_ = ResumePoint{match[1], {std::stoi(match[2]), std::stoll(match[3])}, std::stoll(match[4])};
     reached_ = resumed_->position;

@@ -1,6 +1,8 @@
 #pragma once
 // Reads a job's console output (mpirun's stdout and stderr: pstrain's lead-trainer lines and mpirun's own
 // messages) line by line, and keeps what the driver needs to know about the job:
+//   "[...] pstrain V: N ranks = P parameter-server shard(s) + T trainer(s), ..."   the split it runs (the count
+//                                                                       pstrain chose where the driver gave -1)
 //   "[...] resuming from PATH: pass P, step S of it, global step G"   the checkpoint it resumed from
 //   "[...] first step done ..."                                        training runs (the event's cost ends here)
 //   "[...] pass P of 0..N-1 step S..."                                 the progress line: how far it got
@@ -11,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "launch/world_plan.h"
 
 namespace pstrain::launch {
 
@@ -35,6 +39,8 @@ class JobOutput {
   bool finished() const { return finished_; }
   bool stopped_on_signal() const { return stopped_; }
   const std::optional<ResumePoint>& resumed() const { return resumed_; }
+  // The split the job's start line names (pstrain's own count under --num-pservers -1).
+  const std::optional<Layout>& layout() const { return layout_; }
   // The furthest position a progress line showed (the start, or the checkpoint resumed from, before any).
   TrainingPosition reached() const { return reached_; }
   const std::vector<int>& failed_ranks() const { return failed_ranks_; }
@@ -45,6 +51,7 @@ class JobOutput {
   bool finished_ = false;
   bool stopped_ = false;
   std::optional<ResumePoint> resumed_;
+  std::optional<Layout> layout_;
   TrainingPosition reached_;
   std::vector<int> failed_ranks_;
   std::string failure_detail_;

@@ -27,8 +27,11 @@ std::vector<std::string> mpirun_command(const DriverOptions& options, const Worl
   for (const std::string& name : forwarded) command.insert(command.end(), {"-x", name});
   command.push_back(options.pstrain.string());
   command.insert(command.end(), options.pstrain_flags.begin(), options.pstrain_flags.end());
-  if (world.layout.pservers > 0)
-    command.insert(command.end(), {"--num-pservers", std::to_string(world.layout.pservers)});
+  if (!world.layout) {  // pstrain's sizing rule chooses; said explicitly, over a num-pservers in a --config file
+    command.insert(command.end(), {"--num-pservers", "-1"});
+  } else if (world.layout->pservers > 0) {
+    command.insert(command.end(), {"--num-pservers", std::to_string(world.layout->pservers)});
+  }
   command.insert(command.end(), {"--resume", "auto"});
   if (!options.user_checkpoint_seconds) {
     command.insert(command.end(), {"--checkpoint-every-seconds", cat(kDefaultCheckpointSeconds)});

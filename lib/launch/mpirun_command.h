@@ -2,8 +2,9 @@
 // The mpirun line of one launch. Ranks go where the world plan put them through Open MPI's sequential mapper
 // (--map-by seq: rank i on line i of the hostfile), with no binding (slots from discovery may exceed cores). The
 // one-sided component that works across nodes (osc pt2pt) is on, as in pstrain-launch; --tcp takes the cross-node
-// path even on one machine. pstrain gets the user's flags, the split for this size (--num-pservers, except where
-// there are no servers), --resume auto, and in elastic mode's defaults --checkpoint-every-seconds 60 and
+// path even on one machine. pstrain gets the user's flags, the split for this size (--num-pservers: the count, or
+// -1 where pstrain's sizing rule chooses it; none where there are no servers), --resume auto, and in elastic mode's
+// defaults --checkpoint-every-seconds 60 and
 // --progress-every-s 1 unless the user set them.
 #include <filesystem>
 #include <string>

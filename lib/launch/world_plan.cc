@@ -12,12 +12,13 @@ int smallest_world(const LayoutRule& rule) {
   return *rule.fixed_pservers + 1;
 }
 
-Layout layout_for(int ranks, const LayoutRule& rule) {
+std::optional<Layout> layout_for(int ranks, const LayoutRule& rule) {
   PSTRAIN_ASSERT(ranks >= smallest_world(rule), "ranks ", ranks, " below the smallest world ", smallest_world(rule));
-  if (rule.allreduce || ranks == 1) return {0, ranks};
-  if (rule.fixed_pservers) return {*rule.fixed_pservers, ranks - *rule.fixed_pservers};
-  const int servers = std::clamp(static_cast<int>(std::floor(ranks * rule.pserver_ratio)), 1, ranks - 1);
-  return {servers, ranks - servers};
+  if (rule.allreduce || ranks == 1) return Layout{0, ranks};
+  if (rule.fixed_pservers) return Layout{*rule.fixed_pservers, ranks - *rule.fixed_pservers};
+  if (!rule.pserver_ratio) return std::nullopt;
+  const int servers = std::clamp(static_cast<int>(std::floor(ranks * *rule.pserver_ratio)), 1, ranks - 1);
+  return Layout{servers, ranks - servers};
 }
 
 World plan_world(const HostList& usable, int max_np, const LayoutRule& rule) {
@@ -32,11 +33,13 @@ World plan_world(const HostList& usable, int max_np, const LayoutRule& rule) {
   }
   const int ranks = total_slots(world.hosts);
   world.layout = layout_for(ranks, rule);
-  // Servers one per host in turn, then trainers into what is left of each host, in host order.
+  // Servers one per host in turn, then trainers into what is left of each host, in host order. An unknown count:
+  // every rank one per host in turn (any first ranks pstrain makes servers are then spread as above).
+  const int dealt_in_turn = world.layout ? world.layout->pservers : ranks;
   std::vector<int> free(world.hosts.size());
   for (std::size_t h = 0; h < world.hosts.size(); ++h) free[h] = world.hosts[h].slots;
   std::size_t next = 0;
-  for (int server = 0; server < world.layout.pservers; ++server) {
+  for (int dealt = 0; dealt < dealt_in_turn; ++dealt) {
     while (free[next % free.size()] == 0) ++next;
     const std::size_t h = next++ % free.size();
     --free[h];

@@ -5,11 +5,15 @@
 // The split, one rule for every world size (passed to pstrain as --num-pservers):
 //  - all-reduce (--mode allreduce) and one rank (local training): no servers;
 //  - the user gave --num-pservers P: P servers at every size (the driver then needs at least P + 1 ranks);
-//  - otherwise servers = max(1, floor(ranks * ratio)), ratio --pserver-ratio (default 0.5: pstrain's own default,
-//    half the ranks rounded down, so an elastic run has the layout a plain run of that size would have).
+//  - the user gave --pserver-ratio R: servers = max(1, floor(ranks * R)), at least one trainer;
+//  - otherwise pstrain chooses (--num-pservers -1: the sizing rule of lib/job/default_pservers.h, half the ranks
+//    on one node), so an elastic run has the layout a plain run on the same hosts would have, and the rule lives
+//    in one place. The driver learns the count from the job's start line (JobOutput::layout).
 // Placement: ranks [0, servers) are the servers (pstrain's layout). Each host gets ranks up to its slots, hosts in
 // the order discovery listed them, at most max_np ranks in all; the servers are dealt one per host in turn (so
-// they spread over the hosts instead of filling the first one), then the trainers fill the remaining slots.
+// they spread over the hosts instead of filling the first one), then the trainers fill the remaining slots. Where
+// pstrain chooses the count, every rank is dealt one per host in turn: whatever count it picks, its servers are
+// placed as a known count would place them, and the rule counts the servers and trainers per node from there.
 // Open MPI's sequential mapper (--map-by seq) puts rank i on line i of the hostfile written from rank_hosts.
 #include <optional>
 #include <string>
@@ -20,9 +24,9 @@
 namespace pstrain::launch {
 
 struct LayoutRule {
-  std::optional<int> fixed_pservers;  // --num-pservers given by the user
-  double pserver_ratio = 0.5;
-  bool allreduce = false;  // --mode allreduce: every rank is a trainer
+  std::optional<int> fixed_pservers;    // --num-pservers given by the user
+  std::optional<double> pserver_ratio;  // --pserver-ratio given by the user
+  bool allreduce = false;               // --mode allreduce: every rank is a trainer
 };
 
 struct Layout {
@@ -35,14 +39,14 @@ struct Layout {
 struct World {
   HostList hosts;                       // the hosts used, slots = ranks placed there
   std::vector<std::string> rank_hosts;  // rank -> host
-  Layout layout;
+  std::optional<Layout> layout;         // none: pstrain chooses (--num-pservers -1); the job's start line tells
   int ranks() const { return static_cast<int>(rank_hosts.size()); }
 };
 
 // The smallest number of ranks the rule can run with (1, or P + 1 with a fixed P).
 int smallest_world(const LayoutRule& rule);
-// The split for `ranks` ranks (ranks >= smallest_world(rule)).
-Layout layout_for(int ranks, const LayoutRule& rule);
+// The split for `ranks` ranks (ranks >= smallest_world(rule)); none where pstrain chooses it.
+std::optional<Layout> layout_for(int ranks, const LayoutRule& rule);
 // The world on `usable` hosts with at most max_np ranks (usable must hold at least one slot).
 World plan_world(const HostList& usable, int max_np, const LayoutRule& rule);
 // Does the running world still fit `usable`: every host it uses still listed with at least the slots it uses?

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "allreduce/allreduce_exchange.h"
@@ -11,8 +12,12 @@
 #include "core/error.h"
 #include "exchange/step_protocol.h"
 #include "optim/optimizer.h"
+#include "optim/row_optimizer.h"
 #include "ps/exchange_modes.h"
+#include "ps/model_tables.h"
 #include "ps/server.h"
+#include "ps/table_shard.h"
+#include "simulation/shared_floats.h"
 #include "simulation/simulated_compute.h"
 
 namespace pstrain::simulation {
@@ -41,13 +46,58 @@ double server_memory(const DryRunJob& job, const comm::WorldLayout& layout, std:
   return windows + optimizer + kFloat * static_cast<double>(slice) + static_cast<double>(job.profile.baseline_bytes);
 }
 
+// The profile's row table as pstrain's servers hold it (ps/table_plan.h): none without one.
+ps::TablePlan table_plan(const DryRunJob& job, int servers) {
+  std::vector<ps::TableSpec> specs;
+  for (const ProfiledTable& table : job.profile.tables) {
+    specs.push_back({table.parameter, job.profile.parameter_offset(table.parameter), table.rows, table.width,
+                     table.ids_per_sample});
+  }
+  return specs.empty() ? ps::TablePlan() : ps::TablePlan(std::move(specs), servers, job.profile.batch);
+}
+
+std::vector<bool> held_by_rows(const DryRunJob& job, const ps::TablePlan& tables) {
+  std::vector<bool> marks;
+  for (const ProfiledParameter& parameter : job.profile.parameters) {
+    bool by_rows = false;
+    for (std::size_t t = 0; t < tables.size(); ++t) by_rows = by_rows || tables.table(t).name == parameter.name;
+    marks.push_back(by_rows);
+  }
+  return marks;
+}
+
+// This shard's rows of each table with their row optimizer (as lib/server's table_shards), and their memory:
+// the rows, the trainers' row-id and row-gradient slots (ps/windows.h), the optimizer's state.
+double serve_tables(const DryRunJob& job, const comm::WorldLayout& layout, std::vector<ps::TableWindows>& windows,
+                    const ps::TablePlan& tables, ps::ShardServer& server) {
+  std::vector<std::unique_ptr<ps::TableShard>> shards;
+  double bytes = 0;
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const auto rows = static_cast<double>(tables.rows(t).rows_on(layout.shard_index));
+    const auto width = static_cast<double>(tables.table(t).width);
+    const auto capacity = static_cast<double>(tables.capacity(t, layout.shard_index));
+    optim::OptimizerConfig config;
+    config.kind = job.optimizer;
+    auto optimizer =
+        optim::make_row_optimizer(config, tables.rows(t).rows_on(layout.shard_index), tables.table(t).width);
+    for (const auto& entry : optimizer->state()) bytes += kFloat * static_cast<double>(entry.second->size());
+    shards.push_back(std::make_unique<ps::TableShard>(windows[t], tables, t, layout, std::move(optimizer)));
+    bytes += kFloat * rows * width + sizeof(std::int64_t) * layout.trainers * (1 + capacity) +
+             kFloat * layout.trainers * capacity * width;
+  }
+  server.serve_tables(std::move(shards));
+  return bytes;
+}
+
 RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWindows& windows,
-                 const ps::ShardPlan& plan, MPI_Comm channel) {
+                 std::vector<ps::TableWindows>& table_windows, const ps::ModelPartition& partition, MPI_Comm channel) {
+  const ps::ShardPlan& plan = partition.blocks();
   const std::size_t slice = plan.shard_size(layout.shard_index);
   const std::vector<float> start(slice, 0.01f);
   auto optimizer = make_optimizer(job, slice);
   const double optimizer_bytes = optimizer_state_bytes(*optimizer);
   ps::ShardServer server(windows, plan, layout, ps::SyncTransport::kOneSided, channel, std::move(optimizer), start);
+  const double table_bytes = serve_tables(job, layout, table_windows, partition.tables(), server);
   exchange::meet_all_ranks("the start");
   RankReport report;
   report.is_server = 1;
@@ -68,26 +118,41 @@ RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWi
   const double pulls = trainers * (static_cast<double>(job.steps) + (job.mode == "sync" ? 1 : 2));
   report.bytes_in = pushes * kFloat * static_cast<double>(ps::slot_stride(slice));
   report.bytes_out = pulls * kFloat * static_cast<double>(ps::kParamsHeader + slice);
-  report.memory_bytes = server_memory(job, layout, slice, optimizer_bytes);
+  report.memory_bytes = server_memory(job, layout, slice, optimizer_bytes) + table_bytes;
   return report;
 }
 
 std::unique_ptr<exchange::GradientExchange> make_ps_exchange(const DryRunJob& job, ps::PsClient& client,
-                                                             MPI_Comm trainers) {
-  if (job.mode == "sync") return ps::make_sync_exchange(client);
-  if (job.mode == "async") return ps::make_async_exchange(client, trainers, job.poll_interval, job.overlap);
-  if (job.mode == "ssp") return ps::make_ssp_exchange(client, trainers, job.poll_interval, job.staleness, job.overlap);
+                                                             MPI_Comm trainers, ps::TableClient* tables) {
+  if (job.mode == "sync") return ps::make_sync_exchange(client, tables);
+  if (job.mode == "async") return ps::make_async_exchange(client, trainers, job.poll_interval, job.overlap, tables);
+  if (job.mode == "ssp") {
+    return ps::make_ssp_exchange(client, trainers, job.poll_interval, job.staleness, job.overlap, tables);
+  }
   throw Error(ExitCode::kUsage, cat("--mode ", job.mode, ": expected sync, async, ssp or allreduce"));
 }
 
-// The trainer loop of one pass without data: compute (simulated), then the mode's exchange, `steps` times.
-RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std::vector<float>& parameters,
-                 const std::vector<float>& gradient) {
+// The features of step `step` of trainer `trainer`: one of the profile's id batches (the ids its row table looks
+// up), each trainer starting at another one; empty without a table.
+std::vector<float> batch_features(const JobProfile& profile, int trainer, std::int64_t step) {
+  if (profile.id_batches.empty()) return {};
+  const auto batches = static_cast<std::int64_t>(profile.id_batches.size());
+  const std::vector<std::uint64_t>& ids = profile.id_batches[static_cast<std::size_t>((trainer + step) % batches)];
+  std::vector<float> features(ids.begin(), ids.end());
+  return features;
+}
+
+// The trainer loop of one pass without data: the batch's table rows fetched (with a row table), compute
+// (simulated), then the mode's exchange, `steps` times; as lib/trainer's loop orders them.
+RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std::span<float> parameters,
+                 std::span<const float> gradient, int trainer) {
   RankReport report;
   exchange.start(parameters);
   nn::ParameterStream* stream = job.overlap ? exchange.stream_in_place(gradient, parameters) : nullptr;
   const double begin = MPI_Wtime();
   for (std::int64_t step = 0; step < job.steps; ++step) {
+    std::vector<float> features = batch_features(job.profile, trainer, step);
+    if (!features.empty()) exchange.fetch_for_batch(features, job.profile.batch, parameters);
     exchange.begin_step(job.profile.batch);
     report.compute_seconds += spend_training_step(job.profile, stream);
     int flags = 0;
@@ -110,6 +175,32 @@ RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std
   return report;
 }
 
+// A parameter-server trainer as lib/job builds one: its flat vector is the dense layout (the tables taken out),
+// then a batch's row cache per table (ps/model_tables.h); the same blocks as the servers', at those offsets.
+RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWindows& windows,
+                          std::vector<ps::TableWindows>& table_windows, const ps::ModelPartition& partition,
+                          MPI_Comm trainers) {
+  const ps::TablePlan& tables = partition.tables();
+  const std::size_t dense_count = partition.dense_size();
+  std::vector<std::size_t> dense_sizes;
+  const std::vector<bool> by_rows = held_by_rows(job, tables);
+  for (std::size_t i = 0; i < job.profile.parameters.size(); ++i) {
+    if (!by_rows[i]) dense_sizes.push_back(job.profile.parameters[i].size);
+  }
+  const ps::ShardPlan dense_blocks(dense_sizes, layout.pservers, job.block_size);
+  const std::vector<ps::RowCache> caches = ps::row_caches(tables, dense_count, job.profile.batch);
+  std::size_t length = dense_count;
+  for (std::size_t t = 0; t < caches.size(); ++t) length += caches[t].rows * tables.table(t).width;
+  ps::PsClient client(windows, dense_blocks, layout);
+  ps::TableClient table_client(table_windows, tables, caches, layout);
+  SharedFloats parameters(length, 0.0f), gradient(length, 1e-4f);  // one copy for all trainers (shared_floats.h)
+  exchange::meet_all_ranks("the start");
+  auto exchange = make_ps_exchange(job, client, trainers, tables.empty() ? nullptr : &table_client);
+  RankReport report = train(job, *exchange, parameters.span(), gradient.span(), layout.trainer_index);
+  report.table_bytes = static_cast<double>(table_client.traffic().bytes);
+  return report;
+}
+
 RankReport run_allreduce_rank(const DryRunJob& job) {
   const std::size_t length = job.profile.parameter_count();
   std::vector<float> parameters(length, 0.01f), gradient(length, 1e-4f);
@@ -123,7 +214,9 @@ RankReport run_allreduce_rank(const DryRunJob& job) {
   setup.length = length;
   auto exchange = allreduce::make_allreduce_exchange(std::move(optimizer), parameters,
                                                      allreduce::make_mpi_summation(MPI_COMM_WORLD), setup);
-  RankReport report = train(job, *exchange, parameters, gradient);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  RankReport report = train(job, *exchange, parameters, gradient, rank);
   report.memory_bytes += optimizer_bytes + kFloat * static_cast<double>(length);  // the state and the start copy
   exchange::meet_all_ranks("the end of training");
   return report;
@@ -138,21 +231,24 @@ RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& layout) {
     // rank the same bits). Neither is offered until it is understood.
     throw Error(ExitCode::kUsage, cat("--overlap true: the dry-run streams async and ssp pushes only, not ", job.mode));
   }
-  if (job.mode == "allreduce") return run_allreduce_rank(job);
+  if (job.mode == "allreduce") return run_allreduce_rank(job);  // tables are dense parameters there, as in pstrain
+  if (job.overlap && !job.profile.tables.empty()) {
+    throw Error(ExitCode::kUsage, "--overlap true: the dry-run does not stream the pushes of a model with a row table");
+  }
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, layout.is_trainer() ? 0 : MPI_UNDEFINED, layout.world_rank);
-  const ps::ShardPlan plan(job.profile.parameter_sizes(), layout.pservers, job.block_size);
+  const ps::TablePlan tables = table_plan(job, layout.pservers);
+  const ps::ShardPlan plan(job.profile.parameter_sizes(), layout.pservers, job.block_size, held_by_rows(job, tables));
+  const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, layout, plan);
   const comm::Communicator channel = comm::Communicator::duplicate(MPI_COMM_WORLD);
+  std::vector<ps::TableWindows> table_windows;
+  for (std::size_t t = 0; t < tables.size(); ++t) table_windows.emplace_back(MPI_COMM_WORLD, layout, tables, t);
   RankReport report;
   if (layout.is_server()) {
-    report = serve(job, layout, windows, plan, channel.handle());
+    report = serve(job, layout, windows, table_windows, partition, channel.handle());
   } else {
-    ps::PsClient client(windows, plan, layout);
-    std::vector<float> parameters(plan.total_size()), gradient(plan.total_size(), 1e-4f);
-    exchange::meet_all_ranks("the start");
-    auto exchange = make_ps_exchange(job, client, trainers.handle());
-    report = train(job, *exchange, parameters, gradient);
+    report = run_ps_trainer(job, layout, windows, table_windows, partition, trainers.handle());
   }
   exchange::meet_all_ranks("the end of training");
   return report;

@@ -3,7 +3,9 @@
 // lib/exchange exactly as a pstrain job builds them (windows, shard plan, ShardServer, PsClient, the mode's
 // GradientExchange, the start and end meetings of exchange/step_protocol.h), stepping a fixed number of steps.
 // What differs from lib/train's loop: no data (every step has `batch` samples), no evaluation, no checkpoints,
-// one pass, and the trainer's computation is the profile's simulated time (simulated_compute.h).
+// one pass, and the trainer's computation is the profile's simulated time (simulated_compute.h). A profile's row
+// table (the NPLM's embedding) is held by the servers by rows as pstrain holds it (ps/table_shard.h,
+// ps/table_client.h); each step fetches and pushes the rows of one of the profile's id batches, in turn.
 #include <chrono>
 #include <string>
 
@@ -36,7 +38,8 @@ struct RankReport {
   double memory_bytes = 0;             // pstrain's own buffers on this rank, plus the profile's baseline
   double updates = 0, busy_seconds = 0;
   double mean_staleness = 0;
-  static constexpr int kFields = 16;
+  double table_bytes = 0;  // trainer: row-table traffic (rows and their ids, both ways, ps::TableTraffic)
+  static constexpr int kFields = 17;
 };
 
 // Collective over MPI_COMM_WORLD.

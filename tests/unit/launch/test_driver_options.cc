@@ -80,22 +80,37 @@ TEST(DriverOptions, BadInputIsOneClearUsageError) {
   expect_usage_error(kBase + " -- --output-dir o --mode allreduce --num-pservers 1", "no parameter servers");
 }
 
-TEST(MpirunCommand, PlacesRanksSequentiallyAndGivesPstrainTheSplitAndResume) {
-  const DriverOptions options = parse(kBase + " -- --output-dir /o --passes 2");
+std::string joined(const std::vector<std::string>& command) {
+  std::string text;
+  for (const auto& word : command) text += word + " ";
+  return text;
+}
+
+TEST(MpirunCommand, PlacesRanksSequentiallyAndLeavesTheSplitToPstrainsSizingRule) {
+  const DriverOptions options = parse(kBase + " -- --output-dir /o --num-pservers -1 --passes 2");
+  EXPECT_FALSE(options.limits.rule.fixed_pservers);
   const World world = plan_world({{"localhost", 3}, {"b", 1}}, 4, options.limits.rule);
   EXPECT_EQ(sequential_hostfile(world, "vm"), "vm\nb\nvm\nvm\n");
-  const auto command = mpirun_command(options, world, "/o/elastic/launch-1.hosts", {"PSTRAIN_SEED"});
-  const std::string line = [&] {
-    std::string text;
-    for (const auto& word : command) text += word + " ";
-    return text;
-  }();
+  const std::string line = joined(mpirun_command(options, world, "/o/elastic/launch-1.hosts", {"PSTRAIN_SEED"}));
   EXPECT_EQ(line.rfind("mpirun --hostfile /o/elastic/launch-1.hosts --map-by seq -np 4 --bind-to none", 0), 0u) << line;
   EXPECT_NE(line.find("--mca osc sm,pt2pt"), std::string::npos) << line;
-  EXPECT_NE(line.find("-x PSTRAIN_SEED /opt/pstrain/bin/pstrain --output-dir /o --passes 2 --num-pservers 2 "
+  EXPECT_NE(line.find("-x PSTRAIN_SEED /opt/pstrain/bin/pstrain --output-dir /o --passes 2 --num-pservers -1 "
                       "--resume auto --checkpoint-every-seconds 60 --progress-every-s 1"),
             std::string::npos)
       << line;
+}
+
+TEST(MpirunCommand, UsersCountOrRatioIsPassedAsTheCountAtEverySize) {
+  const DriverOptions fixed = parse(kBase + " -- --output-dir /o --num-pservers=1");
+  const DriverOptions ratio = parse(kBase + " --pserver-ratio 0.25 -- --output-dir /o");
+  for (const int ranks : {2, 4}) {
+    const World world = plan_world({{"a", ranks}}, ranks, fixed.limits.rule);
+    EXPECT_NE(joined(mpirun_command(fixed, world, "/h", {})).find(" --num-pservers 1 --resume"), std::string::npos);
+  }
+  const World eight = plan_world({{"a", 4}, {"b", 4}}, 8, ratio.limits.rule);
+  const std::string line = joined(mpirun_command(ratio, eight, "/h", {}));
+  EXPECT_NE(line.find(" --num-pservers 2 --resume"), std::string::npos) << line;
+  EXPECT_EQ(line.find("--num-pservers -1"), std::string::npos) << line;
 }
 
 TEST(MpirunCommand, UsersCheckpointIntervalWinsAndOneRankHasNoServers) {

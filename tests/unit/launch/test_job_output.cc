@@ -25,6 +25,18 @@ TEST(JobOutput, FreshRunFirstStepProgressAndFinish) {
   EXPECT_FALSE(output.stopped_on_signal());
 }
 
+TEST(JobOutput, StartLineNamesTheSplitPstrainRuns) {
+  JobOutput output;
+  output.read_line("[rank 1 trainer 0] pstrain 0.1.0: 3 ranks = 1 parameter-server shard(s) + 2 ...");  // cut short
+  EXPECT_FALSE(output.layout());
+  // lib/job/job_start.cc's log_start, then the count --num-pservers -1 chose (the driver gives -1 by default).
+  output.read_line(
+      "[rank 2 trainer 0] pstrain 0.1.0: 5 ranks = 2 parameter-server shard(s) + 3 trainer(s), mode sync, "
+      "cpu backend, mlp 235146 parameters, 60000 training samples, batch 64 per trainer");
+  ASSERT_TRUE(output.layout());
+  EXPECT_EQ(*output.layout(), (Layout{2, 3}));
+}
+
 TEST(JobOutput, ResumedRunCountsProgressFromTheCheckpoint) {
   JobOutput output;
   output.read_line("[rank 2 trainer 0] resuming from /r/checkpoints/ckpt-49: pass 0, step 49 of it, global step 49");

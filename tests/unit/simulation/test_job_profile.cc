@@ -49,6 +49,40 @@ TEST_F(JobProfileTest, WrittenProfileReadsBackTheSameLayersParametersAndMemory) 
   EXPECT_EQ(read.baseline_bytes, 20963328u);
 }
 
+TEST_F(JobProfileTest, RowTableAndItsIdBatchesReadBack) {
+  JobProfile profile;
+  profile.model = "nplm";
+  profile.batch = 2;
+  profile.parameters = {{"out.bias", 5}, {"embed.weight", 5 * 3}, {"out.weight", 30}};
+  profile.layers = {{"embed", 1e-6, 2e-6}};
+  profile.tables = {{"embed.weight", 5, 3, 2}};
+  profile.id_batches = {{0, 4, 4, 1}, {2, 3, 0, 0}};
+  write_profile(profile, folder_ / "out.profile");
+  const JobProfile read = read_profile(folder_ / "out.profile");
+  ASSERT_EQ(read.tables.size(), 1u);
+  EXPECT_EQ(read.tables[0].parameter, "embed.weight");
+  EXPECT_EQ(read.tables[0].rows, 5u);
+  EXPECT_EQ(read.tables[0].width, 3u);
+  EXPECT_EQ(read.tables[0].ids_per_sample, 2u);
+  EXPECT_EQ(read.id_batches, profile.id_batches);
+  EXPECT_EQ(read.parameter_offset("embed.weight"), 5u);  // after out.bias
+}
+
+TEST_F(JobProfileTest, TableIdsOutsideItsRowsOrOfAnotherBatchSizeAreRefused) {
+  const std::string head =
+      "model nplm\nbatch 2\nparameter embed.weight 15\nlayer embed 1e-6 2e-6\n"
+      "table embed.weight 5 3 2\n";
+  EXPECT_NO_THROW(read_profile(write(head + "ids 0 1 2 4\n")));
+  EXPECT_THROW(read_profile(write(head + "ids 0 1 2 5\n")), Error);  // row 5 of 5
+  EXPECT_THROW(read_profile(write(head + "ids 0 1 2\n")), Error);    // 3 ids for 2 samples of 2
+  EXPECT_THROW(read_profile(write(head)), Error);                    // a table without batches
+  EXPECT_THROW(read_profile(write(head + "table embed.weight 4 3 2\nids 0 1 2 3\n")), Error);  // two tables
+  const std::string wrong_size =
+      "model nplm\nbatch 2\nparameter embed.weight 14\nlayer embed 1e-6 2e-6\n"
+      "table embed.weight 5 3 2\nids 0 1 2 3\n";
+  EXPECT_THROW(read_profile(write(wrong_size)), Error);  // 5 x 3 is not 14
+}
+
 TEST_F(JobProfileTest, LayerRangesAreItsParametersInTheFlatVector) {
   JobProfile profile;
   profile.parameters = {{"fc1.weight", 6}, {"fc1.bias", 2}, {"fc10.weight", 3}, {"fc2.weight", 4}};
