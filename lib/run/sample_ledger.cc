@@ -8,10 +8,11 @@
 
 namespace pstrain::train {
 
-SampleLedger::SampleLedger(const JobContext& job, const RunSchedule& schedule, std::size_t sample_count)
-    : job_(job), schedule_(schedule), consumed_(schedule.consumed_in_first_pass()) {
-  for (const std::size_t shard : job.data.trainer_shards[job.layout.trainer_index]) {
-    for (std::uint64_t sample = 0; sample < job.data.shard_samples[shard]; ++sample) {
+SampleLedger::SampleLedger(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
+                           const RunSchedule& schedule, std::size_t sample_count)
+    : config_(config), layout_(layout), schedule_(schedule), consumed_(schedule.consumed_in_first_pass()) {
+  for (const std::size_t shard : data.trainer_shards[layout.trainer_index]) {
+    for (std::uint64_t sample = 0; sample < data.shard_samples[shard]; ++sample) {
       sample_ids_.push_back(schedule.samples().id(shard, sample));
     }
   }
@@ -19,10 +20,9 @@ SampleLedger::SampleLedger(const JobContext& job, const RunSchedule& schedule, s
 }
 
 std::vector<std::uint32_t> SampleLedger::pass_order(int pass, bool shared) const {
-  const TrainConfig& config = job_.config;
   // Dynamic dispatch shares one order among all trainers (-1: the stream of no particular trainer).
   std::vector<std::uint32_t> order =
-      train::pass_order(sample_ids_.size(), config.seed, pass, shared ? -1 : job_.layout.trainer_index, config.shuffle);
+      train::pass_order(sample_ids_.size(), config_.seed, pass, shared ? -1 : layout_.trainer_index, config_.shuffle);
   if (pass == schedule_.first_pass()) {  // resumed mid-pass: what is left, in the pass's own order
     std::erase_if(order, [&](std::uint32_t local) { return consumed_[sample_ids_[local]] != 0; });
   }
@@ -51,7 +51,7 @@ void SampleLedger::clear_consumed() {
 }
 
 Coverage SampleLedger::gather_coverage(int pass, std::int64_t chunks_taken, MPI_Comm trainers) const {
-  const bool lead = job_.layout.is_lead_trainer();
+  const bool lead = layout_.is_lead_trainer();
   Coverage coverage;
   if (!trained_.empty()) {  // how often each sample of the pass was trained, over all trainers
     std::vector<std::uint8_t> counts(lead ? trained_.size() : 0);
@@ -64,7 +64,7 @@ Coverage SampleLedger::gather_coverage(int pass, std::int64_t chunks_taken, MPI_
       coverage.repeated += counts[id] > expected ? 1 : 0;
     }
   }
-  coverage.chunks_per_trainer.resize(lead ? job_.layout.trainers : 0);
+  coverage.chunks_per_trainer.resize(lead ? layout_.trainers : 0);
   MPI_CHECK(MPI_Gather(&chunks_taken, 1, MPI_INT64_T, coverage.chunks_per_trainer.data(), 1, MPI_INT64_T, 0, trainers));
   return coverage;
 }

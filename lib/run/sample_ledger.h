@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "run/job_context.h"
+#include "comm/layout.h"
+#include "config/train_config.h"
+#include "run/data_plan.h"
 #include "run/run_schedule.h"
 
 namespace pstrain::train {
@@ -23,8 +25,10 @@ struct Coverage {
 
 class SampleLedger {
  public:
-  // `sample_count` is the number of the trainer's samples (its shards in index order, as the job loads them).
-  SampleLedger(const JobContext& job, const RunSchedule& schedule, std::size_t sample_count);
+  // `sample_count` is the number of the trainer's samples (its shards in index order, as the job loads them);
+  // the configuration gives the order's seed and shuffling, the layout this trainer's place among the trainers.
+  SampleLedger(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
+               const RunSchedule& schedule, std::size_t sample_count);
 
   // The order in which this trainer visits its samples in `pass` (`shared`: dynamic dispatch, one order for all
   // trainers); the first pass of a resumed run leaves out what the checkpoint says is trained.
@@ -44,7 +48,8 @@ class SampleLedger {
   const std::vector<std::uint64_t>& sample_ids() const { return sample_ids_; }
 
  private:
-  const JobContext& job_;
+  const TrainConfig& config_;
+  const comm::WorldLayout& layout_;
   const RunSchedule& schedule_;
   std::vector<std::uint64_t> sample_ids_;  // local sample -> sample id
   std::vector<std::uint8_t> consumed_;     // per sample id: trained in the pass in progress (resume)

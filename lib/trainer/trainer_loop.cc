@@ -101,7 +101,7 @@ TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::M
       samples_(samples),
       buffers_(backend, model),
       batch_(samples, job.config.batch_size, job.config.augment, job.config.seed),
-      ledger_(job, schedule, samples.count()),
+      ledger_(job.config, job.layout, job.data, schedule, samples.count()),
       model_state_(model, trainers),
       checkpoints_(job, schedule, support, exchange, model_state_, ledger_, buffers_.parameters()),
       global_step_(schedule.first_global_step()) {
