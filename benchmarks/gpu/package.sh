@@ -154,13 +154,22 @@ needed_versions() {  # PREFIX
     [[ -L "$f" ]] || readelf -V "$f" 2> /dev/null
   done | grep -o "Name: $1[0-9.]*" | sed "s/Name: //" | sort -uV | tail -n1
 }
+# The CUDA libraries pstrain needs from the GPU machine: those it links, and cuBLAS, which its GPU backend opens
+# at run time (lib/compute/cuda/cublas_api.h) in the version of the CUDA runtime it links.
+cuda_libraries_needed() {
+  local linked
+  linked="$(ldd "$BUILD_DIR/bin/pstrain" | awk '{print $1}' | grep -E "$GPU_LIBS" || true)"
+  [[ -n "$linked" ]] || return 0
+  echo "$linked"
+  echo "$linked" | sed -n 's/^libcudart\.so\.\([0-9]*\)$/libcublas.so.\1/p'
+}
 {
   echo "packed_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "packed_on=$(hostname) ($(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-unknown}"))"
   echo "build_dir=$BUILD_DIR"
   git_info
   echo "pstrain_version=$("$BUILD_DIR/bin/pstrain" --version 2>/dev/null | head -n1 || echo unknown)"
-  echo "cuda_libraries_needed=$(ldd "$BUILD_DIR/bin/pstrain" | awk '{print $1}' | grep -E "$GPU_LIBS" | paste -sd' ' || true)"
+  echo "cuda_libraries_needed=$(cuda_libraries_needed | paste -sd' ')"
   echo "open_mpi=$(ompi_info --parsable --version ompi full 2>/dev/null | head -n1 || ompi_info --version | head -n1)"
   echo "glibc_built_against=$(getconf GNU_LIBC_VERSION | awk '{print $2}')"
   echo "glibc_needed=$(needed_versions GLIBC_2 | sed 's/GLIBC_//')"

@@ -38,6 +38,10 @@ const ModeTraits& mode_traits(Mode mode) {
   return kModes.front();
 }
 
+bool trainers_step_together(Mode mode, int pservers) {
+  return mode_traits(mode).common_steps || pservers == 0;
+}
+
 Mode mode_named(std::string_view name) {
   std::string names;
   for (const ModeTraits& traits : kModes) {

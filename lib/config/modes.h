@@ -45,6 +45,9 @@ struct ModeTraits {
 };
 
 const ModeTraits& mode_traits(Mode mode);
+// Every trainer takes the same steps together: the mode's common steps, or a run without servers (local or
+// all-reduce), whose trainers update their own copies once a step.
+bool trainers_step_together(Mode mode, int pservers);
 // The mode --mode names; throws Error(kUsage) listing the modes when there is none.
 Mode mode_named(std::string_view name);
 // "sync | async | ssp (...) | ...": --mode's help line, from every mode's summary.

@@ -79,7 +79,8 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
                      plan.shard_size(shard), " floats, the dense layout deals it ", dense_blocks.shard_size(shard));
     }
     ps::PsClient client(windows, dense_blocks, job.layout);
-    ps::TableClient table_client(table_windows, tables, row_caches(job, largest_batch(job)), job.layout);
+    ps::TableClient table_client(table_windows, tables, row_caches(job, largest_batch(job.config, job.model)),
+                                 job.layout);
     if (job.layout.is_lead_trainer()) {
       for (std::size_t t = 0; t < tables.size(); ++t) {
         log_info("table ", tables.table(t).name, " (", tables.rows(t).rows(), " x ", tables.table(t).width,

@@ -88,7 +88,7 @@ void write_run_records(const JobContext& job, const std::string& resolved_ini, c
     forget_passes_from(job.config.output_dir, run.resumed->training.pass);
   }
   write_file_atomically(job.config.output_dir / "config.ini", resolved_ini);
-  write_provenance(job, resolved_ini);
+  write_provenance(job.config, job.data, job.model, resolved_ini);
 }
 
 // Rank 0: the checkpoint this run resumes from, or "" for a fresh start (job/run_folder.h states when that is
@@ -256,7 +256,8 @@ Outcome plan_tables_and_memory(JobContext& job, const comm::Communicator& node) 
 
 // A trainer's model, built and initialised (a pass folder given to --init-from brings its batch-norm statistics).
 std::unique_ptr<nn::Model> build_model(const JobContext& job, compute::Backend& backend) {
-  auto model = make_model(job, backend);
+  const std::size_t batch = largest_batch(job.config, job.model);
+  auto model = make_model(trainer_model_plan(job, batch), batch, job.config.label_smoothing, backend);
   if (const auto kernels = model->kernel_descriptions(); !kernels.empty()) {
     std::string joined;
     for (const std::string& kernel : kernels) joined += cat(joined.empty() ? "" : "; ", kernel);
@@ -279,7 +280,7 @@ Outcome load_inputs(JobStart& start, int rank, int cpu_threads) {
     gethostname(host, sizeof host - 1);
     log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ", job.layout.local_size,
              " on this node");
-    start.backend = make_backend(job);
+    start.backend = make_backend(job.config.device, job.layout);
     if (job.layout.is_trainer()) {
       if (job.config.device != "cpu") log_info("compute backend: ", start.backend->name());
       compute::share_blas_threads(cpu_threads);
@@ -317,9 +318,9 @@ Outcome read_resumed_state(JobStart& start) {
       if (start.model && !run.resumed->model.state.empty()) start.model->set_state(run.resumed->model.state);
     }
     run.schedule =
-        std::make_unique<RunSchedule>(start.job, run.resumed
-                                                     ? std::optional<checkpoint::TrainingState>(run.resumed->training)
-                                                     : std::nullopt);
+        std::make_unique<RunSchedule>(start.job.config, start.job.layout, start.job.data,
+                                      run.resumed ? std::optional<checkpoint::TrainingState>(run.resumed->training)
+                                                  : std::nullopt);
     run.writer = std::make_unique<CheckpointWriter>(start.job, start.resolved_ini);
   }));
 }

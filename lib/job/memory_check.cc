@@ -44,7 +44,7 @@ MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
   std::ostringstream arithmetic;
   MemoryNeed need;
   if (job.layout.is_trainer()) {  // parameters and gradients of its model: row tables cut to their caches
-    const std::size_t trainer_floats = trainer_model_plan(job, largest_batch(job)).parameter_count;
+    const std::size_t trainer_floats = trainer_model_plan(job, largest_batch(job.config, job.model)).parameter_count;
     need.bytes = 2 * static_cast<double>(trainer_floats) * sizeof(float);
     arithmetic << "a trainer: 2 x " << trainer_floats << " floats (parameters, gradients"
                << (tables.empty() ? "" : "; the row tables as caches of one batch's rows") << ") x 4 B";

@@ -50,21 +50,22 @@ std::string utc_now() {
 
 }  // namespace
 
-void write_provenance(const JobContext& job, const std::string& resolved_ini) {
-  std::vector<std::filesystem::path> files = job.data.train_shards;
-  files.push_back(job.data.test_shard);
+void write_provenance(const TrainConfig& config, const DataPlan& data, const nn::ModelPlan& model,
+                      const std::string& resolved_ini) {
+  std::vector<std::filesystem::path> files = data.train_shards;
+  files.push_back(data.test_shard);
   report::OrderedJson shards = report::OrderedJson::object();
   for (const auto& path : files) shards[path.filename().string()] = crc32_text(path);
   report::OrderedJson provenance = report::OrderedJson::object();
   provenance["version"] = PSTRAIN_VERSION;
   provenance["git_commit"] = PSTRAIN_GIT_COMMIT;
   provenance["flags"] = flags_object(resolved_ini);
-  provenance["model"] = {{"source", job.model.spec.source},
-                         {"parameters", job.model.parameter_count},
-                         {"description", job.model.spec.text}};
-  provenance["data_fingerprint"] = {{"data_dir", job.config.data_dir.string()}, {"crc32", shards}};
+  provenance["model"] = {{"source", model.spec.source},
+                         {"parameters", model.parameter_count},
+                         {"description", model.spec.text}};
+  provenance["data_fingerprint"] = {{"data_dir", config.data_dir.string()}, {"crc32", shards}};
   provenance["written_at"] = utc_now();
-  write_file_atomically(job.config.output_dir / "provenance.json", report::json_document(provenance));
+  write_file_atomically(config.output_dir / "provenance.json", report::json_document(provenance));
 }
 
 }  // namespace pstrain::train

@@ -9,12 +9,15 @@
 //   written_at        UTC time
 #include <string>
 
-#include "run/job_context.h"
+#include "config/train_config.h"
+#include "nn/model_plan.h"
+#include "run/data_plan.h"
 
 namespace pstrain::train {
 
 // Rank 0, once the data and the model are planned. Error(kOutput) when the file cannot be written, Error(kInputData)
 // when a shard cannot be read.
-void write_provenance(const JobContext& job, const std::string& resolved_ini);
+void write_provenance(const TrainConfig& config, const DataPlan& data, const nn::ModelPlan& model,
+                      const std::string& resolved_ini);
 
 }  // namespace pstrain::train

@@ -29,9 +29,7 @@ struct JobContext {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   const ModeTraits& mode() const { return mode_traits(config.mode); }
-  // Every trainer takes the same steps together: the mode's common steps, or a run without servers (local or
-  // all-reduce), whose trainers update their own copies once a step.
-  bool steps_together() const { return mode().common_steps || layout.pservers == 0; }
+  bool steps_together() const { return trainers_step_together(config.mode, layout.pservers); }
   double elapsed_seconds() const { return seconds_since(started); }
 };
 

@@ -10,7 +10,6 @@
 #include "core/test_hooks.h"
 #include "nn/graph_model.h"
 #include "nn/presets.h"
-#include "run/table_layout.h"
 
 namespace pstrain::train {
 
@@ -47,22 +46,21 @@ void check_embeddings_take_ids(const nn::ModelPlan& plan, const data::TokenMeta&
 
 }  // namespace
 
-std::unique_ptr<compute::Backend> make_backend(const JobContext& job) {
-  const std::string& device = job.config.device;
-  if (job.layout.is_server()) return compute::make_cpu_backend();
+std::unique_ptr<compute::Backend> make_backend(const std::string& device, const comm::WorldLayout& layout) {
+  if (layout.is_server()) return compute::make_cpu_backend();
   if (test_hooks().opaque_backend) return compute::make_opaque_cpu_backend();
   if (device == "cpu") return compute::make_cpu_backend();
   const int gpus = compute::gpu_count();
   if (gpus == 0) {
     if (device == "auto") return compute::make_cpu_backend();
-    throw Error(ExitCode::kUsage, cat("--device gpu: ", job.layout.describe(), " on ", host_name(), " sees no GPU (",
+    throw Error(ExitCode::kUsage, cat("--device gpu: ", layout.describe(), " on ", host_name(), " sees no GPU (",
                                       compute::built_with_cuda() ? "no CUDA device or driver on this node"
                                                                  : "this pstrain was built without CUDA",
                                       "); use --device cpu or auto"));
   }
-  const int ordinal = job.layout.local_trainer_rank % gpus;
-  if (job.layout.local_trainer_rank >= gpus) {
-    log_warning(job.layout.describe(), " shares GPU ", ordinal, " with another trainer: this node has ", gpus,
+  const int ordinal = layout.local_trainer_rank % gpus;
+  if (layout.local_trainer_rank >= gpus) {
+    log_warning(layout.describe(), " shares GPU ", ordinal, " with another trainer: this node has ", gpus,
                 " GPU(s) for more trainers");
   }
   return compute::make_gpu_backend(ordinal);
@@ -104,21 +102,21 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
   return plan;
 }
 
-std::size_t evaluation_batch_size(const JobContext& job) {
+std::size_t evaluation_batch_size(const TrainConfig& config, const nn::ModelPlan& model) {
   constexpr std::size_t kLargeActivations = 16384;  // floats per sample; the MLP has ~1.5k, the CNN ~100k
   std::size_t floats = 0;
-  for (const nn::PlannedNode& node : job.model.nodes) floats += nn::element_count(node.plan.output);
-  if (floats < kLargeActivations) return job.config.eval_batch_size;
-  return std::min(job.config.eval_batch_size, std::max<std::size_t>(job.config.batch_size, 256));
+  for (const nn::PlannedNode& node : model.nodes) floats += nn::element_count(node.plan.output);
+  if (floats < kLargeActivations) return config.eval_batch_size;
+  return std::min(config.eval_batch_size, std::max<std::size_t>(config.batch_size, 256));
 }
 
-std::size_t largest_batch(const JobContext& job) {
-  return std::max(job.config.batch_size, evaluation_batch_size(job));
+std::size_t largest_batch(const TrainConfig& config, const nn::ModelPlan& model) {
+  return std::max(config.batch_size, evaluation_batch_size(config, model));
 }
 
-std::unique_ptr<nn::Model> make_model(const JobContext& job, compute::Backend& backend) {
-  return nn::make_graph_model(backend, trainer_model_plan(job, largest_batch(job)), largest_batch(job),
-                              job.config.label_smoothing);
+std::unique_ptr<nn::Model> make_model(const nn::ModelPlan& trainer_plan, std::size_t largest_batch,
+                                      float label_smoothing, compute::Backend& backend) {
+  return nn::make_graph_model(backend, trainer_plan, largest_batch, label_smoothing);
 }
 
 }  // namespace pstrain::train

@@ -4,11 +4,12 @@
 #include <memory>
 #include <string>
 
+#include "comm/layout.h"
 #include "compute/backend.h"
+#include "config/train_config.h"
 #include "data/shard.h"
 #include "nn/model.h"
 #include "nn/model_plan.h"
-#include "run/job_context.h"
 
 namespace pstrain::train {
 
@@ -17,7 +18,7 @@ namespace pstrain::train {
 //   --device gpu: GPU (local trainer rank mod GPUs on this node), or Error(kUsage) naming the host when the
 //                 build has no CUDA or the node has no GPU;
 //   --device auto: a GPU when this node has one, else the CPU.
-std::unique_ptr<compute::Backend> make_backend(const JobContext& job);
+std::unique_ptr<compute::Backend> make_backend(const std::string& device, const comm::WorldLayout& layout);
 
 // The model description (the --model-file, or the preset's text from its flags) planned for samples of `meta`'s
 // shape and classes: no backend, so every rank can afford it. Throws Error(kUsage) naming the file, the line and
@@ -26,13 +27,14 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
 
 // Samples per evaluation batch: --eval-batch-size, but for models with large activations (convolutions: ~0.5 MB
 // per Fashion-MNIST image for im2col columns and outputs) at most max(--batch-size, 256).
-std::size_t evaluation_batch_size(const JobContext& job);
+std::size_t evaluation_batch_size(const TrainConfig& config, const nn::ModelPlan& model);
 
 // The most samples the model computes at once: a training or an evaluation batch.
-std::size_t largest_batch(const JobContext& job);
+std::size_t largest_batch(const TrainConfig& config, const nn::ModelPlan& model);
 
-// A trainer's model over its backend, from job.model (with row caches for the tables the servers hold by rows,
-// run/table_layout.h).
-std::unique_ptr<nn::Model> make_model(const JobContext& job, compute::Backend& backend);
+// A trainer's model over its backend, from its plan (the job's model with row caches for the tables the servers
+// hold by rows: run/table_layout.h trainer_model_plan), for batches of up to `largest_batch` samples.
+std::unique_ptr<nn::Model> make_model(const nn::ModelPlan& trainer_plan, std::size_t largest_batch,
+                                      float label_smoothing, compute::Backend& backend);
 
 }  // namespace pstrain::train

@@ -2,16 +2,20 @@
 
 #include <algorithm>
 
+#include "config/modes.h"
 #include "exchange/step_protocol.h"
 
 namespace pstrain::train {
 
-RunSchedule::RunSchedule(const JobContext& job, const std::optional<checkpoint::TrainingState>& resumed)
-    : job_(job),
-      index_(job.data.shard_samples),
-      passes_(job.config.passes),
-      checkpoint_every_steps_(job.config.checkpoint_every_steps),
-      steps_between_meetings_(job.mode().trainers_step_alone ? job.config.geo_steps : 1),
+RunSchedule::RunSchedule(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
+                         const std::optional<checkpoint::TrainingState>& resumed)
+    : index_(data.shard_samples),
+      trainer_samples_(data.trainer_samples),
+      batch_size_(config.batch_size),
+      steps_together_(trainers_step_together(config.mode, layout.pservers)),
+      passes_(config.passes),
+      checkpoint_every_steps_(config.checkpoint_every_steps),
+      steps_between_meetings_(mode_traits(config.mode).trainers_step_alone ? config.geo_steps : 1),
       consumed_(index_.total(), 0) {
   if (resumed) {
     first_pass_ = static_cast<int>(resumed->pass);
@@ -19,10 +23,10 @@ RunSchedule::RunSchedule(const JobContext& job, const std::optional<checkpoint::
     steps_done_in_first_pass_ = resumed->step_in_pass;
     consumed_ = index_.join(resumed->consumed);
   }
-  for (int trainer = 0; trainer < job.layout.trainers; ++trainer) {
+  for (int trainer = 0; trainer < layout.trainers; ++trainer) {
     std::uint64_t left = 0;
-    for (const std::size_t shard : job.data.trainer_shards[trainer]) {
-      for (std::uint64_t sample = 0; sample < job.data.shard_samples[shard]; ++sample) {
+    for (const std::size_t shard : data.trainer_shards[trainer]) {
+      for (std::uint64_t sample = 0; sample < data.shard_samples[shard]; ++sample) {
         left += consumed_[index_.id(shard, sample)] == 0 ? 1 : 0;
       }
     }
@@ -31,17 +35,18 @@ RunSchedule::RunSchedule(const JobContext& job, const std::optional<checkpoint::
 }
 
 std::uint64_t RunSchedule::remaining(int trainer, int pass) const {
-  return pass == first_pass_ ? remaining_first_pass_.at(trainer) : job_.data.trainer_samples.at(trainer);
+  return pass == first_pass_ ? remaining_first_pass_.at(trainer) : trainer_samples_.at(trainer);
 }
 
 std::int64_t RunSchedule::steps(int trainer, int pass) const {
-  const std::uint64_t batch = job_.config.batch_size;
+  const std::uint64_t batch = batch_size_;
   const auto steps_for = [&](std::uint64_t samples) {
     return static_cast<std::int64_t>((samples + batch - 1) / batch);
   };
-  if (!job_.steps_together()) return steps_for(remaining(trainer, pass));
+  if (!steps_together_) return steps_for(remaining(trainer, pass));
   std::uint64_t largest = 0;
-  for (int other = 0; other < job_.layout.trainers; ++other) largest = std::max(largest, remaining(other, pass));
+  for (std::size_t other = 0; other < remaining_first_pass_.size(); ++other)
+    largest = std::max(largest, remaining(static_cast<int>(other), pass));
   return steps_for(largest);
 }
 

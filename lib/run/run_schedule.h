@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "checkpoint/checkpoint.h"
+#include "comm/layout.h"
+#include "config/train_config.h"
 #include "run/checkpointing.h"
-#include "run/job_context.h"
+#include "run/data_plan.h"
 
 namespace pstrain::train {
 
@@ -31,7 +33,8 @@ enum class AfterStep {
 
 class RunSchedule {
  public:
-  RunSchedule(const JobContext& job, const std::optional<checkpoint::TrainingState>& resumed);
+  RunSchedule(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
+              const std::optional<checkpoint::TrainingState>& resumed);
 
   int first_pass() const { return first_pass_; }
   int passes() const { return passes_; }
@@ -48,7 +51,7 @@ class RunSchedule {
   // Steps trainer t takes in `pass` (static dispatch): where trainers step together, the largest trainer's count.
   std::int64_t steps(int trainer, int pass) const;
 
-  // Runs whose trainers step together (JobContext::steps_together), every rank alike:
+  // Runs whose trainers step together (config/modes.h trainers_step_together), every rank alike:
   // the steps of `pass`, and what follows step `step` (from 0) of them at `global_step` given the agreed flags. A
   // mid-pass checkpoint is due on an agreed kCheckpointNow or every --checkpoint-every-steps, never after the
   // pass's last step: the end-of-pass checkpoint covers it.
@@ -64,8 +67,10 @@ class RunSchedule {
   std::optional<bool> stop_after_pass(int pass, int flags) const;
 
  private:
-  const JobContext& job_;
   SampleIndex index_;
+  std::vector<std::uint64_t> trainer_samples_;  // per trainer, in a whole pass
+  std::uint64_t batch_size_ = 1;
+  bool steps_together_ = true;
   int first_pass_ = 0;
   int passes_ = 0;
   std::int64_t first_global_step_ = 0;

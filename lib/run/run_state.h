@@ -22,8 +22,10 @@ struct RunState {
   // Local and all-reduce: the starting parameters (seed or --init-from). Servers draw or read their share of them
   // as they start (server_start.h).
   std::vector<float> initial;
-  std::optional<checkpoint::Checkpoint> resumed;  // its model state in the dense layout (JobContext)
-  std::filesystem::path resumed_from;             // the checkpoint folder, whose row files the servers read
+  // The checkpoint resumed from, its model state in the dense layout (the servers' dense blocks:
+  // run/table_layout.h).
+  std::optional<checkpoint::Checkpoint> resumed;
+  std::filesystem::path resumed_from;  // the checkpoint folder, whose row files the servers read
   std::unique_ptr<RunSchedule> schedule;
   std::unique_ptr<CheckpointWriter> writer;
 };

@@ -14,11 +14,12 @@ constexpr const char* kReadingRequest = "reading the checkpoint request on serve
 
 }  // namespace
 
-TrainerCheckpoints::TrainerCheckpoints(const JobContext& job, const RunSchedule& schedule,
+TrainerCheckpoints::TrainerCheckpoints(const comm::WorldLayout& layout, std::uint64_t seed, const RunSchedule& schedule,
                                        const CheckpointSupport& support, exchange::GradientExchange& exchange,
                                        ModelStateAverage& model_state, const SampleLedger& ledger,
                                        std::span<const float> parameters)
-    : job_(job),
+    : layout_(layout),
+      seed_(seed),
       schedule_(schedule),
       support_(support),
       exchange_(exchange),
@@ -30,7 +31,7 @@ void TrainerCheckpoints::save(const StepPosition& position) {
   model_state_.average();
   std::optional<ps::SliceState> slice;
   optim::Optimizer* optimizer = exchange_.own_optimizer();  // local and all-reduce trainers hold the whole state
-  if (optimizer != nullptr && job_.layout.world_rank < support_.partition->shards()) {  // ... one of them gives it
+  if (optimizer != nullptr && layout_.world_rank < support_.partition->shards()) {  // ... one of them gives it
     slice.emplace();
     slice->parameters.assign(parameters_.begin(), parameters_.end());
     for (const auto& [name, values] : optimizer->state()) slice->optimizer.emplace_back(name, *values);
@@ -40,9 +41,9 @@ void TrainerCheckpoints::save(const StepPosition& position) {
   state.pass = position.pass;
   state.step_in_pass = position.step_in_pass;
   state.global_step = position.global_step;
-  state.seed = job_.config.seed;
+  state.seed = seed_;
   support_.writer->save(*support_.partition, slice ? &*slice : nullptr, ledger_.consumed_by_me(), state,
-                        job_.layout.is_lead_trainer() ? model_state_.state() : std::span<const float>());
+                        layout_.is_lead_trainer() ? model_state_.state() : std::span<const float>());
 }
 
 int TrainerCheckpoints::join_async(const StepPosition& position) {
@@ -56,8 +57,7 @@ bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t s
   if (support_.asynchronous) {
     const int request = [&] {
       const comm::Watchdog::Wait wait(kReadingRequest);
-      return exchange_.checkpoint_request(
-          support_.writer->async_wish(position.global_step, job_.layout.is_lead_trainer()));
+      return exchange_.checkpoint_request(support_.writer->async_wish(position.global_step, layout_.is_lead_trainer()));
     }();
     return request != 0 && exchange::stops_after_checkpoint(join_async(position));
   }
@@ -67,7 +67,7 @@ bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t s
 }
 
 void TrainerCheckpoints::request_end_of_pass(std::int64_t global_step) {
-  if (!asynchronous() || !job_.layout.is_lead_trainer()) return;
+  if (!asynchronous() || !layout_.is_lead_trainer()) return;
   const comm::Watchdog::Wait wait(kReadingRequest);
   exchange_.checkpoint_request(exchange::kCheckpointNow | support_.writer->async_wish(global_step, false));
 }

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <span>
 
+#include "comm/layout.h"
 #include "exchange/gradient_exchange.h"
 #include "ps/table_plan.h"
 #include "run/checkpointing.h"
-#include "run/job_context.h"
 #include "run/model_state.h"
 #include "run/run_schedule.h"
 #include "run/sample_ledger.h"
@@ -26,9 +26,10 @@ struct CheckpointSupport {
 
 class TrainerCheckpoints {
  public:
-  TrainerCheckpoints(const JobContext& job, const RunSchedule& schedule, const CheckpointSupport& support,
-                     exchange::GradientExchange& exchange, ModelStateAverage& model_state, const SampleLedger& ledger,
-                     std::span<const float> parameters);
+  // `seed`: --seed, recorded in every checkpoint.
+  TrainerCheckpoints(const comm::WorldLayout& layout, std::uint64_t seed, const RunSchedule& schedule,
+                     const CheckpointSupport& support, exchange::GradientExchange& exchange,
+                     ModelStateAverage& model_state, const SampleLedger& ledger, std::span<const float> parameters);
 
   bool asynchronous() const { return support_.writer != nullptr && support_.asynchronous; }
   // This rank's wishes (StepFlags) for the flags of the step that just ended (0 without checkpoints).
@@ -49,7 +50,8 @@ class TrainerCheckpoints {
   // Collective with the servers (or the other trainers): the state after `position`.
   void save(const StepPosition& position);
 
-  const JobContext& job_;
+  comm::WorldLayout layout_;
+  std::uint64_t seed_;
   const RunSchedule& schedule_;
   CheckpointSupport support_;
   exchange::GradientExchange& exchange_;

@@ -103,7 +103,8 @@ TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::M
       batch_(samples, job.config.batch_size, job.config.augment, job.config.seed),
       ledger_(job.config, job.layout, job.data, schedule, samples.count()),
       model_state_(model, trainers),
-      checkpoints_(job, schedule, support, exchange, model_state_, ledger_, buffers_.parameters()),
+      checkpoints_(job.layout, job.config.seed, schedule, support, exchange, model_state_, ledger_,
+                   buffers_.parameters()),
       global_step_(schedule.first_global_step()) {
   if (config_.tensorboard && lead()) {
     board_.emplace(config_.output_dir / "tensorboard");
@@ -294,7 +295,7 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
       if (exchange_.fetch_for_evaluation(features, count, buffers_.parameters())) buffers_.publish_parameters();
     };
   }
-  const std::size_t batch = evaluation_batch_size(job_);
+  const std::size_t batch = evaluation_batch_size(job_.config, job_.model);
   Evaluation evaluation = evaluate(model_, *held_out_.test, batch, fetch_rows);
   if (held_out_.valid) evaluation.valid_loss = evaluate(model_, *held_out_.valid, batch, fetch_rows).loss;
   if (!std::isfinite(evaluation.loss)) {

@@ -82,21 +82,21 @@ Stream::~Stream() {
   if (stream_ != nullptr) CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
 }
 
-CublasHandle::CublasHandle(cudaStream_t stream) {
-  CUBLAS_CHECK(cublasCreate(&handle_));
+CublasHandle::CublasHandle(cudaStream_t stream) : api_(cublas_api()) {
+  CUBLAS_CHECK(api_.create(&handle_));
   try {
-    CUBLAS_CHECK(cublasSetStream(handle_, stream));
+    CUBLAS_CHECK(api_.set_stream(handle_, stream));
     // Full fp32 products: the default math mode never lowers fp32 to TF32, and alpha/beta are host values.
-    CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));
-    CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST));
+    CUBLAS_CHECK(api_.set_math_mode(handle_, CUBLAS_DEFAULT_MATH));
+    CUBLAS_CHECK(api_.set_pointer_mode(handle_, CUBLAS_POINTER_MODE_HOST));
   } catch (...) {
-    cublasDestroy(handle_);
+    api_.destroy(handle_);
     throw;
   }
 }
 
 CublasHandle::~CublasHandle() {
-  if (handle_ != nullptr) cublasDestroy(handle_);  // fails only for an invalid handle; nothing to do about it here
+  if (handle_ != nullptr) api_.destroy(handle_);  // fails only for an invalid handle; nothing to do about it here
 }
 
 DeviceScratch::~DeviceScratch() {
@@ -206,8 +206,9 @@ void CudaBackend::gemm_strided(bool transpose_a, bool transpose_b, int m, int n,
   // cuBLAS is column-major, and a row-major matrix read column-major is its transpose. So the row-major
   // C = op(A) op(B) (m x n) is computed as the column-major C^T = op(B)^T op(A)^T (n x m): B first, A second,
   // each with its own transpose flag and its stored (row-major) row length as leading dimension.
-  CUBLAS_CHECK(cublasSgemm(cublas_.get(), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
+  CUBLAS_CHECK(cublas_.api().sgemm(cublas_.get(), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a, lda, &beta, c,
+                                   ldc));
 }
 
 void CudaBackend::add_row_bias(float* y, const float* bias, int rows, int cols) {

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "compute/backend.h"
+#include "compute/cuda/cublas_api.h"
 #include "compute/cuda/kernels.h"
 
 namespace pstrain::compute::cuda {
@@ -45,8 +46,10 @@ class CublasHandle {
   CublasHandle(const CublasHandle&) = delete;
   CublasHandle& operator=(const CublasHandle&) = delete;
   cublasHandle_t get() const { return handle_; }
+  const CublasApi& api() const { return api_; }
 
  private:
+  const CublasApi& api_;
   cublasHandle_t handle_ = nullptr;
 };
 

@@ -2,6 +2,8 @@
 
 #include <cublas_v2.h>
 
+#include "compute/cuda/cublas_api.h"
+
 #include "core/error.h"
 #include "core/log.h"
 
@@ -39,7 +41,7 @@ void log_cuda_error(cudaError_t status, const char* call, const char* file, int 
 void throw_cublas_error(int status, const char* call, const char* file, int line) {
   throw Error(ExitCode::kInternal,
               cat("cuBLAS call ", call, " failed at ", file, ":", line, ": ",
-                  cublasGetStatusString(static_cast<cublasStatus_t>(status)), " (status ", status, ")"));
+                  cublas_api().status_string(static_cast<cublasStatus_t>(status)), " (status ", status, ")"));
 }
 
 }  // namespace pstrain::compute::cuda

@@ -25,7 +25,7 @@ JobContext two_trainers(Mode mode, std::int64_t checkpoint_every_steps = 0) {
 
 TEST(RunSchedule, FreshSyncRunStepsEveryTrainerByTheLargestShare) {
   const JobContext job = two_trainers(Mode::kSync);
-  const RunSchedule schedule(job, std::nullopt);
+  const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.first_pass(), 0);
   EXPECT_EQ(schedule.passes(), 3);
   EXPECT_EQ(schedule.first_global_step(), 0);
@@ -36,7 +36,7 @@ TEST(RunSchedule, FreshSyncRunStepsEveryTrainerByTheLargestShare) {
 
 TEST(RunSchedule, AsyncTrainersTakeTheirOwnStepCounts) {
   const JobContext job = two_trainers(Mode::kAsync);
-  const RunSchedule schedule(job, std::nullopt);
+  const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.steps(0, 0), 3);
   EXPECT_EQ(schedule.steps(1, 0), 2);  // ceil(7 / 4)
 }
@@ -48,7 +48,7 @@ TEST(RunSchedule, ResumedMidPassCountsOnlyTheSamplesLeft) {
   resumed.step_in_pass = 1;
   resumed.global_step = 4;
   resumed.consumed = {{1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, {1, 1, 0, 0, 0, 0, 0}};
-  const RunSchedule schedule(job, resumed);
+  const RunSchedule schedule(job.config, job.layout, job.data, resumed);
   EXPECT_EQ(schedule.first_pass(), 1);
   EXPECT_EQ(schedule.first_global_step(), 4);
   EXPECT_EQ(schedule.remaining(0, 1), 6u);
@@ -61,7 +61,7 @@ TEST(RunSchedule, ResumedMidPassCountsOnlyTheSamplesLeft) {
 
 TEST(RunSchedule, CheckpointFollowsAgreedFlagsAndTheStepIntervalButNeverThePassLastStep) {
   const JobContext job = two_trainers(Mode::kSync, 5);
-  const RunSchedule schedule(job, std::nullopt);
+  const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.after_common_step(0, 3, 1, 0), AfterStep::kGoOn);
   EXPECT_EQ(schedule.after_common_step(0, 3, 5, 0), AfterStep::kCheckpoint);  // every 5 steps
   EXPECT_EQ(schedule.after_common_step(1, 3, 2, exchange::kCheckpointNow), AfterStep::kCheckpoint);
@@ -73,7 +73,7 @@ TEST(RunSchedule, CheckpointFollowsAgreedFlagsAndTheStepIntervalButNeverThePassL
 
 TEST(RunSchedule, AStopAfterAPassEndsTheRunCompletedOnlyAfterTheLastPass) {
   const JobContext job = two_trainers(Mode::kSync);
-  const RunSchedule schedule(job, std::nullopt);
+  const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.stop_after_pass(0, 0), std::nullopt);
   EXPECT_EQ(schedule.stop_after_pass(2, exchange::kCheckpointNow), std::nullopt);
   EXPECT_EQ(schedule.stop_after_pass(0, exchange::kStopAfterCheckpoint), std::optional<bool>(false));
@@ -83,7 +83,7 @@ TEST(RunSchedule, AStopAfterAPassEndsTheRunCompletedOnlyAfterTheLastPass) {
 TEST(RunSchedule, GeoMeetsEveryGeoStepsAndAfterThePassLastStepAndCheckpointsOnlyThere) {
   JobContext job = two_trainers(Mode::kGeo);
   job.config.geo_steps = 2;
-  const RunSchedule schedule(job, std::nullopt);
+  const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   // 5 steps: meetings after steps 1 and 3 (every 2nd) and after step 4 (the pass's last).
   const std::vector<bool> meets{false, true, false, true, true};
   for (std::int64_t step = 0; step < 5; ++step) EXPECT_EQ(schedule.meets_after(step, 5), meets[step]) << step;
@@ -97,7 +97,7 @@ TEST(RunSchedule, EveryOtherModeMeetsAfterEveryStep) {
   for (const Mode mode : {Mode::kSync, Mode::kAsync, Mode::kSsp, Mode::kAllreduce}) {
     JobContext job = two_trainers(mode);
     job.config.geo_steps = 3;  // read by geo alone
-    const RunSchedule schedule(job, std::nullopt);
+    const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
     for (std::int64_t step = 0; step < 5; ++step) EXPECT_TRUE(schedule.meets_after(step, 5)) << to_string(mode);
   }
 }
