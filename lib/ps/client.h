@@ -19,7 +19,8 @@ class PsClient {
   PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout);
 
   // Puts `gradient` (full flat vector), `count` and the version of each shard's parameters as of the last pull into
-  // this trainer's slot on every shard; returns when the data is complete at every target.
+  // this trainer's slot on every shard (its push group's, comm/push_groups.h: with node aggregation only the
+  // group's leader pushes); returns when the data is complete at every target.
   void push(std::span<const float> gradient, float count);
   // The same push block by block, as the backward pass finishes them (ps/push_stream.h): begin_push opens the
   // epoch, push_block puts one block of `gradient` (which must not change before end_push), end_push puts `count`

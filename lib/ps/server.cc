@@ -52,6 +52,11 @@ void ShardServer::apply(std::span<const float> gradient) {
 
 int ShardServer::sync_step(int flags) {
   const comm::Watchdog::Wait wait("a sync step (waiting for the trainers' gradients)");
+  // Streamed blocks come per trainer; a node's sum only one-sidedly (job/overlap_plan.cc chooses so).
+  PSTRAIN_ASSERT(transport_ == SyncTransport::kOneSided || !layout_.aggregates_pushes(),
+                 "a streamed sync step with node aggregation");
+  // Row tables weight each trainer's rows by its own samples (job/node_aggregation.h refuses them with groups).
+  PSTRAIN_ASSERT(tables_.empty() || !layout_.aggregates_pushes(), "row tables with node aggregation");
   return transport_ == SyncTransport::kStreamed ? streamed_step(flags) : one_sided_step(flags);
 }
 
@@ -62,10 +67,8 @@ int ShardServer::one_sided_step(int flags) {
     WindowLock lock(windows_.grads.handle(), layout_.world_rank, WindowLock::Mode::kShared);
     const auto slots = windows_.grads.local();
     const std::size_t stride = slot_stride(slice_size_);
-    std::vector<float> counts(static_cast<std::size_t>(layout_.trainers));
-    for (std::size_t trainer = 0; trainer < counts.size(); ++trainer) {
-      counts[trainer] = slots[trainer * stride + slice_size_];
-    }
+    std::vector<float> counts(static_cast<std::size_t>(layout_.push_slots()));  // one slot per push group
+    for (std::size_t slot = 0; slot < counts.size(); ++slot) counts[slot] = slots[slot * stride + slice_size_];
     set_weights(counts);
     sum_range(0, slice_size_);
   }

@@ -4,11 +4,14 @@
 // Server shard s (world rank s) exposes three windows; trainers expose nothing (zero-size windows):
 //   params  float  [2 + L]        words 0-1 hold the int64 version (updates applied so far) so that a trainer
 //                                 reads parameters and their version in one shared-lock epoch; then the slice.
-//   grads   float  T x [L + 3]    one slot per trainer: its gradient for the slice, its sample count, then the
-//                                 int64 version of the parameters the gradient was computed from (the base
+//   grads   float  G x [L + 3]    one slot per push group (comm/push_groups.h; G = T, one per trainer, unless
+//                                 --node-aggregation groups the trainers of a node, whose leader then puts the
+//                                 node's sum into the group's slot): its gradient for the slice, its sample count,
+//                                 then the int64 version of the parameters the gradient was computed from (the base
 //                                 version: async staleness) in two floats (async: put one-sidedly, all of it
 //                                 complete before the push is announced; sync: the blocks arrive as messages into
-//                                 the slot, and the count comes in a message of its own).
+//                                 the slot, and the count comes in a message of its own; sync with node
+//                                 aggregation: one-sided only).
 //   control int64  [4 + 4T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
 //                                 [1] trainers done (MPI_Accumulate SUM);
 //                                 [2] checkpoint request bits (StepFlags, MPI_Accumulate BOR), [3] trainers
@@ -78,7 +81,7 @@ struct PsWindows {
   // Collective over `world`.
   PsWindows(MPI_Comm world, const comm::WorldLayout& layout, const ShardPlan& plan)
       : params(world, layout.is_server() ? kParamsHeader + plan.shard_size(layout.shard_index) : 0),
-        grads(world, layout.is_server() ? layout.trainers * slot_stride(plan.shard_size(layout.shard_index)) : 0),
+        grads(world, layout.is_server() ? layout.push_slots() * slot_stride(plan.shard_size(layout.shard_index)) : 0),
         control(world, layout.is_server() ? control_size(layout.trainers) : 0) {}
 
   comm::Window<float> params;

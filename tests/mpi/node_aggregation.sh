@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# --node-aggregation (exchange/step_protocol.h "Node aggregation"): the trainers of a node sum their gradients and
+# one of them pushes. All ranks here share one node: `on` makes the 4 trainers one push group; the test hook
+# ranks-per-node=3 fakes two nodes (world ranks 0-2: the server and trainers 0-1; ranks 3-4: trainers 2-3), two
+# groups of two. One check per call: node_aggregation.sh CASE NP PATH (NP 5: 1 server + 4 trainers)
+#   reproducible     two runs with `on` give the same bits, one group or two; another seed does not (the check can
+#                    fail); the log names the groups
+#   matches_off      `on` against `off`: parameters within relative 1e-5 (the sum is associated otherwise), the same
+#                    test accuracy within 0.005, every sample trained once a pass
+#   auto_keeps_bits  `auto` on one node is off: the bits of `off`; over two (faked) nodes it groups
+#   geo_resumes      --mode geo with `on`: stopped by SIGUSR1 after a checkpoint, resumed: the bits of the
+#                    uninterrupted run, and it learns
+#   refuses          `on` with async, ssp, allreduce or --overlap true: exit 2 with one message, no output folder
+source "$(dirname "$0")/common.sh"
+case_name=$1 np=$2 path=$3
+[ "$np" -eq 5 ] || fail "node_aggregation.sh needs np 5 (1 server + 4 trainers)"
+work=$(new_work_dir "node_aggregation_${case_name}_np${np}_${path}")
+common=(--data-dir "$DATA_DIR" --num-pservers 1 --passes 2 --batch-size 32 --hidden 64,32 --optimizer adam
+        --lr 0.001 --seed 5)
+two_nodes=ranks-per-node=3
+
+train() {  # train NAME [flags...]; HOOKS in the environment: PSTRAIN_TEST_HOOKS for the run
+  local name=$1
+  shift
+  PSTRAIN_TEST_HOOKS=${HOOKS:-} run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --output-dir "$work/$name" \
+    "$@" > "$work/$name.log" 2>&1 || { cat "$work/$name.log"; fail "run $name"; }
+}
+exact() { "$TOOLS_DIR/compare_parameters" "$work/$1/pass-00001" "$work/$2/pass-00001" --exact; }
+groups_logged() {  # groups_logged NAME TEXT: the lead trainer's line about the push groups
+  grep -q "one-sided, each node's leader pushes its trainers' sum.*$2" "$work/$1.log" \
+    || { cat "$work/$1.log"; fail "$1: no line saying '$2'"; }
+}
+once_each() {  # once_each NAME: every pass trained all 3840 samples once
+  python3 - "$work/$1/metrics.jsonl" <<'PY' || fail "$1: sample accounting"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert len(records) == 2, records
+for r in records:
+    assert r["samples"] == 3840 and r["samples_missing"] == 0 and r["samples_repeated"] == 0, r
+PY
+}
+
+case "$case_name" in
+  reproducible)
+    train a --node-aggregation on
+    train b --node-aggregation on
+    exact a b || fail "two runs with --node-aggregation on (one group) differ"
+    groups_logged a "1 push groups for 4 trainers"
+    HOOKS=$two_nodes train two_a --node-aggregation on
+    HOOKS=$two_nodes train two_b --node-aggregation on
+    exact two_a two_b || fail "two runs with --node-aggregation on (two groups) differ"
+    groups_logged two_a "2 push groups for 4 trainers"
+    train other_seed --node-aggregation on --seed 6
+    if exact a other_seed > /dev/null 2>&1; then fail "another seed gave the same bits: the check cannot fail"; fi
+    ;;
+  matches_off)
+    train off --node-aggregation off
+    train on --node-aggregation on
+    HOOKS=$two_nodes train two --node-aggregation on
+    for run in on two; do
+      "$TOOLS_DIR/compare_parameters" "$work/off/pass-00001" "$work/$run/pass-00001" --rtol 1e-5 \
+        || fail "--node-aggregation on ($run) differs from off by more than 1e-5"
+      if exact off "$run" > /dev/null 2>&1; then echo "note: $run has the bits of off"; else echo "note: $run's bits differ from off's (expected)"; fi
+      a=$(last_metric "$work/off/metrics.jsonl" test_accuracy) b=$(last_metric "$work/$run/metrics.jsonl" test_accuracy)
+      python3 -c "import sys; sys.exit(0 if abs($a - $b) <= 0.005 and $b > 0.6 else 1)" \
+        || fail "test accuracy $b ($run) against $a (off)"
+      once_each "$run"
+    done
+    ;;
+  auto_keeps_bits)
+    train off --node-aggregation off
+    train auto
+    exact off auto || fail "--node-aggregation auto on one node changed the bits of off"
+    if grep -q "push groups" "$work/auto.log"; then cat "$work/auto.log"; fail "auto grouped the trainers of one node"; fi
+    HOOKS=$two_nodes train two_auto
+    groups_logged two_auto "2 push groups for 4 trainers (--node-aggregation auto"
+    ;;
+  geo_resumes)
+    common=(--data-dir "$DATA_DIR" --num-pservers 1 --passes 2 --batch-size 32 --hidden 32 --mode geo --geo-steps 2
+            --optimizer sgd --lr 0.05 --seed 5 --checkpoint-every-steps 4 --keep-checkpoints 0 --node-aggregation on)
+    train reference
+    groups_logged reference "1 push groups for 4 trainers"
+    out="$work/run"
+    PSTRAIN_TEST_HOOKS=step-delay-ms=30 run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" \
+      --output-dir "$out" > "$out.log" 2>&1 &
+    launcher=$!
+    for ((i = 0; i < 1200; i++)); do  # until the first checkpoint is published (after step 4 of 60 a pass)
+      compgen -G "$out/checkpoints/ckpt-*" > /dev/null && break
+      sleep 0.05
+    done
+    pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
+    wait "$launcher" || { cat "$out.log"; fail "SIGUSR1 should end the job cleanly (exit 0)"; }
+    grep -q "stopped on a signal" "$out.log" || { cat "$out.log"; fail "no 'stopped on a signal' line"; }
+    [ ! -f "$out/pass-00001/done" ] || fail "the run finished before the signal: nothing was tested"
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --output-dir "$out" --resume auto \
+      > "$out.resume.log" 2>&1 || { cat "$out.resume.log"; fail "resume"; }
+    exact reference run || fail "the resumed geo run differs from the uninterrupted one"
+    accuracy=$(last_metric "$out/metrics.jsonl" test_accuracy)
+    python3 -c "import sys; sys.exit(0 if $accuracy > 0.6 else 1)" || fail "test accuracy $accuracy: did not learn"
+    ;;
+  refuses)
+    expect_refusal() {  # expect_refusal TEXT [flags...]
+      local text=$1
+      shift
+      set +e
+      run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" --data-dir "$DATA_DIR" --passes 1 --output-dir "$work/refused" \
+        --node-aggregation on "$@" > "$work/refused.log" 2>&1
+      local code=$?
+      set -e
+      [ "$code" -eq 2 ] || { cat "$work/refused.log"; fail "exit $code, expected 2 for $*"; }
+      grep -q -- "$text" "$work/refused.log" || { cat "$work/refused.log"; fail "no message '$text' for $*"; }
+      [ ! -e "$work/refused" ] || fail "a refused run left $work/refused"
+    }
+    expect_refusal "it needs --mode sync or geo, not --mode async" --mode async
+    expect_refusal "it needs --mode sync or geo, not --mode ssp" --mode ssp
+    expect_refusal "it needs --mode sync or geo, not --mode allreduce" --mode allreduce
+    expect_refusal "with --overlap true" --overlap true
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS: node aggregation $case_name on $np ranks over $path"
