@@ -38,7 +38,7 @@
 //   trainer: the next forward pass waits for each block just before it reads it. A step whose agreed flags are
 //            not 0 (a checkpoint, a stop), the end of a pass and the end of training wait for every block first.
 //   Nobody waits for a barrier: a trainer waits for its own sends, for the agreement, and for the blocks it reads.
-// Node aggregation (--node-aggregation, job/node_aggregation.h; one-sided only, no row tables): the trainers form
+// Node aggregation (--node-aggregation, job/node_aggregation.h; one-sided only): the trainers form
 //   push groups (comm/push_groups.h: the trainers of one node; the group's leader is its lowest trainer), and each
 //   server holds one slot per group (ps/windows.h). Over the group's communicator (ps/node_sync_exchange.cc):
 //   every member sends its sample count to the leader (MPI_Gather), then its gradient (one message; none from a
@@ -49,7 +49,9 @@
 //   the parameters and broadcasts them to its group (MPI_Bcast: a copy). Bits: reproducible for a given layout
 //   (the same groups), but not those of one slot per trainer: the sum is associated otherwise (trainer order
 //   within a group, then group order; a group of one gives its trainer's bits). A server takes G pushes and serves
-//   G pulls per step, G the groups.
+//   G pulls per step, G the groups. Row tables held by rows stay per trainer: before the first meeting each trainer
+//   also puts its row slots (as below) and writes its samples into its control word on every shard; the servers
+//   weight its rows by them (whole numbers: the weights are exactly those of one slot per trainer).
 // Row tables in a sync step (ps/table_plan.h, when the servers hold a table by rows): the dense part goes as
 //   above, but the flags are agreed by the two meetings (streamed: not by the nonblocking agreement). Before its
 //   forward pass a trainer gets the rows its batch looks up (one-sided, no server involved: the rows are quiet

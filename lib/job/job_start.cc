@@ -251,7 +251,6 @@ Outcome plan_data_and_model(JobStart& start, int rank) {
 Outcome plan_tables_and_memory(JobContext& job, const comm::Communicator& node) {
   const auto failure = attempt([&] {
     job.tables = plan_row_tables(job);
-    job.layout.push_groups = push_groups_with_tables(job.config, job.layout.push_groups, !job.tables.empty());
     job.dense_parameters = ps::dense_layout(job.model, job.tables);
     job.dense_count = 0;
     for (const nn::ParameterInfo& parameter : job.dense_parameters) job.dense_count += parameter.size;

@@ -22,10 +22,11 @@ std::chrono::microseconds poll_interval(const JobContext& job) {
 std::unique_ptr<exchange::GradientExchange> sync_round(const JobContext& job, const ExchangeParts& parts,
                                                        ps::TableClient* tables) {
   if (job.layout.aggregates_pushes()) {
-    PSTRAIN_ASSERT(tables == nullptr && parts.overlap.sync == ps::SyncTransport::kOneSided,
-                   "node aggregation with row tables or streamed blocks");
-    return ps::make_node_sync_exchange(*parts.client, comm::Communicator::split(parts.trainers, job.layout.push_slot(),
-                                                                                job.layout.trainer_index));
+    PSTRAIN_ASSERT(parts.overlap.sync == ps::SyncTransport::kOneSided, "node aggregation with streamed blocks");
+    return ps::make_node_sync_exchange(*parts.client,
+                                       comm::Communicator::split(parts.trainers, job.layout.push_slot(),
+                                                                 job.layout.trainer_index),
+                                       tables);
   }
   if (parts.overlap.sync == ps::SyncTransport::kOneSided) return ps::make_sync_exchange(*parts.client, tables);
   return ps::make_streamed_sync_exchange(*parts.client, *parts.blocks, parts.channel, tables);

@@ -25,20 +25,9 @@ comm::PushGroups plan_push_groups(const TrainConfig& config, const comm::WorldLa
   return groups;
 }
 
-comm::PushGroups push_groups_with_tables(const TrainConfig& config, const comm::PushGroups& groups,
-                                         bool tables_by_rows) {
-  if (!tables_by_rows || groups.empty()) return groups;
-  if (config.node_aggregation == NodeAggregation::kOn) {
-    throw Error(ExitCode::kUsage,
-                "--node-aggregation on: this model has a table the servers hold by rows, whose updates weight each "
-                "trainer's rows by that trainer's samples; a node's summed push does not carry them. Use "
-                "--node-aggregation off (or --table-exchange dense)");
-  }
-  return {};
-}
-
 std::string describe_push_groups(const TrainConfig& config, const comm::PushGroups& groups) {
-  return cat(groups.groups(), " push groups for ", groups.trainers(), " trainers (--node-aggregation ",
+  return cat(groups.groups(), groups.groups() == 1 ? " push group" : " push groups", " for ", groups.trainers(),
+             " trainers (--node-aggregation ",
              config.node_aggregation == NodeAggregation::kOn ? "on" : "auto: trainers on several nodes", ")");
 }
 

@@ -5,8 +5,8 @@
 //   auto: the same where it changes something real: the trainers span several nodes and some node holds two or
 //         more (every run on one node keeps the bits it had; --overlap true keeps its streamed blocks);
 //   off:  every trainer alone.
-// A model whose servers hold a table by rows keeps a slot per trainer: its row updates weight each trainer's rows
-// by that trainer's samples, which a node's sum does not carry (`on` is refused there, `auto` falls back to off).
+// A table the servers hold by rows keeps its row slots per trainer, each weighted by its trainer's samples
+// (ps/windows.h's control words carry them); only the dense part goes through the groups.
 #include <span>
 #include <string>
 
@@ -20,11 +20,6 @@ namespace pstrain::train {
 // alone (comm::WorldLayout::push_slots).
 comm::PushGroups plan_push_groups(const TrainConfig& config, const comm::WorldLayout& layout,
                                   std::span<const int> node_of_rank);
-
-// Once the row tables are planned: the groups, or none where the servers hold tables by rows (`auto`); throws
-// Error(kUsage) for `on` there.
-comm::PushGroups push_groups_with_tables(const TrainConfig& config, const comm::PushGroups& groups,
-                                         bool tables_by_rows);
 
 // The line the lead trainer logs when pushes are aggregated: "G push groups for T trainers (why)".
 std::string describe_push_groups(const TrainConfig& config, const comm::PushGroups& groups);

@@ -115,6 +115,12 @@ void PsClient::announce_quiesced() {
   atomic_on_shard(0, kQuiescedIndex, 1, MPI_SUM);
 }
 
+void PsClient::announce_samples(std::int64_t samples) {
+  for (int shard = 0; shard < plan_.shards(); ++shard) {
+    windows_.control.write(shard, control_index(layout_.trainer_index, kSamples), samples);
+  }
+}
+
 void PsClient::publish_clock(std::int64_t clock) {
   windows_.control.write(0, control_index(layout_.trainer_index, kClock), clock);
 }

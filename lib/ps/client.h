@@ -49,6 +49,9 @@ class PsClient {
   void request_checkpoint(std::int64_t bits);
   std::int64_t checkpoint_request();
   void announce_quiesced();
+  // Sync with node aggregation and row tables: this trainer's samples in the step, on every shard (they weight its
+  // row slots there; its group's slot carries the group's count). Complete at every shard on return.
+  void announce_samples(std::int64_t samples);
   // SSP clocks, kept on shard 0: publish this trainer's, read everyone's.
   void publish_clock(std::int64_t clock);
   std::vector<std::int64_t> read_clocks();

@@ -3,7 +3,8 @@
 // sample counts and gradients to the group's leader, which sums them in trainer order weighted by samples and
 // pushes the group's mean with the group's count into the group's slot; every rank meets as in a sync step; the
 // leader pulls the parameters and broadcasts them to its group. The servers see one push and serve one pull per
-// group.
+// group. Row tables held by rows stay per trainer: each trainer puts its rows and announces its samples, which
+// weight them.
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -14,15 +15,20 @@
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 #include "ps/exchange_modes.h"
+#include "ps/table_rows_exchange.h"
 
 namespace pstrain::ps {
 
 namespace {
 
-class NodeSyncExchange final : public exchange::GradientExchange {
+class NodeSyncExchange final : public TableRowsExchange {
  public:
-  NodeSyncExchange(PsClient& client, comm::Communicator group)
-      : client_(client), group_(std::move(group)), leader_(group_.rank() == 0), members_(group_.size()) {}
+  NodeSyncExchange(PsClient& client, comm::Communicator group, TableClient* tables)
+      : TableRowsExchange(tables),
+        client_(client),
+        group_(std::move(group)),
+        leader_(group_.rank() == 0),
+        members_(group_.size()) {}
 
   void start(std::span<float> parameters) override { client_.pull(parameters); }
 
@@ -35,6 +41,10 @@ class NodeSyncExchange final : public exchange::GradientExchange {
       client_.push(sum_, total);
     } else {
       send_to_leader(dense, static_cast<float>(count));
+    }
+    if (tables_ != nullptr) {  // the row slots stay per trainer, weighted by the trainer's own samples
+      client_.announce_samples(static_cast<std::int64_t>(count));
+      tables_->push(gradient);  // an empty slot when this trainer had no batch
     }
     timers_.push_seconds += seconds_since(start);
     start = Clock::now();
@@ -49,7 +59,7 @@ class NodeSyncExchange final : public exchange::GradientExchange {
     timers_.pull_seconds += seconds_since(start);
     staleness_.record(0);
   }
-  // Every trainer already holds the same parameters.
+  // Every trainer already holds the same dense parameters; evaluation fetches the rows it looks up, batch by batch.
   void finish_pass(std::span<float>) override {}
   void finish() override {}
 
@@ -115,8 +125,9 @@ class NodeSyncExchange final : public exchange::GradientExchange {
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_node_sync_exchange(PsClient& client, comm::Communicator group) {
-  return std::make_unique<NodeSyncExchange>(client, std::move(group));
+std::unique_ptr<exchange::GradientExchange> make_node_sync_exchange(PsClient& client, comm::Communicator group,
+                                                                    TableClient* tables) {
+  return std::make_unique<NodeSyncExchange>(client, std::move(group), tables);
 }
 
 }  // namespace pstrain::ps

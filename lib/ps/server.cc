@@ -55,8 +55,6 @@ int ShardServer::sync_step(int flags) {
   // Streamed blocks come per trainer; a node's sum only one-sidedly (job/overlap_plan.cc chooses so).
   PSTRAIN_ASSERT(transport_ == SyncTransport::kOneSided || !layout_.aggregates_pushes(),
                  "a streamed sync step with node aggregation");
-  // Row tables weight each trainer's rows by its own samples (job/node_aggregation.h refuses them with groups).
-  PSTRAIN_ASSERT(tables_.empty() || !layout_.aggregates_pushes(), "row tables with node aggregation");
   return transport_ == SyncTransport::kStreamed ? streamed_step(flags) : one_sided_step(flags);
 }
 
@@ -73,6 +71,7 @@ int ShardServer::one_sided_step(int flags) {
     sum_range(0, slice_size_);
   }
   apply(summed_);
+  if (!tables_.empty() && layout_.aggregates_pushes()) set_trainer_weights();  // the slots hold groups' sums
   for (const auto& table : tables_) table->update(weights_);
   stats_.busy_seconds += seconds_since(start);
   return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the parameters are published
@@ -101,6 +100,19 @@ int ShardServer::set_weights(std::span<const float> counts) {
     if (weights_[trainer] != 0) ++contributing;
   }
   return contributing;
+}
+
+// With node aggregation the row slots stay per trainer, each weighted by its trainer's samples, which the trainers
+// announced in their control words before the step's first meeting (PsClient::announce_samples). The counts are
+// whole numbers, so their float total is the same in any order: the weights are those of one slot per trainer.
+void ShardServer::set_trainer_weights() {
+  std::vector<std::int64_t> control(control_size(layout_.trainers));
+  windows_.control.read(layout_.world_rank, 0, control);
+  std::vector<float> counts;
+  for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
+    counts.push_back(static_cast<float>(control[control_index(trainer, kSamples)]));
+  }
+  set_weights(counts);
 }
 
 int ShardServer::receive_counts() {

@@ -131,7 +131,8 @@ std::unique_ptr<exchange::GradientExchange> make_ps_exchange(const DryRunJob& jo
                                                              ps::TableClient* tables) {
   if (job.mode == "sync" && layout.aggregates_pushes()) {  // as lib/job's sync_round
     return ps::make_node_sync_exchange(client,
-                                       comm::Communicator::split(trainers, layout.push_slot(), layout.trainer_index));
+                                       comm::Communicator::split(trainers, layout.push_slot(), layout.trainer_index),
+                                       tables);
   }
   if (job.mode == "sync") return ps::make_sync_exchange(client, tables);
   if (job.mode == "async") return ps::make_async_exchange(client, trainers, job.poll_interval, job.overlap, tables);
@@ -254,10 +255,9 @@ comm::PushGroups host_push_groups(const comm::WorldLayout& layout) {
 RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& given) {
   comm::WorldLayout layout = given;
   if (job.node_aggregation) {
-    if (job.mode != "sync" || !job.profile.tables.empty()) {
-      throw Error(ExitCode::kUsage, cat("--node-aggregation true: the dry-run aggregates sync steps of models without "
-                                        "row tables (as pstrain), not --mode ",
-                                        job.mode, job.profile.tables.empty() ? "" : " with a row table"));
+    if (job.mode != "sync") {
+      throw Error(ExitCode::kUsage,
+                  cat("--node-aggregation true: the dry-run aggregates sync steps, not --mode ", job.mode));
     }
     layout.push_groups = host_push_groups(layout);
   }

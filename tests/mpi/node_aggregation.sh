@@ -8,15 +8,18 @@
 #   matches_off      `on` against `off`: parameters within relative 1e-5 (the sum is associated otherwise), the same
 #                    test accuracy within 0.005, every sample trained once a pass
 #   auto_keeps_bits  `auto` on one node is off: the bits of `off`; over two (faked) nodes it groups
+#   rows_match_off   the NPLM, whose embedding the servers hold by rows (row slots stay per trainer, weighted by
+#                    each trainer's samples): `on`, one group or two, within relative 1e-5 of `off`
 #   geo_resumes      --mode geo with `on`: stopped by SIGUSR1 after a checkpoint, resumed: the bits of the
 #                    uninterrupted run, and it learns
 #   refuses          `on` with async, ssp, allreduce or --overlap true: exit 2 with one message, no output folder
 source "$(dirname "$0")/common.sh"
+TEXT_FIXTURE="$(dirname "$0")/../unit/data/text"
 case_name=$1 np=$2 path=$3
 [ "$np" -eq 5 ] || fail "node_aggregation.sh needs np 5 (1 server + 4 trainers)"
 work=$(new_work_dir "node_aggregation_${case_name}_np${np}_${path}")
-common=(--data-dir "$DATA_DIR" --num-pservers 1 --passes 2 --batch-size 32 --hidden 64,32 --optimizer adam
-        --lr 0.001 --seed 5)
+common=(--data-dir "$DATA_DIR" --num-pservers 1 --passes 2 --batch-size 32 --hidden 64,32 --optimizer momentum
+        --lr 0.05 --seed 5)
 two_nodes=ranks-per-node=3
 
 train() {  # train NAME [flags...]; HOOKS in the environment: PSTRAIN_TEST_HOOKS for the run
@@ -45,7 +48,7 @@ case "$case_name" in
     train a --node-aggregation on
     train b --node-aggregation on
     exact a b || fail "two runs with --node-aggregation on (one group) differ"
-    groups_logged a "1 push groups for 4 trainers"
+    groups_logged a "1 push group for 4 trainers"
     HOOKS=$two_nodes train two_a --node-aggregation on
     HOOKS=$two_nodes train two_b --node-aggregation on
     exact two_a two_b || fail "two runs with --node-aggregation on (two groups) differ"
@@ -67,19 +70,35 @@ case "$case_name" in
       once_each "$run"
     done
     ;;
+  rows_match_off)
+    "$BIN_DIR/pstrain-data" text --train "$TEXT_FIXTURE/train.txt" --valid "$TEXT_FIXTURE/valid.txt" \
+      --test "$TEXT_FIXTURE/test.txt" --output "$work/text" --split-count 4 --ngram 4 --limit 2048 \
+      > "$work/convert.log" 2>&1 || { cat "$work/convert.log"; fail "convert"; }
+    common=(--data-dir "$work/text" --num-pservers 1 --passes 1 --batch-size 16 --optimizer sgd --lr 0.2 --seed 11
+            --model nplm --embedding-dim 8 --hidden 16 --direct true)
+    train off --node-aggregation off
+    train on --node-aggregation on
+    HOOKS=$two_nodes train two --node-aggregation on
+    grep -q "is held by rows on the servers" "$work/on.log" || { cat "$work/on.log"; fail "the table was not held by rows"; }
+    groups_logged on "1 push group for 4 trainers"
+    for run in on two; do
+      "$TOOLS_DIR/compare_parameters" "$work/off/pass-00000" "$work/$run/pass-00000" --rtol 1e-5 \
+        || fail "the NPLM with --node-aggregation on ($run) differs from off by more than 1e-5"
+    done
+    ;;
   auto_keeps_bits)
     train off --node-aggregation off
     train auto
     exact off auto || fail "--node-aggregation auto on one node changed the bits of off"
-    if grep -q "push groups" "$work/auto.log"; then cat "$work/auto.log"; fail "auto grouped the trainers of one node"; fi
+    if grep -q "push group" "$work/auto.log"; then cat "$work/auto.log"; fail "auto grouped the trainers of one node"; fi
     HOOKS=$two_nodes train two_auto
     groups_logged two_auto "2 push groups for 4 trainers (--node-aggregation auto"
     ;;
   geo_resumes)
-    common=(--data-dir "$DATA_DIR" --num-pservers 1 --passes 2 --batch-size 32 --hidden 32 --mode geo --geo-steps 2
+    common=(--data-dir "$DATA_DIR" --num-pservers 1 --passes 2 --batch-size 32 --hidden 64,32 --mode geo --geo-steps 2
             --optimizer sgd --lr 0.05 --seed 5 --checkpoint-every-steps 4 --keep-checkpoints 0 --node-aggregation on)
     train reference
-    groups_logged reference "1 push groups for 4 trainers"
+    groups_logged reference "1 push group for 4 trainers"
     out="$work/run"
     PSTRAIN_TEST_HOOKS=step-delay-ms=30 run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" \
       --output-dir "$out" > "$out.log" 2>&1 &

@@ -4,8 +4,6 @@
 
 #include <vector>
 
-#include "core/error.h"
-
 namespace pstrain::train {
 namespace {
 
@@ -48,21 +46,6 @@ TEST(NodeAggregation, OnGroupsTheTrainersOfOneNode) {
   EXPECT_EQ(one.groups(), 1);
   EXPECT_EQ(one.members(0), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(groups_for(config_of(Mode::kSync, NodeAggregation::kOn), kTwoNodes).groups(), 2);
-}
-
-// Row tables weight each trainer's rows by its own samples: `on` is refused, `auto` falls back to a slot each.
-TEST(NodeAggregation, RowTablesKeepASlotPerTrainer) {
-  const TrainConfig on = config_of(Mode::kSync, NodeAggregation::kOn);
-  const comm::PushGroups grouped = groups_for(on, kTwoNodes);
-  EXPECT_EQ(push_groups_with_tables(on, grouped, false).groups(), 2);
-  try {
-    push_groups_with_tables(on, grouped, true);
-    FAIL() << "accepted --node-aggregation on with row tables";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), ExitCode::kUsage);
-    EXPECT_NE(std::string(error.what()).find("held by rows"), std::string::npos) << error.what();
-  }
-  EXPECT_TRUE(push_groups_with_tables(config_of(Mode::kSync, NodeAggregation::kAuto), grouped, true).empty());
 }
 
 }  // namespace
