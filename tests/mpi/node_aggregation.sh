@@ -25,8 +25,10 @@ two_nodes=ranks-per-node=3
 train() {  # train NAME [flags...]; HOOKS in the environment: PSTRAIN_TEST_HOOKS for the run
   local name=$1
   shift
-  PSTRAIN_TEST_HOOKS=${HOOKS:-} run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --output-dir "$work/$name" \
-    "$@" > "$work/$name.log" 2>&1 || { cat "$work/$name.log"; fail "run $name"; }
+  (
+    if [ -n "${HOOKS:-}" ]; then export PSTRAIN_TEST_HOOKS=$HOOKS; fi
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --output-dir "$work/$name" "$@" > "$work/$name.log" 2>&1
+  ) || { cat "$work/$name.log"; fail "run $name"; }
 }
 exact() { "$TOOLS_DIR/compare_parameters" "$work/$1/pass-00001" "$work/$2/pass-00001" --exact; }
 groups_logged() {  # groups_logged NAME TEXT: the lead trainer's line about the push groups
