@@ -5,8 +5,9 @@
 # groups of two. One check per call: node_aggregation.sh CASE NP PATH (NP 5: 1 server + 4 trainers)
 #   reproducible     two runs with `on` give the same bits, one group or two; another seed does not (the check can
 #                    fail); the log names the groups
-#   matches_off      `on` against `off`: parameters within relative 1e-5 (the sum is associated otherwise), the same
-#                    test accuracy within 0.005, every sample trained once a pass
+#   matches_off      `on` against `off`: parameters within relative 1e-5 (two groups: the sum is associated
+#                    otherwise; one group gives off's bits), the same test accuracy within 0.005, every sample
+#                    trained once a pass
 #   auto_keeps_bits  `auto` on one node is off: the bits of `off`; over two (faked) nodes it groups
 #   rows_match_off   the NPLM, whose embedding the servers hold by rows (row slots stay per trainer, weighted by
 #                    each trainer's samples): `on`, one group or two, within relative 1e-5 of `off`
@@ -19,15 +20,16 @@ case_name=$1 np=$2 path=$3
 [ "$np" -eq 5 ] || fail "node_aggregation.sh needs np 5 (1 server + 4 trainers)"
 work=$(new_work_dir "node_aggregation_${case_name}_np${np}_${path}")
 common=(--data-dir "$DATA_DIR" --num-pservers 1 --passes 2 --batch-size 32 --hidden 64,32 --optimizer momentum
-        --lr 0.05 --seed 5)
+        --lr 0.05)
 two_nodes=ranks-per-node=3
 
-train() {  # train NAME [flags...]; HOOKS in the environment: PSTRAIN_TEST_HOOKS for the run
+train() {  # train NAME [flags...]; in the environment HOOKS: PSTRAIN_TEST_HOOKS for the run, SEED (default 5)
   local name=$1
   shift
   (
     if [ -n "${HOOKS:-}" ]; then export PSTRAIN_TEST_HOOKS=$HOOKS; fi
-    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --output-dir "$work/$name" "$@" > "$work/$name.log" 2>&1
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --seed "${SEED:-5}" --output-dir "$work/$name" "$@" \
+      > "$work/$name.log" 2>&1
   ) || { cat "$work/$name.log"; fail "run $name"; }
 }
 exact() { "$TOOLS_DIR/compare_parameters" "$work/$1/pass-00001" "$work/$2/pass-00001" --exact; }
@@ -55,17 +57,18 @@ case "$case_name" in
     HOOKS=$two_nodes train two_b --node-aggregation on
     exact two_a two_b || fail "two runs with --node-aggregation on (two groups) differ"
     groups_logged two_a "2 push groups for 4 trainers"
-    train other_seed --node-aggregation on --seed 6
+    SEED=6 train other_seed --node-aggregation on
     if exact a other_seed > /dev/null 2>&1; then fail "another seed gave the same bits: the check cannot fail"; fi
     ;;
   matches_off)
     train off --node-aggregation off
     train on --node-aggregation on
     HOOKS=$two_nodes train two --node-aggregation on
+    # One group of all trainers: the leader's sum is the servers' expression (times a weight of 1): off's bits.
+    exact off on || fail "one group of all trainers should give the bits of off"
     for run in on two; do
       "$TOOLS_DIR/compare_parameters" "$work/off/pass-00001" "$work/$run/pass-00001" --rtol 1e-5 \
         || fail "--node-aggregation on ($run) differs from off by more than 1e-5"
-      if exact off "$run" > /dev/null 2>&1; then echo "note: $run has the bits of off"; else echo "note: $run's bits differ from off's (expected)"; fi
       a=$(last_metric "$work/off/metrics.jsonl" test_accuracy) b=$(last_metric "$work/$run/metrics.jsonl" test_accuracy)
       python3 -c "import sys; sys.exit(0 if abs($a - $b) <= 0.005 and $b > 0.6 else 1)" \
         || fail "test accuracy $b ($run) against $a (off)"
@@ -76,7 +79,7 @@ case "$case_name" in
     "$BIN_DIR/pstrain-data" text --train "$TEXT_FIXTURE/train.txt" --valid "$TEXT_FIXTURE/valid.txt" \
       --test "$TEXT_FIXTURE/test.txt" --output "$work/text" --split-count 4 --ngram 4 --limit 2048 \
       > "$work/convert.log" 2>&1 || { cat "$work/convert.log"; fail "convert"; }
-    common=(--data-dir "$work/text" --num-pservers 1 --passes 1 --batch-size 16 --optimizer sgd --lr 0.2 --seed 11
+    common=(--data-dir "$work/text" --num-pservers 1 --passes 1 --batch-size 16 --optimizer sgd --lr 0.2
             --model nplm --embedding-dim 8 --hidden 16 --direct true)
     train off --node-aggregation off
     train on --node-aggregation on
@@ -98,11 +101,11 @@ case "$case_name" in
     ;;
   geo_resumes)
     common=(--data-dir "$DATA_DIR" --num-pservers 1 --passes 2 --batch-size 32 --hidden 64,32 --mode geo --geo-steps 2
-            --optimizer sgd --lr 0.05 --seed 5 --checkpoint-every-steps 4 --keep-checkpoints 0 --node-aggregation on)
+            --optimizer sgd --lr 0.05 --checkpoint-every-steps 4 --keep-checkpoints 0 --node-aggregation on)
     train reference
     groups_logged reference "1 push group for 4 trainers"
     out="$work/run"
-    PSTRAIN_TEST_HOOKS=step-delay-ms=30 run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" \
+    PSTRAIN_TEST_HOOKS=step-delay-ms=30 run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --seed 5 \
       --output-dir "$out" > "$out.log" 2>&1 &
     launcher=$!
     for ((i = 0; i < 1200; i++)); do  # until the first checkpoint is published (after step 4 of 60 a pass)
@@ -113,7 +116,7 @@ case "$case_name" in
     wait "$launcher" || { cat "$out.log"; fail "SIGUSR1 should end the job cleanly (exit 0)"; }
     grep -q "stopped on a signal" "$out.log" || { cat "$out.log"; fail "no 'stopped on a signal' line"; }
     [ ! -f "$out/pass-00001/done" ] || fail "the run finished before the signal: nothing was tested"
-    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --output-dir "$out" --resume auto \
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" --seed 5 --output-dir "$out" --resume auto \
       > "$out.resume.log" 2>&1 || { cat "$out.resume.log"; fail "resume"; }
     exact reference run || fail "the resumed geo run differs from the uninterrupted one"
     accuracy=$(last_metric "$out/metrics.jsonl" test_accuracy)
