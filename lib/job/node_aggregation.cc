@@ -15,6 +15,7 @@ comm::PushGroups plan_push_groups(const TrainConfig& config, const comm::WorldLa
     return {};
   }
   std::vector<int> node_of_trainer;
+  node_of_trainer.reserve(static_cast<std::size_t>(layout.trainers));
   for (int trainer = 0; trainer < layout.trainers; ++trainer) {
     node_of_trainer.push_back(node_of_rank[static_cast<std::size_t>(layout.trainer_rank(trainer))]);
   }

@@ -108,9 +108,9 @@ int ShardServer::set_weights(std::span<const float> counts) {
 void ShardServer::set_trainer_weights() {
   std::vector<std::int64_t> control(control_size(layout_.trainers));
   windows_.control.read(layout_.world_rank, 0, control);
-  std::vector<float> counts;
+  std::vector<float> counts(static_cast<std::size_t>(layout_.trainers));
   for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
-    counts.push_back(static_cast<float>(control[control_index(trainer, kSamples)]));
+    counts[static_cast<std::size_t>(trainer)] = static_cast<float>(control[control_index(trainer, kSamples)]);
   }
   set_weights(counts);
 }

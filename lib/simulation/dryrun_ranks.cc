@@ -244,6 +244,7 @@ comm::PushGroups host_push_groups(const comm::WorldLayout& layout) {
   std::vector<int> host_of_rank(static_cast<std::size_t>(layout.world_size));
   MPI_Allgather(&host_number, 1, MPI_INT, host_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD);
   std::vector<int> host_of_trainer;
+  host_of_trainer.reserve(static_cast<std::size_t>(layout.trainers));
   for (int trainer = 0; trainer < layout.trainers; ++trainer) {
     host_of_trainer.push_back(host_of_rank[static_cast<std::size_t>(layout.trainer_rank(trainer))]);
   }
