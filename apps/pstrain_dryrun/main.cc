@@ -43,7 +43,9 @@ Flags parse(int argc, char** argv) {
                                          "ssp: steps ahead of the slowest")(
       "poll-interval-us", po::value(&flags.poll_us)->default_value(0),
       "async, ssp: pause between polls")("overlap", po::value(&flags.job.overlap)->default_value(false),
-                                         "async, ssp: pushes streamed during the backward pass");
+                                         "async, ssp: pushes streamed during the backward pass")(
+      "node-aggregation", po::value(&flags.job.node_aggregation)->default_value(false),
+      "sync: the trainers of a host sum their gradients and one pushes (pstrain's --node-aggregation on)");
   po::variables_map values;
   po::store(po::parse_command_line(argc, argv, options), values);
   po::notify(values);
@@ -79,10 +81,10 @@ void print_report(const Flags& flags, const comm::WorldLayout& layout, const std
   for (const RankReport& rank : ranks) samples += rank.samples;
   std::printf(
       "dryrun model=%s mode=%s overlap=%d ranks=%d servers=%d trainers=%d batch=%zu steps=%lld "
-      "parameters=%zu\n",
+      "parameters=%zu node_aggregation=%d\n",
       flags.job.profile.model.c_str(), flags.job.mode.c_str(), flags.job.overlap ? 1 : 0, layout.world_size,
       layout.pservers, layout.trainers, flags.job.profile.batch, static_cast<long long>(flags.job.steps),
-      flags.job.profile.parameter_count());
+      flags.job.profile.parameter_count(), flags.job.node_aggregation ? 1 : 0);
   std::printf("dryrun simulated_seconds=%.6f samples=%.0f samples_per_s=%.1f\n", elapsed, samples, samples / elapsed);
   const auto per_step = [&](double RankReport::*field) { return 1e3 * s.mean(ranks, field, false) / steps; };
   const double step_ms = 1e3 * s.mean(ranks, &RankReport::train_seconds, false) / steps;
@@ -107,8 +109,10 @@ void print_report(const Flags& flags, const comm::WorldLayout& layout, const std
   }
   for (int rank = 0; rank < layout.pservers; ++rank) {
     const RankReport& server = ranks[rank];
-    std::printf("dryrun server=%d bytes_in=%.0f bytes_out=%.0f updates=%.0f busy_s=%.6f memory_bytes=%.0f\n", rank,
-                server.bytes_in, server.bytes_out, server.updates, server.busy_seconds, server.memory_bytes);
+    std::printf(
+        "dryrun server=%d bytes_in=%.0f bytes_out=%.0f updates=%.0f busy_s=%.6f memory_bytes=%.0f push_slots=%.0f\n",
+        rank, server.bytes_in, server.bytes_out, server.updates, server.busy_seconds, server.memory_bytes,
+        server.push_slots);
   }
   std::printf("dryrun memory_server_bytes=%.0f memory_trainer_bytes=%.0f\n",
               s.max(ranks, &RankReport::memory_bytes, true), s.max(ranks, &RankReport::memory_bytes, false));

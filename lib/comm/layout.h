@@ -2,6 +2,8 @@
 // Rank -> role. Ranks [0, P) are parameter-server shards, ranks [P, N) are trainers; one rank trains alone.
 #include <string>
 
+#include "comm/push_groups.h"
+
 namespace pstrain::comm {
 
 enum class Role { kLocal, kServer, kTrainer };
@@ -19,6 +21,14 @@ struct WorldLayout {
   int local_rank = 0;
   int local_size = 1;
   int local_trainer_rank = 0;  // rank among the trainers of this node: trainer k uses GPU k mod GPUs
+  // Which trainers push together (--node-aggregation, comm/push_groups.h); empty: every trainer alone.
+  PushGroups push_groups;
+
+  // The gradient slots each server holds (ps/windows.h): one per push group.
+  int push_slots() const { return push_groups.empty() ? trainers : push_groups.groups(); }
+  // A trainer's slot on every server: its push group's.
+  int push_slot() const { return push_groups.empty() ? trainer_index : push_groups.group_of(trainer_index); }
+  bool aggregates_pushes() const { return !push_groups.empty() && push_groups.aggregates(); }
 
   bool is_server() const { return role == Role::kServer; }
   bool is_trainer() const { return role != Role::kServer; }

@@ -34,6 +34,7 @@ po::options_description train_options() {
       ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
       ("chunk-size", po::value<long long>()->default_value(512), "dynamic dispatch: samples per chunk")
       ("block-size", po::value<std::size_t>()->default_value(8192), "parameter block size in floats, the unit spread over shards")
+      ("node-aggregation", po::value<std::string>()->default_value("auto"), "sync and geo with servers: the trainers of a node sum their gradients (in trainer order, weighted by samples) and one of them pushes the sum and gets the parameters for all: a server holds one gradient slot per node instead of one per trainer. on | off | auto (auto: where the trainers span several nodes and some node holds two or more; with several nodes of several trainers, on changes the bits against off by rounding, reproducibly for a layout). The step is then one-sided (not streamed); row tables held by rows stay per trainer; not with async, ssp or allreduce")
       ("overlap", po::value<std::string>()->default_value("auto"), "communication behind the computation: true | false | auto. Sync PS: each gradient block goes to its shard as soon as the backward pass has it and the next forward pass waits only for the blocks it reads (auto: where every rank has a processor of its own; false: one-sided exchange after the backward pass); async/ssp: the gradient is put block by block (auto: where all ranks share a node); all-reduce: buckets summed during the backward pass (auto: never, measured slower). The same bits every way, except all-reduce with --overlap true at more than 2 trainers")
       ("table-exchange", po::value<std::string>()->default_value("auto"), "row tables (embedding tables): sparse (the servers hold them by row; a step fetches and updates only the rows its batch looks up) | dense (shipped whole, as any parameter) | auto (sparse wherever there are servers, else dense)")
       ("poll-interval-us", po::value<int>()->default_value(0),
@@ -279,6 +280,29 @@ void resolve_reporting(const po::variables_map& values, TrainConfig& config) {
   config.overlap = overlap == "auto" ? Overlap::kAuto : overlap == "true" ? Overlap::kOn : Overlap::kOff;
 }
 
+// --node-aggregation, and the modes and transports it goes with (job/node_aggregation.h).
+void resolve_node_aggregation(const po::variables_map& values, TrainConfig& config) {
+  const std::string text = values["node-aggregation"].as<std::string>();
+  if (text != "auto" && text != "on" && text != "off") {
+    throw Error(ExitCode::kUsage, cat("--node-aggregation '", text, "' is not one of auto, on, off"));
+  }
+  config.node_aggregation = text == "auto" ? NodeAggregation::kAuto
+                            : text == "on" ? NodeAggregation::kOn
+                                           : NodeAggregation::kOff;
+  if (config.node_aggregation != NodeAggregation::kOn) return;
+  const ModeTraits& mode = mode_traits(config.mode);
+  if (!mode.has_servers || !mode.common_steps) {
+    throw Error(ExitCode::kUsage, cat("--node-aggregation on sums the gradients of a node's trainers for one common "
+                                      "step: it needs --mode sync or geo, not --mode ",
+                                      mode.name));
+  }
+  if (config.overlap == Overlap::kOn) {
+    throw Error(ExitCode::kUsage,
+                "--node-aggregation on with --overlap true: a node's leader pushes the node's sum after the backward "
+                "pass (one-sided), it cannot stream each trainer's blocks; leave one of them out");
+  }
+}
+
 // Checkpoints and --resume.
 void resolve_checkpoints(const po::variables_map& values, TrainConfig& config) {
   config.checkpoint_every_steps = values["checkpoint-every-steps"].as<long long>();
@@ -347,6 +371,7 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   resolve_checkpoints(values, config);
   resolve_dispatch(values, config);
   resolve_steps_alone(values, config);
+  resolve_node_aggregation(values, config);
   return config;
 }
 

@@ -19,6 +19,9 @@ std::string to_string(Mode mode);
 
 // --overlap: communication behind computation; kAuto decides from the layout (job/overlap_plan.h).
 enum class Overlap { kAuto, kOn, kOff };
+// --node-aggregation: the trainers of a node sum their gradients before one of them pushes (comm/push_groups.h);
+// kAuto decides from the layout (job/node_aggregation.h).
+enum class NodeAggregation { kAuto, kOn, kOff };
 
 inline constexpr std::size_t kNplmHidden = 100;  // nplm's hidden width when --hidden is not given
 
@@ -70,6 +73,8 @@ struct TrainConfig {
   Overlap overlap = Overlap::kAuto;             // communication behind computation where the mode can
   std::int64_t check_replicas_every_steps = 0;  // allreduce: compare trainer replicas every N steps too
   double timeout_seconds = 600;                 // the watchdog: longest wait for other ranks before the job ends
+  // sync, geo: the trainers of a node push together (job/node_aggregation.h)
+  NodeAggregation node_aggregation = NodeAggregation::kAuto;
 };
 
 // Everything pstrain parses (the test suite's fault injection is not among them: core/test_hooks.h).

@@ -18,6 +18,8 @@ struct TestHooks {
   int leave_delay_ms = 0;                  // slow_trainer pauses this long after training, before MPI_Finalize
   std::int64_t perturb_replica_step = -1;  // all-reduce: the last trainer nudges its copy by one ulp after this step
   bool opaque_backend = false;             // trainers compute on the CPU backend behind copies, as on a GPU
+  int ranks_per_node = 0;                  // > 0: push groups (comm/push_groups.h) see world ranks [k n, k n + n)
+                                           // as node k, so one machine can stand in for several nodes
 
   // Whether the step delay applies to trainer `trainer` (every trainer when none is named).
   bool delays(int trainer) const { return step_delay_ms > 0 && (slow_trainer < 0 || slow_trainer == trainer); }

@@ -19,6 +19,7 @@
 #include "data/augment.h"
 #include "job/default_pservers.h"
 #include "job/memory_check.h"
+#include "job/node_aggregation.h"
 #include "job/program_text.h"
 #include "job/provenance.h"
 #include "report/json_line.h"
@@ -193,6 +194,10 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
     job.layout = comm::make_layout(rank, world_size, pservers, !job.mode().has_servers);
     job.layout.local_rank = node.rank();
     job.layout.local_size = node.size();
+    if (const int faked = test_hooks().ranks_per_node; faked > 0) {  // one machine standing in for several nodes
+      for (std::size_t r = 0; r < node_of_rank.size(); ++r) node_of_rank[r] = static_cast<int>(r) / faked;
+    }
+    job.layout.push_groups = plan_push_groups(job.config, job.layout, node_of_rank);
     optim::make_optimizer(job.config.optimizer, 0);  // validates the optimizer flags on every rank
     start.resolved_ini = to_ini(options.values);
   });

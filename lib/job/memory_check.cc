@@ -55,10 +55,11 @@ MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
       table_floats += static_cast<double>(tables.rows(t).rows()) * static_cast<double>(tables.table(t).width);
     }
     const double dense = (floats - table_floats) / job.layout.pservers;  // its dense blocks, about
-    need.bytes = floats * sizeof(float) + dense * (1 + states + trainers) * sizeof(float);
+    const double dense_slots = job.layout.push_slots();                  // one per push group (comm/push_groups.h)
+    need.bytes = floats * sizeof(float) + dense * (1 + states + dense_slots) * sizeof(float);
     arithmetic << "a server: the starting model, " << job.model.parameter_count
-               << " floats, and its dense share x (1 + " << states << " optimizer state + " << job.layout.trainers
-               << " trainer slots), x 4 B";
+               << " floats, and its dense share x (1 + " << states << " optimizer state + " << job.layout.push_slots()
+               << (job.layout.aggregates_pushes() ? " node" : " trainer") << " slots), x 4 B";
     for (std::size_t t = 0; t < tables.size(); ++t) {
       const auto& table = tables.table(t);
       const double rows = static_cast<double>(tables.rows(t).rows_on(job.layout.shard_index));

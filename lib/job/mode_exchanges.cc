@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "comm/communicator.h"
 #include "core/error.h"
 #include "job/exchange_factory.h"
 #include "ps/exchange_modes.h"
@@ -15,14 +16,24 @@ std::chrono::microseconds poll_interval(const JobContext& job) {
   return std::chrono::microseconds(job.config.poll_interval_us);
 }
 
-// The sync round over the transport --overlap chose (job/overlap_plan.h).
-std::unique_ptr<exchange::GradientExchange> sync_round(const ExchangeParts& parts, ps::TableClient* tables) {
+// The sync round over the transport --overlap chose (job/overlap_plan.h); with push groups (--node-aggregation,
+// job/node_aggregation.h) the one-sided round where each group's leader pushes and pulls for the group.
+// Collective over the trainers.
+std::unique_ptr<exchange::GradientExchange> sync_round(const JobContext& job, const ExchangeParts& parts,
+                                                       ps::TableClient* tables) {
+  if (job.layout.aggregates_pushes()) {
+    PSTRAIN_ASSERT(parts.overlap.sync == ps::SyncTransport::kOneSided, "node aggregation with streamed blocks");
+    return ps::make_node_sync_exchange(*parts.client,
+                                       comm::Communicator::split(parts.trainers, job.layout.push_slot(),
+                                                                 job.layout.trainer_index),
+                                       tables);
+  }
   if (parts.overlap.sync == ps::SyncTransport::kOneSided) return ps::make_sync_exchange(*parts.client, tables);
   return ps::make_streamed_sync_exchange(*parts.client, *parts.blocks, parts.channel, tables);
 }
 
-std::unique_ptr<exchange::GradientExchange> make_sync(const JobContext&, const ExchangeParts& parts) {
-  return sync_round(parts, parts.tables);
+std::unique_ptr<exchange::GradientExchange> make_sync(const JobContext& job, const ExchangeParts& parts) {
+  return sync_round(job, parts, parts.tables);
 }
 
 std::unique_ptr<exchange::GradientExchange> make_async(const JobContext& job, const ExchangeParts& parts) {
@@ -41,7 +52,7 @@ std::unique_ptr<exchange::GradientExchange> make_geo(const JobContext& job, cons
   auto optimizer = whole_model_optimizer(job);  // stateless: its start comes from the servers
   optimizer->set_steps_taken(parts.run.resumed ? static_cast<std::uint64_t>(parts.run.resumed->training.global_step)
                                                : 0);
-  return ps::make_geo_exchange(sync_round(parts, nullptr), std::move(optimizer));
+  return ps::make_geo_exchange(sync_round(job, parts, nullptr), std::move(optimizer));
 }
 
 // One row per mode of config/modes.cc: the exchange its trainers step with.

@@ -6,6 +6,7 @@
 
 #include "comm/node_sharing.h"
 #include "core/log.h"
+#include "job/node_aggregation.h"
 
 namespace pstrain::train {
 
@@ -34,6 +35,14 @@ bool logged(const comm::WorldLayout& layout, const char* what, const Choice& cho
 }
 
 ps::SyncTransport plan_sync(const TrainConfig& config, const comm::WorldLayout& layout) {
+  if (layout.aggregates_pushes()) {  // the same on every rank: the push groups are
+    if (layout.is_lead_trainer()) {
+      log_info(mode_traits(config.mode).trainers_step_alone ? "geo meetings" : "sync steps",
+               ": one-sided, each node's leader pushes its trainers' sum and gets the parameters for them (",
+               describe_push_groups(config, layout.push_groups), ")");
+    }
+    return ps::SyncTransport::kOneSided;
+  }
   const Choice choice = choose(config.overlap, [] {
     if (comm::every_rank_has_a_processor(MPI_COMM_WORLD)) return Choice{true, "every rank has a processor of its own"};
     return Choice{false,

@@ -17,6 +17,8 @@ struct OverlapPlan {
 };
 
 // Collective over the world (every rank, servers included); logs the choice and its reason on the lead trainer.
+// With push groups (--node-aggregation, job/node_aggregation.h) sync steps and geo meetings are one-sided: a node's
+// leader pushes the node's sum after the backward pass (each trainer's blocks cannot stream to the servers).
 // --overlap auto:
 //   sync streams where every rank has a processor of its own: a streaming shard must be scheduled to answer while
 //     its trainers compute. Where ranks share processors (the README's 3 ranks on 2 cores) the one-sided step,

@@ -30,7 +30,7 @@ void PsClient::push(std::span<const float> gradient, float count) {
   // One epoch over all shards so the puts to different shards overlap; end_push completes them everywhere.
   begin_push();
   for (int shard = 0; shard < plan_.shards(); ++shard) {
-    const auto slot = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(plan_.shard_size(shard)));
+    const auto slot = static_cast<MPI_Aint>(layout_.push_slot() * slot_stride(plan_.shard_size(shard)));
     MPI_CHECK(MPI_Put(gradient.data(), 1, shard_types_[shard].handle(), shard, slot,
                       static_cast<int>(plan_.shard_size(shard)), MPI_FLOAT, windows_.grads.handle()));
   }
@@ -42,7 +42,7 @@ void PsClient::begin_push() {
 }
 
 void PsClient::push_block(const Block& block, std::span<const float> gradient) {
-  const auto slot = layout_.trainer_index * slot_stride(plan_.shard_size(block.shard));
+  const auto slot = layout_.push_slot() * slot_stride(plan_.shard_size(block.shard));
   MPI_CHECK(MPI_Put(gradient.data() + block.place.global_offset, static_cast<int>(block.place.length), MPI_FLOAT,
                     block.shard, static_cast<MPI_Aint>(slot + block.place.local_offset),
                     static_cast<int>(block.place.length), MPI_FLOAT, windows_.grads.handle()));
@@ -57,7 +57,7 @@ void PsClient::end_push(float count) {
     trailer[0] = count;
     write_version(trailer + 1, versions_[shard]);
     const std::size_t slice = plan_.shard_size(shard);
-    const auto at = static_cast<MPI_Aint>(layout_.trainer_index * slot_stride(slice) + slice);
+    const auto at = static_cast<MPI_Aint>(layout_.push_slot() * slot_stride(slice) + slice);
     MPI_CHECK(MPI_Put(trailer, kSlotTrailer, MPI_FLOAT, shard, at, kSlotTrailer, MPI_FLOAT, window));
   }
   MPI_CHECK(MPI_Win_unlock_all(window));  // the trailers are read until here
@@ -113,6 +113,12 @@ std::int64_t PsClient::checkpoint_request() {
 }
 void PsClient::announce_quiesced() {
   atomic_on_shard(0, kQuiescedIndex, 1, MPI_SUM);
+}
+
+void PsClient::announce_samples(std::int64_t samples) {
+  for (int shard = 0; shard < plan_.shards(); ++shard) {
+    windows_.control.write(shard, control_index(layout_.trainer_index, kSamples), samples);
+  }
 }
 
 void PsClient::publish_clock(std::int64_t clock) {

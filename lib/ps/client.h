@@ -19,7 +19,8 @@ class PsClient {
   PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout);
 
   // Puts `gradient` (full flat vector), `count` and the version of each shard's parameters as of the last pull into
-  // this trainer's slot on every shard; returns when the data is complete at every target.
+  // this trainer's slot on every shard (its push group's, comm/push_groups.h: with node aggregation only the
+  // group's leader pushes); returns when the data is complete at every target.
   void push(std::span<const float> gradient, float count);
   // The same push block by block, as the backward pass finishes them (ps/push_stream.h): begin_push opens the
   // epoch, push_block puts one block of `gradient` (which must not change before end_push), end_push puts `count`
@@ -48,6 +49,9 @@ class PsClient {
   void request_checkpoint(std::int64_t bits);
   std::int64_t checkpoint_request();
   void announce_quiesced();
+  // Sync with node aggregation and row tables: this trainer's samples in the step, on every shard (they weight its
+  // row slots there; its group's slot carries the group's count). Complete at every shard on return.
+  void announce_samples(std::int64_t samples);
   // SSP clocks, kept on shard 0: publish this trainer's, read everyone's.
   void publish_clock(std::int64_t clock);
   std::vector<std::int64_t> read_clocks();

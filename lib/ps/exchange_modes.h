@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 
+#include "comm/communicator.h"
 #include "exchange/gradient_exchange.h"
 #include "ps/client.h"
 #include "ps/table_client.h"
@@ -15,6 +16,12 @@ namespace pstrain::ps {
 // `tables` (every mode): the row tables the servers hold by rows (null: none); their rows are fetched per batch.
 // Sync over SyncTransport::kOneSided.
 std::unique_ptr<exchange::GradientExchange> make_sync_exchange(PsClient& client, TableClient* tables = nullptr);
+// Sync over SyncTransport::kOneSided with node aggregation (node_sync_exchange.cc; exchange/step_protocol.h "Node
+// aggregation"): `group` holds this trainer's push group (comm/push_groups.h), ranked in trainer order, so that its
+// rank 0 is the group's leader, the one that pushes and pulls the dense part for the group; the rows of `tables`
+// go per trainer.
+std::unique_ptr<exchange::GradientExchange> make_node_sync_exchange(PsClient& client, comm::Communicator group,
+                                                                    TableClient* tables = nullptr);
 // Sync over SyncTransport::kStreamed: `blocks` deals the trainer's flat vector to the shards; `channel` is the
 // world's duplicate that carries the step's messages (block_messages.h), the same communicator the servers were
 // given.

@@ -52,6 +52,9 @@ void ShardServer::apply(std::span<const float> gradient) {
 
 int ShardServer::sync_step(int flags) {
   const comm::Watchdog::Wait wait("a sync step (waiting for the trainers' gradients)");
+  // Streamed blocks come per trainer; a node's sum only one-sidedly (job/overlap_plan.cc chooses so).
+  PSTRAIN_ASSERT(transport_ == SyncTransport::kOneSided || !layout_.aggregates_pushes(),
+                 "a streamed sync step with node aggregation");
   return transport_ == SyncTransport::kStreamed ? streamed_step(flags) : one_sided_step(flags);
 }
 
@@ -62,14 +65,13 @@ int ShardServer::one_sided_step(int flags) {
     WindowLock lock(windows_.grads.handle(), layout_.world_rank, WindowLock::Mode::kShared);
     const auto slots = windows_.grads.local();
     const std::size_t stride = slot_stride(slice_size_);
-    std::vector<float> counts(static_cast<std::size_t>(layout_.trainers));
-    for (std::size_t trainer = 0; trainer < counts.size(); ++trainer) {
-      counts[trainer] = slots[trainer * stride + slice_size_];
-    }
+    std::vector<float> counts(static_cast<std::size_t>(layout_.push_slots()));  // one slot per push group
+    for (std::size_t slot = 0; slot < counts.size(); ++slot) counts[slot] = slots[slot * stride + slice_size_];
     set_weights(counts);
     sum_range(0, slice_size_);
   }
   apply(summed_);
+  if (!tables_.empty() && layout_.aggregates_pushes()) set_trainer_weights();  // the slots hold groups' sums
   for (const auto& table : tables_) table->update(weights_);
   stats_.busy_seconds += seconds_since(start);
   return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the parameters are published
@@ -98,6 +100,19 @@ int ShardServer::set_weights(std::span<const float> counts) {
     if (weights_[trainer] != 0) ++contributing;
   }
   return contributing;
+}
+
+// With node aggregation the row slots stay per trainer, each weighted by its trainer's samples, which the trainers
+// announced in their control words before the step's first meeting (PsClient::announce_samples). The counts are
+// whole numbers, so their float total is the same in any order: the weights are those of one slot per trainer.
+void ShardServer::set_trainer_weights() {
+  std::vector<std::int64_t> control(control_size(layout_.trainers));
+  windows_.control.read(layout_.world_rank, 0, control);
+  std::vector<float> counts(static_cast<std::size_t>(layout_.trainers));
+  for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
+    counts[static_cast<std::size_t>(trainer)] = static_cast<float>(control[control_index(trainer, kSamples)]);
+  }
+  set_weights(counts);
 }
 
 int ShardServer::receive_counts() {

@@ -76,6 +76,8 @@ class ShardServer {
   // Sync: each trainer's weight in the step, its count over the total (weights_); returns how many are not 0.
   int set_weights(std::span<const float> counts);
   int receive_counts();  // streamed: the counts come as messages
+  // Sync with node aggregation and row tables: weights_ per trainer, from the samples each announced.
+  void set_trainer_weights();
   // Sync: summed_[offset, offset + length) = the weighted sum of the trainers' slots there.
   void sum_range(std::size_t offset, std::size_t length);
   // Streamed: receives, sums, updates and sends back every block of this shard.
@@ -93,7 +95,8 @@ class ShardServer {
   std::vector<MPI_Request> sends_;                       // sync: the same layout
   std::vector<int> arrived_;                             // sync: trainers' parts in, per block
   std::vector<float> summed_;                            // sync: the averaged gradient of one step
-  std::vector<float> weights_;                           // each trainer's weight in a table update (TableShard::update)
+  // Each slot's weight in a sync step; each trainer's in a table update (TableShard::update).
+  std::vector<float> weights_;
   std::vector<std::unique_ptr<TableShard>> tables_;
   std::int64_t version_ = 0;
   std::vector<std::int64_t> applied_;  // async: last push applied, per trainer

@@ -4,25 +4,30 @@
 // Server shard s (world rank s) exposes three windows; trainers expose nothing (zero-size windows):
 //   params  float  [2 + L]        words 0-1 hold the int64 version (updates applied so far) so that a trainer
 //                                 reads parameters and their version in one shared-lock epoch; then the slice.
-//   grads   float  T x [L + 3]    one slot per trainer: its gradient for the slice, its sample count, then the
-//                                 int64 version of the parameters the gradient was computed from (the base
+//   grads   float  G x [L + 3]    one slot per push group (comm/push_groups.h; G = T, one per trainer, unless
+//                                 --node-aggregation groups the trainers of a node, whose leader then puts the
+//                                 node's sum into the group's slot): its gradient for the slice, its sample count,
+//                                 then the int64 version of the parameters the gradient was computed from (the base
 //                                 version: async staleness) in two floats (async: put one-sidedly, all of it
 //                                 complete before the push is announced; sync: the blocks arrive as messages into
-//                                 the slot, and the count comes in a message of its own).
-//   control int64  [4 + 4T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
+//                                 the slot, and the count comes in a message of its own; sync with node
+//                                 aggregation: one-sided only).
+//   control int64  [4 + 5T]       [0] next chunk of the pass (dynamic dispatch, shard 0, MPI_Fetch_and_op),
 //                                 [1] trainers done (MPI_Accumulate SUM);
 //                                 [2] checkpoint request bits (StepFlags, MPI_Accumulate BOR), [3] trainers
 //                                 quiesced for it (SUM): async checkpoints, on shard 0;
-//                                 per trainer t at 4+4t: pushed_seq (written by trainer t), applied_seq,
+//                                 per trainer t at 4+5t: pushed_seq (written by trainer t), applied_seq,
 //                                 staleness of the last applied push (written by the server), clock (ssp, on
-//                                 shard 0 only: steps trainer t finished in this pass).
+//                                 shard 0 only: steps trainer t finished in this pass), samples (sync with node
+//                                 aggregation and row tables: trainer t's samples in the step, which weight its
+//                                 row slots, the grads slot holding only its group's count).
 //                                 Touched by atomic operations only, in one epoch for the whole run
 //                                 (ps/control_words.h): no rank ever locks it.
 //
 // Each row table (table_plan.h) adds three windows per shard, the same on every shard but sized by its rows:
 //   rows    float  [R_s x W]      the shard's rows of the table, local row l = global row l * P + s
-//   row_ids int64  T x [1 + C_s]  one slot per trainer: how many rows its last step touched here, then their
-//                                 local indices, increasing
+//   row_ids int64  T x [1 + C_s]  one slot per trainer (with node aggregation too): how many rows its last step
+//                                 touched here, then their local indices, increasing
 //   row_grads float T x [C_s x W] the gradients of those rows, in the same order
 // (R_s: rows on shard s, W: row width, C_s: the rows one step can touch there, TablePlan::capacity.)
 //
@@ -45,12 +50,12 @@ namespace pstrain::ps {
 
 inline constexpr std::size_t kParamsHeader = 2;  // floats holding the int64 version
 inline constexpr std::size_t kControlHeader = 4;
-inline constexpr std::size_t kControlPerTrainer = 4;
+inline constexpr std::size_t kControlPerTrainer = 5;
 inline constexpr std::size_t kChunkCounterIndex = 0;
 inline constexpr std::size_t kDoneIndex = 1;
 inline constexpr std::size_t kCheckpointRequestIndex = 2;
 inline constexpr std::size_t kQuiescedIndex = 3;
-enum ControlField : std::size_t { kPushedSeq = 0, kAppliedSeq = 1, kStaleness = 2, kClock = 3 };
+enum ControlField : std::size_t { kPushedSeq = 0, kAppliedSeq = 1, kStaleness = 2, kClock = 3, kSamples = 4 };
 inline constexpr std::int64_t kClockPassDone = std::int64_t{1} << 60;
 
 inline std::size_t control_index(int trainer, ControlField field) {
@@ -78,7 +83,7 @@ struct PsWindows {
   // Collective over `world`.
   PsWindows(MPI_Comm world, const comm::WorldLayout& layout, const ShardPlan& plan)
       : params(world, layout.is_server() ? kParamsHeader + plan.shard_size(layout.shard_index) : 0),
-        grads(world, layout.is_server() ? layout.trainers * slot_stride(plan.shard_size(layout.shard_index)) : 0),
+        grads(world, layout.is_server() ? layout.push_slots() * slot_stride(plan.shard_size(layout.shard_index)) : 0),
         control(world, layout.is_server() ? control_size(layout.trainers) : 0) {}
 
   comm::Window<float> params;

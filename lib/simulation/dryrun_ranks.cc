@@ -40,8 +40,8 @@ double optimizer_state_bytes(optim::Optimizer& optimizer) {
 
 // A shard's memory: its windows (ps/windows.h), the optimizer's state, and the sync sum of one step.
 double server_memory(const DryRunJob& job, const comm::WorldLayout& layout, std::size_t slice, double optimizer) {
-  const double trainers = layout.trainers;
-  const double windows = kFloat * (ps::kParamsHeader + slice) + kFloat * trainers * ps::slot_stride(slice) +
+  const double slots = layout.push_slots();  // one per push group (ps/windows.h)
+  const double windows = kFloat * (ps::kParamsHeader + slice) + kFloat * slots * ps::slot_stride(slice) +
                          sizeof(std::int64_t) * static_cast<double>(ps::control_size(layout.trainers));
   return windows + optimizer + kFloat * static_cast<double>(slice) + static_cast<double>(job.profile.baseline_bytes);
 }
@@ -110,20 +110,30 @@ RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWi
   report.train_seconds = MPI_Wtime() - begin;
   report.updates = static_cast<double>(server.stats().updates);
   report.busy_seconds = server.stats().busy_seconds;
-  // Dense traffic only (the control words' 8-byte atomics are left out): every trainer's slot once per step
-  // (sync) or per applied push (async), and one pull of the slice per trainer step, plus the first pull (and,
-  // async, the end-of-pass pull).
+  // Dense traffic only (the control words' 8-byte atomics are left out): every slot once per step (sync: one per
+  // push group) or per applied push (async), and one pull of the slice per trainer step (sync: per push group),
+  // plus every trainer's first pull (and, async, the end-of-pass pull).
   const double trainers = layout.trainers;
-  const double pushes = job.mode == "sync" ? trainers * static_cast<double>(job.steps) : report.updates;
-  const double pulls = trainers * (static_cast<double>(job.steps) + (job.mode == "sync" ? 1 : 2));
+  const double slots = layout.push_slots();
+  const double steps = static_cast<double>(job.steps);
+  const double pushes = job.mode == "sync" ? slots * steps : report.updates;
+  const double pulls = job.mode == "sync" ? slots * steps + trainers : trainers * (steps + 2);
   report.bytes_in = pushes * kFloat * static_cast<double>(ps::slot_stride(slice));
   report.bytes_out = pulls * kFloat * static_cast<double>(ps::kParamsHeader + slice);
   report.memory_bytes = server_memory(job, layout, slice, optimizer_bytes) + table_bytes;
+  report.push_slots = slots;
   return report;
 }
 
-std::unique_ptr<exchange::GradientExchange> make_ps_exchange(const DryRunJob& job, ps::PsClient& client,
-                                                             MPI_Comm trainers, ps::TableClient* tables) {
+// Collective over the trainers.
+std::unique_ptr<exchange::GradientExchange> make_ps_exchange(const DryRunJob& job, const comm::WorldLayout& layout,
+                                                             ps::PsClient& client, MPI_Comm trainers,
+                                                             ps::TableClient* tables) {
+  if (job.mode == "sync" && layout.aggregates_pushes()) {  // as lib/job's sync_round
+    return ps::make_node_sync_exchange(client,
+                                       comm::Communicator::split(trainers, layout.push_slot(), layout.trainer_index),
+                                       tables);
+  }
   if (job.mode == "sync") return ps::make_sync_exchange(client, tables);
   if (job.mode == "async") return ps::make_async_exchange(client, trainers, job.poll_interval, job.overlap, tables);
   if (job.mode == "ssp") {
@@ -195,9 +205,12 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
   ps::TableClient table_client(table_windows, tables, caches, layout);
   SharedFloats parameters(length, 0.0f), gradient(length, 1e-4f);  // one copy for all trainers (shared_floats.h)
   exchange::meet_all_ranks("the start");
-  auto exchange = make_ps_exchange(job, client, trainers, tables.empty() ? nullptr : &table_client);
+  auto exchange = make_ps_exchange(job, layout, client, trainers, tables.empty() ? nullptr : &table_client);
   RankReport report = train(job, *exchange, parameters.span(), gradient.span(), layout.trainer_index);
   report.table_bytes = static_cast<double>(table_client.traffic().bytes);
+  if (layout.aggregates_pushes() && layout.push_groups.leader(layout.push_slot()) == layout.trainer_index) {
+    report.memory_bytes += 3 * kFloat * static_cast<double>(dense_count);  // the group's sum, two receive buffers
+  }
   return report;
 }
 
@@ -222,9 +235,33 @@ RankReport run_allreduce_rank(const DryRunJob& job) {
   return report;
 }
 
+// The push groups of --node-aggregation: the trainers of each simulated host (MPI_Comm_split_type SHARED groups
+// ranks by host under SMPI). Collective over the world.
+comm::PushGroups host_push_groups(const comm::WorldLayout& layout) {
+  const comm::Communicator host = comm::Communicator::split_shared(MPI_COMM_WORLD);
+  int host_number = layout.world_rank;
+  MPI_Bcast(&host_number, 1, MPI_INT, 0, host.handle());  // the host's lowest world rank
+  std::vector<int> host_of_rank(static_cast<std::size_t>(layout.world_size));
+  MPI_Allgather(&host_number, 1, MPI_INT, host_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> host_of_trainer;
+  host_of_trainer.reserve(static_cast<std::size_t>(layout.trainers));
+  for (int trainer = 0; trainer < layout.trainers; ++trainer) {
+    host_of_trainer.push_back(host_of_rank[static_cast<std::size_t>(layout.trainer_rank(trainer))]);
+  }
+  return comm::PushGroups::by_node(host_of_trainer);
+}
+
 }  // namespace
 
-RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& layout) {
+RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& given) {
+  comm::WorldLayout layout = given;
+  if (job.node_aggregation) {
+    if (job.mode != "sync") {
+      throw Error(ExitCode::kUsage,
+                  cat("--node-aggregation true: the dry-run aggregates sync steps, not --mode ", job.mode));
+    }
+    layout.push_groups = host_push_groups(layout);
+  }
   if (job.overlap && job.mode != "async" && job.mode != "ssp") {
     // Tried: sync over the streamed transport simulated 4.6x slower than one-sided at 16 ranks (unexplained,
     // unvalidated), and all-reduce buckets tripped the replica check (SMPI's MPI_Iallreduce does not give every

@@ -25,6 +25,9 @@ struct DryRunJob {
   // Async and ssp: the gradient put block by block as the backward pass finishes it (pstrain's --overlap true,
   // ps/push_stream.h). Refused for sync and all-reduce (dryrun_ranks.cc says why).
   bool overlap = false;
+  // Sync: the trainers of a simulated host sum their gradients and one of them pushes (pstrain's
+  // --node-aggregation on, comm/push_groups.h): the servers hold one slot per host.
+  bool node_aggregation = false;
 };
 
 // What one rank measured, in simulated seconds and bytes; gathered to rank 0 as plain doubles.
@@ -39,7 +42,8 @@ struct RankReport {
   double updates = 0, busy_seconds = 0;
   double mean_staleness = 0;
   double table_bytes = 0;  // trainer: row-table traffic (rows and their ids, both ways, ps::TableTraffic)
-  static constexpr int kFields = 17;
+  double push_slots = 0;   // server: gradient slots it holds (push groups, comm/push_groups.h)
+  static constexpr int kFields = 18;
 };
 
 // Collective over MPI_COMM_WORLD.

@@ -4,7 +4,8 @@
 # sync and async and checks what the real lib/ps code did there: every step of every trainer simulated, the
 # simulated compute equal to the profile's (the injected time, not the host's), every async push applied by the
 # server, nonzero server traffic, and a broken profile failing with its message and exit 1 (smpirun itself exits
-# 0 after MPI_Abort). Exit 77 (skipped) without smpicxx/smpirun.
+# 0 after MPI_Abort), and sync with node aggregation (one slot, a third of the bytes in). Exit 77 (skipped)
+# without smpicxx/smpirun.
 #   dryrun_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 source_dir=$1 build_dir=$2
@@ -42,6 +43,18 @@ for mode in sync async; do
   expected_updates=$([[ $mode == sync ]] && echo 20 || echo 60)
   [[ $updates == "$expected_updates" ]] || fail "$mode: server 0 applied $updates updates, expected $expected_updates"
 done
+
+# Node aggregation (pstrain's --node-aggregation on): the 3 trainers of the node push once a step, so the server
+# holds one gradient slot and takes a third of the bytes; every step still trained by every trainer.
+report=$work/aggregated.txt
+"$dryrun" --platform "$platform" --mode sync --node-aggregation true --servers 1 --trainers 3 --batch 32 --steps 20 \
+  --timeout 120 --ranks-per-node 4 > "$report" || fail "sync with node aggregation: the dry-run failed"
+cat "$report"
+[[ $(value "$report" samples) == 1920 && $(value "$report" updates) == 20 ]] || fail "aggregated: samples or updates"
+[[ $(value "$report" push_slots) == 1 ]] || fail "aggregated: the server holds $(value "$report" push_slots) slots, expected 1"
+[[ $(value "$work/sync.txt" push_slots) == 3 ]] || fail "sync: the server holds $(value "$work/sync.txt" push_slots) slots, expected 3"
+awk -v on="$(value "$report" bytes_in)" -v off="$(value "$work/sync.txt" bytes_in)" 'BEGIN { exit !(3 * on == off) }' ||
+  fail "aggregated: bytes in $(value "$report" bytes_in), expected a third of $(value "$work/sync.txt" bytes_in)"
 
 # A profile the dry-run cannot read: the message, and exit 1 (not smpirun's 0).
 printf 'model mlp\nbatch 8\nparameter w 10\nlayer fc1 oops 1\n' > "$work/broken.profile"

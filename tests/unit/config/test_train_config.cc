@@ -197,5 +197,21 @@ TEST(TrainConfig, BadScheduleAugmentAndSmoothingValuesNameTheProblem) {
   expect_rejected({"--augment", "crop:0"}, "--augment");
 }
 
+// --node-aggregation: parsed, auto by default, and `on` refused (naming the combination) where no common step sums
+// the trainers' gradients, or where --overlap true asks for each trainer's blocks to stream.
+TEST(TrainConfig, NodeAggregationParsedAndRefusedWithoutACommonStep) {
+  EXPECT_EQ(resolve({}).node_aggregation, NodeAggregation::kAuto);
+  EXPECT_EQ(resolve({"--node-aggregation", "on"}).node_aggregation, NodeAggregation::kOn);
+  EXPECT_EQ(resolve({"--node-aggregation", "on", "--mode", "geo"}).node_aggregation, NodeAggregation::kOn);
+  EXPECT_EQ(resolve({"--node-aggregation", "off", "--mode", "async"}).node_aggregation, NodeAggregation::kOff);
+  EXPECT_EQ(resolve({"--mode", "ssp"}).node_aggregation, NodeAggregation::kAuto);  // auto is off there
+  expect_rejected({"--node-aggregation", "yes"}, "--node-aggregation 'yes' is not one of auto, on, off");
+  for (const char* mode : {"async", "ssp", "allreduce"}) {
+    expect_rejected({"--node-aggregation", "on", "--mode", mode},
+                    std::string("it needs --mode sync or geo, not --mode ") + mode);
+  }
+  expect_rejected({"--node-aggregation", "on", "--overlap", "true"}, "--node-aggregation on with --overlap true");
+}
+
 }  // namespace
 }  // namespace pstrain::train

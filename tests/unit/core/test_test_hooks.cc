@@ -19,7 +19,7 @@ TEST(TestHooks, EmptyTextLeavesEveryHookOff) {
 TEST(TestHooks, ParsesEveryHookByName) {
   const TestHooks hooks = parse_test_hooks(
       "checkpoint-delay-ms=300,step-delay-ms=50,slow-trainer=1,slow-factor=2.5,leave-delay-ms=60000,"
-      "perturb-replica-step=3,opaque-backend=true");
+      "perturb-replica-step=3,opaque-backend=true,ranks-per-node=3");
   EXPECT_EQ(hooks.checkpoint_delay_ms, 300);
   EXPECT_EQ(hooks.step_delay_ms, 50);
   EXPECT_EQ(hooks.slow_trainer, 1);
@@ -27,6 +27,8 @@ TEST(TestHooks, ParsesEveryHookByName) {
   EXPECT_EQ(hooks.leave_delay_ms, 60000);
   EXPECT_EQ(hooks.perturb_replica_step, 3);
   EXPECT_TRUE(hooks.opaque_backend);
+  EXPECT_EQ(hooks.ranks_per_node, 3);
+  EXPECT_EQ(parse_test_hooks("").ranks_per_node, 0);  // the real nodes
 }
 
 TEST(TestHooks, StepDelayAppliesToTheNamedTrainerOrToEveryTrainer) {
@@ -52,6 +54,7 @@ TEST(TestHooks, MalformedEntriesAreRefusedNamingThem) {
   expect_refused("step-delay-ms=fast", "needs a number, not 'fast'");
   expect_refused("slow-factor=0.5", "slow-factor must be >= 1");
   expect_refused("opaque-backend=yes", "true or false");
+  expect_refused("ranks-per-node=0", "ranks-per-node must be >= 1");
 }
 
 }  // namespace
