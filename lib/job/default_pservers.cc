@@ -41,6 +41,11 @@ ServerCountInputs server_count_inputs(const TrainConfig& config, const std::vect
   const int ranks = inputs.ranks;
   const int nodes = inputs.nodes;
   inputs.summed_steps = mode_traits(config.mode).common_steps;
+  // Across nodes (where the rule applies) --node-aggregation auto aggregates unless --overlap true streams the
+  // blocks (job/node_aggregation.h); a node of one trainer is its own group, which the rule's terms allow for.
+  inputs.node_pushes =
+      inputs.summed_steps && (config.node_aggregation == NodeAggregation::kOn ||
+                              (config.node_aggregation == NodeAggregation::kAuto && config.overlap != Overlap::kOn));
   inputs.trainer_flops_per_s = config.device == "cpu" ? kCpuTrainerFlopsPerSecond : kGpuTrainerFlopsPerSecond;
   inputs.link_bytes_per_s = kNodeLinkBytesPerSecond;
   inputs.update_bytes_per_s = update_bytes_per_second(config);

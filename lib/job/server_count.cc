@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/error.h"
 
@@ -38,6 +39,17 @@ std::pair<int, int> busiest_nodes(const ServerCountInputs& inputs, int servers) 
   return {most(servers_on), most(trainers_on)};
 }
 
+int trainer_nodes(const ServerCountInputs& inputs, int servers) {
+  if (inputs.node_of_rank.empty()) {
+    const int r = ranks_per_node(inputs);
+    return (inputs.ranks + r - 1) / r - servers / r;  // the nodes in all less those holding only servers
+  }
+  std::set<int> nodes;
+  for (int rank = servers; rank < inputs.ranks; ++rank)
+    nodes.insert(inputs.node_of_rank[static_cast<std::size_t>(rank)]);
+  return static_cast<int>(nodes.size());
+}
+
 double modeled_step_seconds(const ServerCountInputs& inputs, int servers) {
   PSTRAIN_ASSERT(servers >= 1 && servers < inputs.ranks, servers, " of ", inputs.ranks);
   const auto [servers_sharing, trainers_sharing] = busiest_nodes(inputs, servers);           // k and m
@@ -46,6 +58,11 @@ double modeled_step_seconds(const ServerCountInputs& inputs, int servers) {
   const double link = inputs.link_bytes_per_s;                                               // W
   const double update = inputs.update_bytes_per_s;                                           // U
   const double compute = inputs.step_flops / inputs.trainer_flops_per_s;                     // t_c
+  if (inputs.summed_steps && inputs.node_pushes) {
+    const double groups_per_server = static_cast<double>(trainer_nodes(inputs, servers)) / servers;  // G / S
+    return compute + 2 * std::max(servers_sharing * groups_per_server, 1.0) * bytes / link +
+           groups_per_server * bytes / update + 2 * (trainers_sharing - 1) * bytes / update;
+  }
   if (inputs.summed_steps) {
     return compute +
            2 * std::max(servers_sharing * trainers_per_server, static_cast<double>(trainers_sharing)) * bytes / link +
@@ -82,11 +99,11 @@ ServerCount choose_server_count(const ServerCountInputs& inputs) {
     }
   }
   count.compute_seconds = inputs.step_flops / inputs.trainer_flops_per_s;
-  count.reason =
-      cat("sizing rule (docs/sizing.md): ", inputs.summed_steps ? "sync" : "async", ", ", inputs.dense_bytes / 1e6,
-          " MB pushed and pulled per step, ", count.compute_seconds * 1e3, " ms of compute, ", ranks_per_node(inputs),
-          " ranks per node, link ", inputs.link_bytes_per_s / 1e9, " GB/s, updates ", inputs.update_bytes_per_s / 1e9,
-          " GB/s: modeled step ", count.step_seconds * 1e3, " ms");
+  count.reason = cat("sizing rule (docs/sizing.md): ", inputs.summed_steps ? "sync" : "async",
+                     inputs.node_pushes ? " with node aggregation" : "", ", ", inputs.dense_bytes / 1e6,
+                     " MB pushed and pulled per step, ", count.compute_seconds * 1e3, " ms of compute, ",
+                     ranks_per_node(inputs), " ranks per node, link ", inputs.link_bytes_per_s / 1e9, " GB/s, updates ",
+                     inputs.update_bytes_per_s / 1e9, " GB/s: modeled step ", count.step_seconds * 1e3, " ms");
   return count;
 }
 

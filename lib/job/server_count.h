@@ -8,6 +8,10 @@
 // (r ranks per node) and the m = min(T, r) trainers of a node share theirs. With the trainer's compute t_c:
 //   sync (the one-sided step: compute, push, sum, pull one after another):
 //     step(S) = t_c + 2 * max(k*T/S, m) * B / W + T * B / (S * U)
+//   sync with node aggregation (--node-aggregation, exchange/step_protocol.h): the G nodes holding trainers push and
+//   pull once each, through their leader, which first takes in and sums its node's m - 1 other gradients and
+//   afterwards hands the parameters to them (both at the shard's rate U, the memory's speed):
+//     step(S) = t_c + 2 * max(k*G/S, 1) * B / W + G * B / (S * U) + 2 * (m - 1) * B / U
 //   async, ssp (a shard works while the trainers compute; its link carries in and out at once), a shard kept at
 //   most a fraction rho of the time busy (pushes queue behind a busier one; rho fitted to the dry-run, below):
 //     step(S) = max(t_c + 2 * m * B / W,  T * B / S * max(k / W, 1 / U) / rho)
@@ -39,6 +43,7 @@ struct ServerCountInputs {
   double dense_bytes = 0;      // B: what a trainer pushes, and pulls, per step (the model less its row tables)
   double step_flops = 0;       // a trainer's forward and backward of one batch: 3 x forward FLOPs x batch
   bool summed_steps = true;    // sync: one summed update a step; false: async/ssp, one update per push
+  bool node_pushes = false;    // sync with node aggregation: one push and one pull per node holding trainers
   double trainer_flops_per_s;  // a trainer's compute rate (t_c = step_flops / it)
   double link_bytes_per_s;     // W: one node's network link, each way
   double update_bytes_per_s;   // U: slot bytes a shard sums (sync) or applies (async) per second
@@ -55,6 +60,9 @@ struct ServerCount {
 int ranks_per_node(const ServerCountInputs& inputs);
 // The most servers (first) and the most trainers (second) on one node with `servers` shards on ranks [0, servers).
 std::pair<int, int> busiest_nodes(const ServerCountInputs& inputs, int servers);
+// The nodes holding trainers with `servers` shards on ranks [0, servers): G, the pushes per step with node
+// aggregation.
+int trainer_nodes(const ServerCountInputs& inputs, int servers);
 // The rule's step time with `servers` shards (1 <= servers < ranks).
 double modeled_step_seconds(const ServerCountInputs& inputs, int servers);
 // The count (>= 1 for 2 or more ranks; 0 for one rank, which trains alone).

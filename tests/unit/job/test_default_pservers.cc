@@ -60,9 +60,24 @@ TEST_F(DefaultServerCount, PlansTheMlpFromTheData) {
 //   S=7, T=9: 0.694 + 2 * (4 * 9 / 7) * 0.0752 + 0.101 = 1.569 ms;  5.74
 //   S=4, T=12: 0.694 + 2 * 12 * 0.0752 + 0.235 = 2.734 ms;           4.39
 TEST_F(DefaultServerCount, SyncMlpOnFourNodesTakesHalf) {
+  config_.node_aggregation = NodeAggregation::kOff;  // one slot per trainer
   const ServerCount count = default_server_count(config_, in_order(16, 4));
   EXPECT_EQ(count.servers, 8) << count.reason;
   EXPECT_NEAR(count.step_seconds, 1.374e-3, 0.01e-3);
+}
+
+// The same job as pstrain runs it by default across nodes (--node-aggregation auto): one push and one pull per node
+// holding trainers, the leader summing its node's other 3 gradients and handing them the parameters (B/U = 0.0784):
+//   S=2, G=4: 0.694 + 2 * max(2 * 4/2, 1) * 0.0752 + 4/2 * 0.0784 + 2 * 3 * 0.0784 = 1.923 ms; 14 / 1.923 = 7.28
+//   S=1, G=4: 0.694 + 2 * 4 * 0.0752 + 4 * 0.0784 + 0.470 = 2.080 ms; 7.21
+//   S=4, G=3: 0.694 + 2 * 3 * 0.0752 + 0.75 * 0.0784 + 0.470 = 1.674 ms; 7.17
+// so 2 servers, where one slot per trainer needs 8 for 5.82 trainer-steps per ms.
+TEST_F(DefaultServerCount, SyncMlpWithNodeAggregationTakesTwo) {
+  const ServerCount count = default_server_count(config_, in_order(16, 4));
+  EXPECT_EQ(count.servers, 2) << count.reason;
+  EXPECT_NEAR(count.step_seconds, 1.923e-3, 0.01e-3);
+  config_.overlap = Overlap::kOn;  // streamed blocks: auto leaves the trainers their own slots
+  EXPECT_EQ(default_server_count(config_, in_order(16, 4)).servers, 8);
 }
 
 // Async, shards applying 8 GB/s and at most 65% busy:

@@ -114,6 +114,38 @@ TEST(ServerCount, ServersSpreadOverTheNodesNeedFewer) {
 }
 
 // Never more than half the ranks, even where the model's bytes would ask for more.
+// Node aggregation (one push and one pull per node holding trainers), 64 ranks on 16 nodes of 4, 10 ms of compute:
+//   S=20: G = 11 trainer nodes (5..15), k = 4, m = 4: 10 + 2 * max(4 * 11/20, 1) + 11/20 * 0.1 + 2 * 3 * 0.1
+//         = 10 + 4.4 + 0.055 + 0.6 = 15.055 ms; 44 / 15.055 = 2.92 steps per ms, the most (S=16: 48 / 16.675 = 2.88,
+//         S=24: 40 / 13.975 = 2.86, S=21: 43 / 14.842 = 2.90);
+//   one slot per trainer instead: S=30: 10 + 2 * 4 * 34/30 + 34/30 * 0.1 = 19.18 ms; 34 / 19.18 = 1.77, the most.
+TEST(ServerCount, NodeAggregationNeedsFewerServersWorkedByHand) {
+  ServerCountInputs job = round_job(64, 16, true);
+  job.step_flops = 1e10;
+  EXPECT_EQ(choose_server_count(job).servers, 30);
+  job.node_pushes = true;
+  EXPECT_EQ(trainer_nodes(job, 20), 11);
+  EXPECT_EQ(trainer_nodes(job, 21), 11);  // node 5 keeps three trainers
+  EXPECT_NEAR(modeled_step_seconds(job, 20), 15.055e-3, 1e-9);
+  EXPECT_NEAR(modeled_step_seconds(job, 16), 16.675e-3, 1e-9);
+  const ServerCount count = choose_server_count(job);
+  EXPECT_EQ(count.servers, 20);
+  EXPECT_NE(count.reason.find("node aggregation"), std::string::npos) << count.reason;
+}
+
+// The nodes holding trainers, counted from where ranks run or from ranks filling the nodes in order.
+TEST(ServerCount, TrainerNodesCountsNodesWithATrainer) {
+  ServerCountInputs filled = round_job(10, 3, true);  // 4 ranks per node: nodes hold ranks 0-3, 4-7, 8-9
+  EXPECT_EQ(trainer_nodes(filled, 1), 3);
+  EXPECT_EQ(trainer_nodes(filled, 4), 2);
+  EXPECT_EQ(trainer_nodes(filled, 5), 2);
+  ServerCountInputs placed = round_job(6, 3, true);
+  placed.node_of_rank = {0, 1, 2, 0, 1, 2};  // one rank per host in turn
+  EXPECT_EQ(trainer_nodes(placed, 1), 3);
+  EXPECT_EQ(trainer_nodes(placed, 3), 3);
+  EXPECT_EQ(trainer_nodes(placed, 5), 1);
+}
+
 TEST(ServerCount, NeverMoreThanHalfTheRanks) {
   ServerCountInputs job = round_job(8, 4, true);  // r = 2
   job.dense_bytes = 1e9;                          // a second per byte-way: bandwidth-bound
