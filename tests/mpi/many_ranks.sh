@@ -6,14 +6,15 @@
 # PATH: shm (Open MPI's defaults: on this machine osc/rdma over shared memory, whenever the kernel lets
 # processes copy from each other), rdma (osc/rdma asked for: skipped, exit 77, where it cannot open a window) or
 # tcp (btl tcp + osc/pt2pt, the cross-node path). SECONDS: the most one run may take (mpirun's timeout), far
-# above what it takes. RUNS: MODE:DISPATCH words (default: all six).
+# above what it takes. RUNS: MODE:DISPATCH words (default: all seven); sync:nodes is sync with node aggregation
+# (--node-aggregation on) on nodes of 4 ranks faked by the test hook ranks-per-node (one machine here).
 # Async with dynamic dispatch at 32 ranks (4 servers + 28 trainers) never applied a push before the control
 # words stopped being locked (issue 31): the servers spun in MPI_Win_lock under osc/rdma until the watchdog
 # ended the job. At 12 ranks (2 servers + 10 trainers) the same pass, here ~1 s, took 94 s (a trainer now and
 # then got through): 60 s per run fails that.
 source "$(dirname "$0")/common.sh"
 np=$1 path=$2 servers=$3 seconds=$4
-runs=${5:-"sync:static async:static async:dynamic ssp:static ssp:dynamic allreduce:static"}
+runs=${5:-"sync:static sync:nodes async:static async:dynamic ssp:static ssp:dynamic allreduce:static"}
 work=$(new_work_dir "many_ranks_np${np}_${path}")
 mpi_path=$path
 mca=()
@@ -23,13 +24,19 @@ samples=$((np * 100)) chunk=64
 "$BIN_DIR/pstrain-data" fashion-mnist --input "$FASHION_MNIST" --output "$work/data" --split-count "$np" \
   --limit "$samples" --test-limit 500 > "$work/data.log" 2>&1 || { cat "$work/data.log"; fail "pstrain-data"; }
 for run in $runs; do
-  mode=${run%%:*} dispatch=${run##*:}
+  mode=${run%%:*} dispatch=${run##*:} variant=()
+  if [ "$dispatch" = nodes ]; then
+    dispatch=static variant=(--node-aggregation on)
+    export PSTRAIN_TEST_HOOKS=ranks-per-node=4
+  else
+    unset PSTRAIN_TEST_HOOKS
+  fi
   layout=(--num-pservers "$servers")
   if [ "$mode" = allreduce ]; then layout=(); fi
-  out="$work/$mode-$dispatch"
+  out="$work/${run/:/-}"
   start=$(date +%s%N)
   if ! run_mpi "$np" "$mpi_path" "$seconds" "${mca[@]}" "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$out" \
-    --mode "$mode" "${layout[@]}" --dispatch "$dispatch" --chunk-size "$chunk" --hidden 32 --batch-size 16 \
+    --mode "$mode" "${layout[@]}" "${variant[@]}" --dispatch "$dispatch" --chunk-size "$chunk" --hidden 32 --batch-size 16 \
     --passes 1 --timeout-seconds 60 > "$out.log" 2>&1; then
     if [ "$path" = rdma ] && grep -q 'MPI_Win_allocate.*MPI_ERR_WIN' "$out.log"; then
       echo "SKIP: osc/rdma cannot open a window here"
@@ -62,5 +69,10 @@ described = ", ".join(f"{len(v)} {role}s {min(v)}-{max(v)} MiB (mean {sum(v) / l
 print(f"{mode:9} {dispatch:7}: {r['trainers']} trainers, {samples} samples once each, pass {r['pass_seconds']:.2f} s "
       f"(run {seconds:.1f} s); peak resident memory: {described}")
 PY
+  if [ ${#variant[@]} -gt 0 ]; then  # the trainers did push by node: the lead trainer names the groups
+    groups=$(grep -ho "[0-9]* push groups for [0-9]* trainers" "$out.log" "$out"/node_*/*.log 2>/dev/null | head -n 1)
+    [ -n "$groups" ] || fail "$run: no push groups in the logs, the trainers did not aggregate by node"
+    echo "          $run: $groups"
+  fi
 done
 echo "PASS: $np ranks over $path: every sample trained once in every mode"
