@@ -32,6 +32,11 @@ int agree_on_step_flags(int flags) {
   return agreed;
 }
 
+int wait_for_the_servers_update(int flags) {
+  all_gradients_written();
+  return agree_on_step_flags(flags);  // the servers updated meanwhile (ps::ShardServer::sync_step)
+}
+
 void clocks_published(MPI_Comm trainers) {
   MPI_CHECK(MPI_Barrier(trainers));
 }

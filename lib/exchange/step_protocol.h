@@ -172,6 +172,9 @@ void all_gradients_written();
 // `flags`.
 // The caller holds a watchdog wait.
 int agree_on_step_flags(int flags);
+// A trainer's side of both meetings, its gradient (and row slots) written: waits while the servers update, and
+// returns the agreed flags. The caller holds a watchdog wait.
+int wait_for_the_servers_update(int flags);
 
 // The trainers' own meetings, collective over the trainers' communicator, each named for what it orders (the
 // caller holds a watchdog wait):

@@ -48,8 +48,7 @@ class NodeSyncExchange final : public TableRowsExchange {
     }
     timers_.push_seconds += seconds_since(start);
     start = Clock::now();
-    exchange::all_gradients_written();
-    flags = exchange::agree_on_step_flags(flags);  // the servers updated meanwhile (ShardServer::sync_step)
+    flags = exchange::wait_for_the_servers_update(flags);
     timers_.sync_seconds += seconds_since(start);
     start = Clock::now();
     const std::span<float> dense_parameters = parameters.first(dense.size());

@@ -33,9 +33,8 @@ class StreamedSyncExchange final : public TableRowsExchange {
     if (tables_ == nullptr) {
       flags = agreement.finish();
     } else {
-      tables_->push(gradient);  // an empty slot when this trainer had no batch
-      exchange::all_gradients_written();
-      flags = exchange::agree_on_step_flags(flags);  // the servers updated the rows meanwhile
+      tables_->push(gradient);                               // an empty slot when this trainer had no batch
+      flags = exchange::wait_for_the_servers_update(flags);  // the servers update the rows meanwhile
     }
     timers_.sync_seconds += seconds_since(start);
     // The blocks still on their way land while the next forward pass runs (BlockStream::before_forward), unless

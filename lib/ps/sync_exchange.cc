@@ -22,8 +22,7 @@ class SyncExchange final : public TableRowsExchange {
     if (tables_ != nullptr) tables_->push(gradient);  // an empty slot when this trainer had no batch
     timers_.push_seconds += seconds_since(start);
     start = Clock::now();
-    exchange::all_gradients_written();
-    flags = exchange::agree_on_step_flags(flags);  // the servers updated meanwhile (ShardServer::sync_step)
+    flags = exchange::wait_for_the_servers_update(flags);
     timers_.sync_seconds += seconds_since(start);
     start = Clock::now();
     client_.pull(parameters);
