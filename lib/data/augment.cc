@@ -29,12 +29,6 @@ std::size_t parse_size(const std::string& item, const std::string& value, const 
   return static_cast<std::size_t>(number);
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string text;
-  for (std::size_t i = 0; i < shape.size(); ++i) text += cat(i > 0 ? " x " : "", shape[i]);
-  return text.empty() ? "(scalar)" : text;
-}
-
 }  // namespace
 
 AugmentSpec parse_augment_spec(const std::string& text) {

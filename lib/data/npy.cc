@@ -171,7 +171,8 @@ std::string header_text(const std::vector<std::uint8_t>& bytes, const std::strin
   return text;
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
+// "(3, 4)", "(5,)": a shape as NumPy prints it, for messages about .npy files.
+std::string numpy_shape(const std::vector<std::uint64_t>& shape) {
   std::string text = "(";
   for (std::size_t i = 0; i < shape.size(); ++i) text += cat(i ? ", " : "", shape[i]);
   return text + (shape.size() == 1 ? ",)" : ")");
@@ -226,12 +227,12 @@ NpyArray parse_npy(std::vector<std::uint8_t> bytes, const std::string& name) {
   std::uint64_t count = 1;
   for (const std::uint64_t dim : array.shape) {
     if (dim != 0 && count > kMaxElements / dim)
-      bad(name, cat("shape ", shape_text(array.shape), " is implausibly large"));
+      bad(name, cat("shape ", numpy_shape(array.shape), " is implausibly large"));
     count *= dim;
   }
   const std::uint64_t expected = count * type->size, present = bytes.size() - data_offset;
   if (present != expected) {
-    bad(name, cat("shape ", shape_text(array.shape), " of '", array.descr, "' needs ", expected, " bytes of data but ",
+    bad(name, cat("shape ", numpy_shape(array.shape), " of '", array.descr, "' needs ", expected, " bytes of data but ",
                   present < expected ? "only " : "", present, " follow the header",
                   present < expected ? " (truncated file)" : " (trailing bytes)"));
   }
@@ -261,7 +262,7 @@ T element(const NpyArray& array, std::uint64_t index) {
 
 std::vector<float> npy_features(const NpyArray& array, const std::string& name) {
   if (array.shape.empty() || array.shape[0] == 0) {
-    bad(name, cat("features of shape ", shape_text(array.shape), " hold no samples (expected (samples, ...))"));
+    bad(name, cat("features of shape ", numpy_shape(array.shape), " hold no samples (expected (samples, ...))"));
   }
   const std::uint64_t count = array.element_count();
   std::vector<float> features(count);
@@ -312,7 +313,7 @@ std::int64_t integer_element(const NpyArray& array, std::uint64_t i, const std::
 
 std::vector<std::int32_t> npy_labels(const NpyArray& array, const std::string& name) {
   if (array.shape.size() != 1) {
-    bad(name, cat("labels have shape ", shape_text(array.shape),
+    bad(name, cat("labels have shape ", numpy_shape(array.shape),
                   "; expected one integer per sample, (samples,) "
                   "(numpy: y.reshape(-1))"));
   }
@@ -329,7 +330,7 @@ std::vector<std::int32_t> npy_labels(const NpyArray& array, const std::string& n
 
 std::vector<float> npy_word_ids(const NpyArray& array, std::uint64_t vocab_size, const std::string& name) {
   if (array.shape.empty() || array.shape[0] == 0) {
-    bad(name, cat("word ids of shape ", shape_text(array.shape), " hold no samples (expected (samples, context))"));
+    bad(name, cat("word ids of shape ", numpy_shape(array.shape), " hold no samples (expected (samples, context))"));
   }
   const std::uint64_t count = array.element_count();
   std::vector<float> ids(count);

@@ -55,6 +55,9 @@ struct ShardMeta {
   std::size_t sample_size() const;  // product of sample_shape
 };
 
+// "28 x 28", "784": a sample shape as messages name it ("(none)" when empty).
+std::string shape_text(const std::vector<std::uint64_t>& shape);
+
 struct Samples {
   ShardMeta meta;
   std::vector<float> features;       // sample_count * sample_size, row-major (token shards: ids as floats)

@@ -9,4 +9,10 @@ std::size_t ShardMeta::sample_size() const {
   return size;
 }
 
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::string text;
+  for (const std::uint64_t extent : shape) text += (text.empty() ? "" : " x ") + std::to_string(extent);
+  return text.empty() ? "(none)" : text;
+}
+
 }  // namespace pstrain::data

@@ -63,8 +63,9 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
     const data::ShardMeta meta = data::read_shard_meta(plan.train_shards[index]);
     if (meta.sample_shape != plan.meta.sample_shape) {
       throw Error(ExitCode::kInputData,
-                  cat(plan.train_shards[index].string(), ": samples have ", meta.sample_size(), " features but ",
-                      plan.test_shard.string(), " has ", plan.meta.sample_size(), " (shards of different datasets?)"));
+                  cat(plan.train_shards[index].string(), ": samples of shape ", data::shape_text(meta.sample_shape),
+                      " but ", plan.test_shard.string(), " holds samples of shape ",
+                      data::shape_text(plan.meta.sample_shape), " (shards of different datasets?)"));
     }
     if (meta.num_classes != plan.meta.num_classes) {
       throw Error(ExitCode::kInputData, cat(plan.train_shards[index].string(), ": ", meta.num_classes, " classes but ",

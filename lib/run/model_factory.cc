@@ -21,12 +21,6 @@ std::string host_name() {
   return host;
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string text;
-  for (const std::uint64_t extent : shape) text += (text.empty() ? "" : " x ") + std::to_string(extent);
-  return text.empty() ? "(none)" : text;
-}
-
 // Token ids reach the model as floats: an embedding that reads them must have a row for every id of the data's
 // vocabulary, or training would stop at the first rare word instead of before it starts.
 void check_embeddings_take_ids(const nn::ModelPlan& plan, const data::TokenMeta& tokens,
@@ -71,12 +65,12 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
   if (config.model == "cnn" && shape.size() != 2 && shape.size() != 3) {
     throw Error(ExitCode::kUsage, cat("--model cnn needs image samples (height x width, or height x width x "
                                       "channels); ",
-                                      config.data_dir.string(), " holds samples of shape ", shape_text(shape)));
+                                      config.data_dir.string(), " holds samples of shape ", data::shape_text(shape)));
   }
   if (config.model == "nplm" && !meta.tokens) {
     throw Error(ExitCode::kUsage,
                 cat("--model nplm needs token shards (N-gram windows from pstrain-data brown or text); ",
-                    config.data_dir.string(), " holds samples of shape ", shape_text(shape)));
+                    config.data_dir.string(), " holds samples of shape ", data::shape_text(shape)));
   }
   nn::ModelSpec spec;
   if (config.model_file) {

@@ -53,9 +53,11 @@ case "$case" in
   copy_without_last_shard)  # no gap left: only the MANIFEST knows that train-00011.h5 belongs to the folder
     converted_data_copy; rm "$data/train-00011.h5"; expect="holds 11 train shards but its MANIFEST lists 12" ;;
   width_mismatch)
-    bad_data_dir; "$TOOLS_DIR/make_shard" "$data/train-00002.h5" 100 10 64 1; expect="features" ;;
+    bad_data_dir; "$TOOLS_DIR/make_shard" "$data/train-00002.h5" 100 10 64 1; expect="samples of shape 100 but" ;;
   label_out_of_range)
-    bad_data_dir; "$TOOLS_DIR/make_shard" "$data/train-00000.h5" 784 10 64 10; expect="label" ;;
+    # The real shards' shape, so that the labels are what is wrong (the path holds "label" too: name the check).
+    bad_data_dir; "$TOOLS_DIR/make_shard" "$data/train-00000.h5" 784 10 64 10 28x28
+    expect="label 10 of sample 0 is out of range [0, 10)" ;;
   unwritable_output) echo "a file" > "$work/file"; out="$work/file/out"; expect="$work/file/out" ;;
   existing_output) mkdir -p "$out"; cp -r "$REFERENCE_PASS" "$out/pass-00000"; expect="already holds" ;;
   nan_loss) extra=(--lr 1e12 --optimizer sgd); expect="diverged" ;;
