@@ -58,7 +58,7 @@ def figure(best, path, title):
     platforms = sorted({k[0] for k in best})
     fig, axes = plt.subplots(len(platforms), 2, figsize=(11, 4 * len(platforms)), squeeze=False)
     for row_axes, platform in zip(axes, platforms):
-        for mode, color in (("sync", "C0"), ("async", "C1"), ("ssp", "C2"), ("allreduce", "C3")):
+        for mode, color in (("sync", "C0"), ("sync-nodeagg", "C4"), ("async", "C1"), ("ssp", "C2"), ("allreduce", "C3")):
             keys = sorted(k for k in best if k[0] == platform and k[1] == mode)
             if not keys:
                 continue

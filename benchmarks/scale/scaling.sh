@@ -4,6 +4,7 @@
 # many trainers (parameter-server modes), on one platform. Appends one CSV row per simulation to OUT/CSV
 # (default scaling.csv); plot_scaling.py turns it into the table and the PNG.
 #   bash benchmarks/scale/scaling.sh [OUT]     RANKS="16 64 256" MODES="sync async ssp allreduce" STEPS=20
+# (mode sync-nodeagg: sync with --node-aggregation true, the trainers of each node pushing once)
 #   MODEL_FLAGS="--model resnet --width 1 --input-shape 32,32,3" CSV=scaling-resnet.csv bash benchmarks/scale/scaling.sh
 #   BATCH=128 MODEL_FLAGS="--model nplm --hidden 50 --embedding-dim 60 --direct true --data-dir data/brown" ...
 # The last column is a trainer's row-table traffic per step (rows and ids, both ways; 0 without a row table).
@@ -27,7 +28,9 @@ simulate() {  # mode ranks servers
   local mode=$1 ranks=$2 servers=$3 report start end
   report=$(mktemp)
   start=$(date +%s.%N)
-  if ! "$here/pstrain-dryrun.sh" --platform "$platform" "${model_flags[@]}" --mode "$mode" --servers "$servers" \
+  local mode_flags=(--mode "$mode")
+  [[ $mode == sync-nodeagg ]] && mode_flags=(--mode sync --node-aggregation true)
+  if ! "$here/pstrain-dryrun.sh" --platform "$platform" "${model_flags[@]}" "${mode_flags[@]}" --servers "$servers" \
       --trainers $((ranks - servers)) --batch "$batch" --steps "$steps" --timeout "$timeout_s" > "$report" 2>&1; then
     echo "scaling: $mode $ranks ranks $servers servers failed:" >&2; tail -5 "$report" >&2; rm -f "$report"; return 0
   fi

@@ -5,6 +5,8 @@
 # with the step's compute calibrated by pstrain-calibrate, and with the compute the real run measured per step
 # (which isolates the exchange model's error from the calibration's). Prints a Markdown table.
 #   bash benchmarks/scale/validate.sh [OUT]      # OUT: benchmarks/results/scale/validation
+#   REUSE_RUNS=1 bash benchmarks/scale/validate.sh OUT   # predict again against the real runs already in OUT
+#                                                         # (a changed platform file or dry-run; load: theirs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -29,11 +31,17 @@ for path in shm tcp; do
       trainers=$((ranks - 1))
       steps=$(((60000 + 64 * trainers - 1) / (64 * trainers)))
       run=$out/$path-$mode-$ranks
-      rm -rf "$run"
-      load=$(cut -d' ' -f1 /proc/loadavg)
-      timeout 600 mpirun -np "$ranks" --oversubscribe "${mca[@]}" "$root/build/bin/pstrain" --data-dir "$data" \
-        --output-dir "$run" --num-pservers 1 --mode "$mode" --passes 1 --overlap false --batch-size 64 \
-        --tensorboard false > "$run.log" 2>&1 || { echo "validate: the real run failed: $run.log" >&2; exit 1; }
+      if [[ ${REUSE_RUNS:-0} == 1 ]]; then
+        [[ -f $run/metrics.jsonl ]] || { echo "validate: REUSE_RUNS=1 but no real run in $run" >&2; exit 2; }
+        load=$(sed -n 's/^load=//p' "$run.load" 2> /dev/null || echo "?")
+      else
+        rm -rf "$run"
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        echo "load=$load" > "$run.load"
+        timeout 600 mpirun -np "$ranks" --oversubscribe "${mca[@]}" "$root/build/bin/pstrain" --data-dir "$data" \
+          --output-dir "$run" --num-pservers 1 --mode "$mode" --passes 1 --overlap false --batch-size 64 \
+          --tensorboard false > "$run.log" 2>&1 || { echo "validate: the real run failed: $run.log" >&2; exit 1; }
+      fi
       metrics=$run/metrics.jsonl
       measured=$(field "$metrics" samples_per_sec)
       compute=$(field "$metrics" compute_s_per_step)

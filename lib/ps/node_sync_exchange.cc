@@ -12,6 +12,7 @@
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
+#include "core/bulk_vector.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 #include "ps/exchange_modes.h"
@@ -118,8 +119,8 @@ class NodeSyncExchange final : public TableRowsExchange {
   bool leader_;
   int members_;
   std::vector<float> counts_;                   // leader: each member's samples this step
-  std::vector<float> sum_;                      // leader: the group's mean gradient
-  std::array<std::vector<float>, 2> incoming_;  // leader: the members' gradients as they arrive
+  BulkVector<float> sum_;                      // leader: the group's mean gradient
+  std::array<BulkVector<float>, 2> incoming_;  // leader: the members' gradients as they arrive
 };
 
 }  // namespace
