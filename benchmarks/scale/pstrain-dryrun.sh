@@ -92,10 +92,11 @@ mkdir -p "$work/tmp"
 # them onto one block of memory; DRYRUN_SHARED_MALLOC=off gives every rank its own (to compare). DRYRUN_SMPI_CFG adds
 # SimGrid options, e.g. "--cfg=network/crosstraffic:1 --cfg=smpi/send-is-detached-thresh:65536" puts back SimGrid's
 # TCP defaults that the fat tree's platform file turns off (README.md, "Simulating faster").
+read -r -a extra_cfg <<< "${DRYRUN_SMPI_CFG:-}"
 status=0
 TMPDIR=$work/tmp OPENBLAS_NUM_THREADS=1 timeout "$timeout_s" smpirun -np "$ranks" -platform "$platform" \
   -hostfile "$work/hosts" --cfg=smpi/coll-selector:ompi --cfg=smpi/host-speed:"$speed" \
-  --cfg=smpi/shared-malloc:"${DRYRUN_SHARED_MALLOC:-global}" ${DRYRUN_SMPI_CFG:-} \
+  --cfg=smpi/shared-malloc:"${DRYRUN_SHARED_MALLOC:-global}" "${extra_cfg[@]}" \
   --log=smpi_colls.thres:warning --log=root.fmt:%m%n \
   "$smpi_build/bin/pstrain-dryrun" --profile "$profile" --mode "$mode" --num-pservers "$servers" --steps "$steps" \
   --optimizer "$optimizer" --staleness "$staleness" --poll-interval-us "$poll_us" --overlap "$overlap" \
