@@ -118,7 +118,7 @@ class NodeSyncExchange final : public TableRowsExchange {
   comm::Communicator group_;  // this trainer's push group, ranked in trainer order: the leader is rank 0
   bool leader_;
   int members_;
-  std::vector<float> counts_;                   // leader: each member's samples this step
+  std::vector<float> counts_;                  // leader: each member's samples this step
   BulkVector<float> sum_;                      // leader: the group's mean gradient
   std::array<BulkVector<float>, 2> incoming_;  // leader: the members' gradients as they arrive
 };
