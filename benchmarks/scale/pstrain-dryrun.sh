@@ -88,7 +88,7 @@ r=E.parse(sys.argv[1]).getroot(); print(next(e.get("speed") for e in r.iter() if
 log=${log:-$work/smpi.log}
 mkdir -p "$work/tmp"
 # smpirun's -tmpdir is broken in 3.32: TMPDIR it is. The dlopen privatization copies the program once per rank.
-# The parameter-server trainers' buffers are SMPI_SHARED_MALLOC'd (lib/simulation/shared_floats.h): 'global' folds
+# The parameter-server trainers' buffers are SMPI_SHARED_MALLOC'd (lib/core/bulk_vector.h): 'global' folds
 # them onto one block of memory; DRYRUN_SHARED_MALLOC=off gives every rank its own (to compare). DRYRUN_SMPI_CFG adds
 # SimGrid options, e.g. "--cfg=network/crosstraffic:1 --cfg=smpi/send-is-detached-thresh:65536" puts back SimGrid's
 # TCP defaults that the fat tree's platform file turns off (README.md, "Simulating faster").

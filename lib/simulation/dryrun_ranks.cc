@@ -9,6 +9,7 @@
 #include "allreduce/allreduce_exchange.h"
 #include "comm/communicator.h"
 #include "compute/backend.h"
+#include "core/bulk_vector.h"
 #include "core/error.h"
 #include "exchange/step_protocol.h"
 #include "optim/optimizer.h"
@@ -17,7 +18,6 @@
 #include "ps/model_tables.h"
 #include "ps/server.h"
 #include "ps/table_shard.h"
-#include "simulation/shared_floats.h"
 #include "simulation/simulated_compute.h"
 
 namespace pstrain::simulation {
@@ -203,10 +203,12 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
   for (std::size_t t = 0; t < caches.size(); ++t) length += caches[t].rows * tables.table(t).width;
   ps::PsClient client(windows, dense_blocks, layout);
   ps::TableClient table_client(table_windows, tables, caches, layout);
-  SharedFloats parameters(length, 0.0f), gradient(length, 1e-4f);  // one copy for all trainers (shared_floats.h)
+  // Shared by every simulated trainer (core/bulk_vector.h as the dry-run builds it): no value of them decides anything
+  // that is reported, and ResNet's 26 MB each, once per trainer, was more memory than the machine has.
+  BulkVector<float> parameters(length, 0.0f), gradient(length, 1e-4f);
   exchange::meet_all_ranks("the start");
   auto exchange = make_ps_exchange(job, layout, client, trainers, tables.empty() ? nullptr : &table_client);
-  RankReport report = train(job, *exchange, parameters.span(), gradient.span(), layout.trainer_index);
+  RankReport report = train(job, *exchange, parameters, gradient, layout.trainer_index);
   report.table_bytes = static_cast<double>(table_client.traffic().bytes);
   if (layout.aggregates_pushes() && layout.push_groups.leader(layout.push_slot()) == layout.trainer_index) {
     report.memory_bytes += 3 * kFloat * static_cast<double>(dense_count);  // the group's sum, two receive buffers

@@ -1,9 +1,9 @@
 #pragma once
 // SimGrid dry-run build only (lib/simulation/README.md): shadows lib/core/bulk_vector.h. SimGrid runs every rank
-// in one process, so each node leader's sum and two receive buffers (26 MB each for ResNet width 1) were real
-// memory once per leader: 19 GB for the 248 leaders of 1024 ranks. Under the dry-run their values decide nothing
-// that is reported, so they are SMPI_SHARED_MALLOC'd (--cfg=smpi/shared-malloc:global): every allocation maps the
-// same few pages of host memory.
+// in one process, so a parameter-server trainer's parameters and gradient and a node leader's sum and two receive
+// buffers (26 MB each for ResNet width 1) were real memory once per rank: 19 GB for the 248 leaders of 1024 ranks
+// alone. Under the dry-run their values decide nothing that is reported, so they are SMPI_SHARED_MALLOC'd
+// (--cfg=smpi/shared-malloc:global): every allocation maps the same few pages of host memory.
 #include <smpi/smpi.h>
 
 #include <cstddef>
