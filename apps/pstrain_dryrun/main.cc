@@ -34,10 +34,10 @@ Flags parse(int argc, char** argv) {
                                                        "sync | async | ssp | allreduce")(
       "num-pservers", po::value(&flags.pservers)->default_value(-1),
       "servers (ranks 0..P-1); -1: half the ranks")("steps", po::value(&flags.job.steps)->default_value(50),
-                                                    "steps per trainer")("block-size",
-                                                                         po::value(&flags.job.block_size)
-                                                                             ->default_value(8192),
-                                                                         "parameter block size in floats")(
+                                                    "timed steps per trainer")("block-size",
+                                                                               po::value(&flags.job.block_size)
+                                                                                   ->default_value(8192),
+                                                                               "parameter block size in floats")(
       "optimizer", po::value(&flags.job.optimizer)->default_value("sgd"),
       "sgd | momentum | adagrad | adam")("staleness", po::value(&flags.job.staleness)->default_value(3),
                                          "ssp: steps ahead of the slowest")(
@@ -45,13 +45,16 @@ Flags parse(int argc, char** argv) {
       "async, ssp: pause between polls")("overlap", po::value(&flags.job.overlap)->default_value(false),
                                          "async, ssp: pushes streamed during the backward pass")(
       "node-aggregation", po::value(&flags.job.node_aggregation)->default_value(false),
-      "sync: the trainers of a host sum their gradients and one pushes (pstrain's --node-aggregation on)");
+      "sync: the trainers of a host sum their gradients and one pushes (pstrain's --node-aggregation on)")(
+      "warmup-steps", po::value(&flags.job.warmup_steps)->default_value(1),
+      "untimed steps before the timed ones (start-up costs, such as the first collective's, paid once)");
   po::variables_map values;
   po::store(po::parse_command_line(argc, argv, options), values);
   po::notify(values);
   flags.job.profile = simulation::read_profile(flags.profile);
   flags.job.poll_interval = std::chrono::microseconds(flags.poll_us);
   if (flags.job.steps < 1) throw Error(ExitCode::kUsage, "--steps must be >= 1");
+  if (flags.job.warmup_steps < 0) throw Error(ExitCode::kUsage, "--warmup-steps must be >= 0");
   return flags;
 }
 
@@ -81,10 +84,11 @@ void print_report(const Flags& flags, const comm::WorldLayout& layout, const std
   for (const RankReport& rank : ranks) samples += rank.samples;
   std::printf(
       "dryrun model=%s mode=%s overlap=%d ranks=%d servers=%d trainers=%d batch=%zu steps=%lld "
-      "parameters=%zu node_aggregation=%d\n",
+      "warmup_steps=%lld parameters=%zu node_aggregation=%d\n",
       flags.job.profile.model.c_str(), flags.job.mode.c_str(), flags.job.overlap ? 1 : 0, layout.world_size,
       layout.pservers, layout.trainers, flags.job.profile.batch, static_cast<long long>(flags.job.steps),
-      flags.job.profile.parameter_count(), flags.job.node_aggregation ? 1 : 0);
+      static_cast<long long>(flags.job.warmup_steps), flags.job.profile.parameter_count(),
+      flags.job.node_aggregation ? 1 : 0);
   std::printf("dryrun simulated_seconds=%.6f samples=%.0f samples_per_s=%.1f\n", elapsed, samples, samples / elapsed);
   const auto per_step = [&](double RankReport::*field) { return 1e3 * s.mean(ranks, field, false) / steps; };
   const double step_ms = 1e3 * s.mean(ranks, &RankReport::train_seconds, false) / steps;

@@ -3,7 +3,7 @@
 # job to samples/s, the step breakdown, bytes in and out per server and memory per rank.
 #
 #   benchmarks/scale/pstrain-dryrun.sh --platform benchmarks/scale/platforms/fat-tree-100g.xml \
-#       --model mlp --hidden 256,128 --mode sync --servers 4 --trainers 60 --batch 64 [--steps 50]
+#       --model mlp --hidden 256,128 --mode sync --servers 4 --trainers 60 --batch 64 [--steps 50] [--warmup-steps 1]
 #
 # It (1) calibrates the model's step with the real kernels on this machine (build/bin/pstrain-calibrate, cached
 # under benchmarks/results/scale/profiles/; --profile FILE gives one measured elsewhere, e.g. on a GPU), (2) writes
@@ -17,13 +17,13 @@ root=$(cd "$here/../.." && pwd)
 build=${DRYRUN_BUILD:-$root/build}
 smpi_build=${DRYRUN_SMPI_BUILD:-$root/build-smpi}
 platform= model=mlp hidden=256,128 input_shape=28,28 classes=10 width=1 mode=sync servers=-1 trainers= batch=64
-steps=50 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms= overlap=false node_aggregation=false
+steps=50 warmup_steps=1 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms= overlap=false node_aggregation=false
 embedding_dim=30 direct=false data_dir=
 
 usage() {
   sed -n '2,14p' "$0" >&2
   echo "flags: --platform --ranks-per-node --model --hidden --input-shape --classes --width --mode --servers" \
-       "--trainers --batch --steps --optimizer --staleness --poll-interval-us --overlap --node-aggregation --profile --compute-ms --timeout --log" \
+       "--trainers --batch --steps --warmup-steps --optimizer --staleness --poll-interval-us --overlap --node-aggregation --profile --compute-ms --timeout --log" \
        "--embedding-dim --direct --data-dir (nplm: a token folder gives the vocabulary, context and the batches' ids)" >&2
   exit 2
 }
@@ -31,7 +31,7 @@ while (($#)); do
   case $1 in
     --platform) platform=$2 ;; --ranks-per-node) per_node=$2 ;; --model) model=$2 ;; --hidden) hidden=$2 ;;
     --input-shape) input_shape=$2 ;; --classes) classes=$2 ;; --width) width=$2 ;; --mode) mode=$2 ;;
-    --servers) servers=$2 ;; --trainers) trainers=$2 ;; --batch) batch=$2 ;; --steps) steps=$2 ;;
+    --servers) servers=$2 ;; --trainers) trainers=$2 ;; --batch) batch=$2 ;; --steps) steps=$2 ;; --warmup-steps) warmup_steps=$2 ;;
     --optimizer) optimizer=$2 ;; --staleness) staleness=$2 ;; --poll-interval-us) poll_us=$2 ;; --overlap) overlap=$2 ;;
     --node-aggregation) node_aggregation=$2 ;;
     --profile) profile=$2 ;; --compute-ms) compute_ms=$2 ;; --timeout) timeout_s=$2 ;; --log) log=$2 ;;
@@ -98,7 +98,7 @@ TMPDIR=$work/tmp OPENBLAS_NUM_THREADS=1 timeout "$timeout_s" smpirun -np "$ranks
   -hostfile "$work/hosts" --cfg=smpi/coll-selector:ompi --cfg=smpi/host-speed:"$speed" \
   --cfg=smpi/shared-malloc:"${DRYRUN_SHARED_MALLOC:-global}" "${extra_cfg[@]}" \
   --log=smpi_colls.thres:warning --log=root.fmt:%m%n \
-  "$smpi_build/bin/pstrain-dryrun" --profile "$profile" --mode "$mode" --num-pservers "$servers" --steps "$steps" \
+  "$smpi_build/bin/pstrain-dryrun" --profile "$profile" --mode "$mode" --num-pservers "$servers" --steps "$steps" --warmup-steps "$warmup_steps" \
   --optimizer "$optimizer" --staleness "$staleness" --poll-interval-us "$poll_us" --overlap "$overlap" \
   --node-aggregation "$node_aggregation" > "$log" 2>&1 || status=$?
 if ((status != 0)) || grep -qiE "deadlock|MPI_Abort|pstrain-dryrun: error|Segmentation|terminate called" "$log" ||

@@ -8,6 +8,7 @@
 
 #include "allreduce/allreduce_exchange.h"
 #include "comm/communicator.h"
+#include "comm/mpi_check.h"
 #include "compute/backend.h"
 #include "core/bulk_vector.h"
 #include "core/error.h"
@@ -101,23 +102,32 @@ RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWi
   exchange::meet_all_ranks("the start");
   RankReport report;
   report.is_server = 1;
+  if (job.mode == "sync") {
+    for (std::int64_t step = 0; step < job.warmup_steps; ++step) server.sync_step(0);
+  }
+  const ps::ServerStats warm = server.stats();
   const double begin = MPI_Wtime();
   if (job.mode == "sync") {
     for (std::int64_t step = 0; step < job.steps; ++step) server.sync_step(0);
   } else {
-    server.serve_async(job.poll_interval);
+    server.serve_async(job.poll_interval);  // the trainers' warm-up steps too: it cannot tell them apart
   }
   report.train_seconds = MPI_Wtime() - begin;
-  report.updates = static_cast<double>(server.stats().updates);
-  report.busy_seconds = server.stats().busy_seconds;
+  report.updates = static_cast<double>(server.stats().updates - warm.updates);
+  report.busy_seconds = server.stats().busy_seconds - warm.busy_seconds;
+  if (job.mode != "sync") {  // every shard applies every push once: the warm-up's are one per trainer and step
+    const double all = report.updates;
+    report.updates -= static_cast<double>(layout.trainers * job.warmup_steps);
+    report.busy_seconds *= all > 0 ? report.updates / all : 0;  // its busy time in proportion
+  }
   // Dense traffic only (the control words' 8-byte atomics are left out): every slot once per step (sync: one per
   // push group) or per applied push (async), and one pull of the slice per trainer step (sync: per push group),
-  // plus every trainer's first pull (and, async, the end-of-pass pull).
+  // in the timed steps (async: and the end-of-pass pull; the first pulls came before the warm-up).
   const double trainers = layout.trainers;
   const double slots = layout.push_slots();
   const double steps = static_cast<double>(job.steps);
   const double pushes = job.mode == "sync" ? slots * steps : report.updates;
-  const double pulls = job.mode == "sync" ? slots * steps + trainers : trainers * (steps + 2);
+  const double pulls = job.mode == "sync" ? slots * steps : trainers * (steps + 1);
   report.bytes_in = pushes * kFloat * static_cast<double>(ps::slot_stride(slice));
   report.bytes_out = pulls * kFloat * static_cast<double>(ps::kParamsHeader + slice);
   report.memory_bytes = server_memory(job, layout, slice, optimizer_bytes) + table_bytes;
@@ -152,22 +162,35 @@ std::vector<float> batch_features(const JobProfile& profile, int trainer, std::i
   return features;
 }
 
-// The trainer loop of one pass without data: the batch's table rows fetched (with a row table), compute
-// (simulated), then the mode's exchange, `steps` times; as lib/trainer's loop orders them.
+// One step of the trainer loop without data: the batch's table rows fetched (with a row table), compute
+// (simulated), then the mode's exchange; as lib/trainer's loop orders them. Returns the compute's seconds.
+double train_step(const DryRunJob& job, exchange::GradientExchange& exchange, nn::ParameterStream* stream,
+                  std::span<float> parameters, std::span<const float> gradient, int trainer, std::int64_t step) {
+  std::vector<float> features = batch_features(job.profile, trainer, step);
+  if (!features.empty()) exchange.fetch_for_batch(features, job.profile.batch, parameters);
+  exchange.begin_step(job.profile.batch);
+  const double compute = spend_training_step(job.profile, stream);
+  int flags = 0;
+  exchange.combine_in_place(job.profile.batch, flags);
+  exchange.step(gradient, job.profile.batch, parameters, flags);
+  return compute;
+}
+
+// One pass: the warm-up steps, a meeting of the trainers (the timed steps start together), then `steps` timed
+// steps. Collective over `trainers`.
 RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std::span<float> parameters,
-                 std::span<const float> gradient, int trainer) {
+                 std::span<const float> gradient, int trainer, MPI_Comm trainers) {
   RankReport report;
   exchange.start(parameters);
   nn::ParameterStream* stream = job.overlap ? exchange.stream_in_place(gradient, parameters) : nullptr;
+  std::int64_t step = 0;
+  for (; step < job.warmup_steps; ++step) train_step(job, exchange, stream, parameters, gradient, trainer, step);
+  exchange.timers() = {};
+  exchange.staleness() = {};
+  MPI_CHECK(MPI_Barrier(trainers));
   const double begin = MPI_Wtime();
-  for (std::int64_t step = 0; step < job.steps; ++step) {
-    std::vector<float> features = batch_features(job.profile, trainer, step);
-    if (!features.empty()) exchange.fetch_for_batch(features, job.profile.batch, parameters);
-    exchange.begin_step(job.profile.batch);
-    report.compute_seconds += spend_training_step(job.profile, stream);
-    int flags = 0;
-    exchange.combine_in_place(job.profile.batch, flags);
-    exchange.step(gradient, job.profile.batch, parameters, flags);
+  for (; step < job.warmup_steps + job.steps; ++step) {
+    report.compute_seconds += train_step(job, exchange, stream, parameters, gradient, trainer, step);
   }
   exchange.finish_pass(parameters);
   exchange.finish();
@@ -208,7 +231,7 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
   BulkVector<float> parameters(length, 0.0f), gradient(length, 1e-4f);
   exchange::meet_all_ranks("the start");
   auto exchange = make_ps_exchange(job, layout, client, trainers, tables.empty() ? nullptr : &table_client);
-  RankReport report = train(job, *exchange, parameters, gradient, layout.trainer_index);
+  RankReport report = train(job, *exchange, parameters, gradient, layout.trainer_index, trainers);
   report.table_bytes = static_cast<double>(table_client.traffic().bytes);
   if (layout.aggregates_pushes() && layout.push_groups.leader(layout.push_slot()) == layout.trainer_index) {
     report.memory_bytes += 3 * kFloat * static_cast<double>(dense_count);  // the group's sum, two receive buffers
@@ -231,7 +254,7 @@ RankReport run_allreduce_rank(const DryRunJob& job) {
                                                      allreduce::make_mpi_summation(MPI_COMM_WORLD), setup);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  RankReport report = train(job, *exchange, parameters, gradient, rank);
+  RankReport report = train(job, *exchange, parameters, gradient, rank, MPI_COMM_WORLD);
   report.memory_bytes += optimizer_bytes + kFloat * static_cast<double>(length);  // the state and the start copy
   exchange::meet_all_ranks("the end of training");
   return report;

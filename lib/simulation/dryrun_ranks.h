@@ -18,7 +18,11 @@ struct DryRunJob {
   JobProfile profile;
   std::string mode = "sync";  // sync | async | ssp | allreduce
   std::string optimizer = "sgd";
-  std::int64_t steps = 50;  // per trainer
+  std::int64_t steps = 50;  // per trainer, timed
+  // Steps every trainer takes before the timed ones. The first steps pay start-up once: under SMPI the first
+  // MPI_Allreduce over the world took 2.7 ms at 256 ranks and the ones after it 0.07 ms, which over 5 timed steps
+  // read as a meeting growing with the ranks (benchmarks/scale/README.md, "Round 6").
+  std::int64_t warmup_steps = 1;
   std::size_t block_size = 8192;
   int staleness = 3;
   std::chrono::microseconds poll_interval{0};
@@ -35,9 +39,9 @@ struct RankReport {
   double is_server = 0;
   double compute_seconds = 0, push_seconds = 0, sync_seconds = 0, pull_seconds = 0, gate_seconds = 0;
   double allreduce_seconds = 0, update_seconds = 0;
-  double train_seconds = 0;  // trainer: first step to last (finish_pass included); server: serving
+  double train_seconds = 0;  // trainer: first timed step to last (finish_pass included); server: serving
   double samples = 0;
-  double bytes_in = 0, bytes_out = 0;  // server: the dense traffic its slices take and give (see .cc)
+  double bytes_in = 0, bytes_out = 0;  // server: the dense traffic its slices take and give in the timed steps
   double memory_bytes = 0;             // pstrain's own buffers on this rank, plus the profile's baseline
   double updates = 0, busy_seconds = 0;
   double mean_staleness = 0;

@@ -4,7 +4,8 @@
 # sync and async and checks what the real lib/ps code did there: every step of every trainer simulated, the
 # simulated compute equal to the profile's (the injected time, not the host's), every async push applied by the
 # server, nonzero server traffic, and a broken profile failing with its message and exit 1 (smpirun itself exits
-# 0 after MPI_Abort), and sync with node aggregation (one slot, a third of the bytes in). Exit 77 (skipped)
+# 0 after MPI_Abort), and sync with node aggregation (one slot, a third of the bytes in). The counts are of the
+# timed steps: the one warm-up step before them (--warmup-steps, default 1) is not in them. Exit 77 (skipped)
 # without smpicxx/smpirun.
 #   dryrun_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
