@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/parse_number.h"
 #include "data/cifar.h"
 #include "data/idx.h"
 #include "data/shard.h"
@@ -93,32 +94,21 @@ const char* const kUsage =
 
 // std::size_t options are parsed as strings: Boost would accept "-1" and wrap it to a huge count.
 std::size_t parse_count(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    if (text.empty() || text[0] < '0' || text[0] > '9') throw std::invalid_argument(text);
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value == 0) {
+  // Digits only: strtoull would also skip spaces and take a sign.
+  const bool digits = !text.empty() && text[0] >= '0' && text[0] <= '9';
+  const std::optional<std::size_t> value = digits ? pstrain::parse_number<std::size_t>(text) : std::nullopt;
+  if (!value || *value == 0) {
     throw Error(ExitCode::kUsage, cat("--", flag, " must be a whole number > 0, got '", text, "'"));
   }
-  return static_cast<std::size_t>(value);
+  return *value;
 }
 
 double parse_fraction(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(value > 0 && value < 1)) {
+  const std::optional<double> value = pstrain::parse_number<double>(text);
+  if (!value || !(*value > 0 && *value < 1)) {
     throw Error(ExitCode::kUsage, cat("--", flag, " must be a fraction between 0 and 1 (e.g. 0.1), got '", text, "'"));
   }
-  return value;
+  return *value;
 }
 
 // Which flags each dataset reads: a flag given to another dataset is refused, a required one missing is named.

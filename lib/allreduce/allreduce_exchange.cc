@@ -21,7 +21,9 @@ namespace pstrain::allreduce {
 
 namespace {
 
-class AllreduceExchange final : public exchange::GradientExchange {
+class AllreduceExchange final : public exchange::GradientExchange,
+                                public exchange::ComputationOverlap,
+                                public exchange::InPlaceCombination {
  public:
   AllreduceExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial,
                     std::unique_ptr<Summation> summation, const AllreduceSetup& setup)
@@ -36,6 +38,8 @@ class AllreduceExchange final : public exchange::GradientExchange {
   }
 
   void start(std::span<float> parameters) override { std::ranges::copy(initial_, parameters.begin()); }
+  exchange::ComputationOverlap* overlap() override { return this; }
+  exchange::InPlaceCombination* in_place_combination() override { return this; }
 
   // Agrees on the step's sample count and flags. Where the summation can read the model's gradient buffer (NCCL
   // on GPU memory, MPI on the CPU backend's host memory) it also leaves sum_t (n_t / N) g_t there, the gradient of
@@ -78,7 +82,8 @@ class AllreduceExchange final : public exchange::GradientExchange {
   }
 
   // `gradient` is the average already (summed in backend memory), or this trainer's own (summed here).
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) override {
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&,
+            std::span<float> parameters, int&) override {
     if (step_samples_ == 0) return;  // no trainer had samples: nothing to apply
     std::span<const float> average = gradient;
     if (!sums_in_backend_) {  // the same multiply and sum as in backend memory, so the same bits

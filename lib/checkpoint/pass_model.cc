@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 
 namespace pstrain::checkpoint {
 
@@ -29,12 +30,7 @@ std::uint64_t number(const std::map<std::string, std::string>& values, const std
                      const std::string& where) {
   const auto found = values.find(key);
   if (found == values.end()) throw Error(ExitCode::kInputData, cat(where, ": no '", key, "' line"));
-  try {
-    std::size_t used = 0;
-    const unsigned long long value = std::stoull(found->second, &used);
-    if (used == found->second.size() && found->second[0] != '-') return value;
-  } catch (const std::exception&) {
-  }
+  if (const std::optional<std::uint64_t> value = parse_number<std::uint64_t>(found->second)) return *value;
   throw Error(ExitCode::kInputData, cat(where, ": ", key, " = '", found->second, "' is not a number"));
 }
 

@@ -38,6 +38,10 @@ const ModeTraits& mode_traits(Mode mode) {
   return kModes.front();
 }
 
+exchange::MeetingCadence meeting_cadence(const TrainConfig& config) {
+  return {mode_traits(config.mode).trainers_step_alone ? static_cast<std::int64_t>(config.geo_steps) : 1};
+}
+
 bool trainers_step_together(Mode mode, int pservers) {
   return mode_traits(mode).common_steps || pservers == 0;
 }

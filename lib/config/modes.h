@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "config/train_config.h"
+#include "exchange/meeting_cadence.h"
 
 namespace pstrain::train {
 
@@ -39,12 +40,14 @@ struct ModeTraits {
   bool dynamic_dispatch;     // --dispatch dynamic is possible (trainers need not take equal steps)
   bool trainers_step_alone;  // each trainer updates its own copy with its own optimizer (plain SGD) and meets the
                              // servers every --geo-steps steps, where they add the trainers' sample-weighted mean
-                             // change (run/run_schedule.h meets_after); the model stays whole on every trainer
+                             // change (meeting_cadence); the model stays whole on every trainer
   ServerLoop server_loop;
   OverlapKind overlap;
 };
 
 const ModeTraits& mode_traits(Mode mode);
+// Where the mode's ranks meet within a pass: after every step, or (trainers that step alone) every --geo-steps.
+exchange::MeetingCadence meeting_cadence(const TrainConfig& config);
 // Every trainer takes the same steps together: the mode's common steps, or a run without servers (local or
 // all-reduce), whose trainers update their own copies once a step.
 bool trainers_step_together(Mode mode, int pservers);

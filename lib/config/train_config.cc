@@ -6,6 +6,7 @@
 
 #include "config/modes.h"
 #include "core/error.h"
+#include "core/parse_number.h"
 
 namespace po = boost::program_options;
 
@@ -115,17 +116,9 @@ std::vector<double> parse_numbers(const std::string& text, const char* flag) {
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
-    std::size_t used = 0;
-    double number = 0;
-    try {
-      number = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || !std::isfinite(number)) {
-      throw Error(ExitCode::kUsage, cat("--", flag, " '", text, "': expected numbers separated by commas"));
-    }
-    numbers.push_back(number);
+    const std::optional<double> number = parse_number<double>(item);
+    if (!number) throw Error(ExitCode::kUsage, cat("--", flag, " '", text, "': expected numbers separated by commas"));
+    numbers.push_back(*number);
   }
   return numbers;
 }
@@ -136,17 +129,11 @@ std::vector<std::size_t> parse_widths(const std::string& text, const char* flag)
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
-    std::size_t used = 0;
-    long long width = 0;
-    try {
-      width = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || width <= 0) {
+    const std::optional<long long> width = parse_number<long long>(item);
+    if (!width || *width <= 0) {
       throw Error(ExitCode::kUsage, cat("--", flag, " '", text, "': expected positive integers separated by commas"));
     }
-    widths.push_back(static_cast<std::size_t>(width));
+    widths.push_back(static_cast<std::size_t>(*width));
   }
   return widths;
 }

@@ -5,6 +5,7 @@
 
 #include "core/counter_random.h"
 #include "core/error.h"
+#include "core/parse_number.h"
 
 namespace pstrain::data {
 
@@ -14,19 +15,13 @@ namespace {
 enum Draw : std::uint64_t { kCropY = 0, kCropX = 1, kFlip = 2, kCutoutY = 3, kCutoutX = 4 };
 
 std::size_t parse_size(const std::string& item, const std::string& value, const std::string& text) {
-  std::size_t used = 0;
-  long long number = 0;
-  try {
-    number = std::stoll(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != value.size() || number <= 0) {
+  const std::optional<long long> number = parse_number<long long>(value);
+  if (!number || *number <= 0) {
     throw Error(ExitCode::kUsage, cat("--augment '", text, "': '", item,
                                       "' needs a positive whole number of pixels, "
                                       "e.g. crop:4 or cutout:8"));
   }
-  return static_cast<std::size_t>(number);
+  return static_cast<std::size_t>(*number);
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ class LocalExchange final : public GradientExchange {
   LocalExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial)
       : optimizer_(std::move(optimizer)), initial_(initial.begin(), initial.end()) {}
   void start(std::span<float> parameters) override { std::ranges::copy(initial_, parameters.begin()); }
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) override {
+  void step(std::span<const float> gradient, std::size_t count, const StepPlace&, std::span<float> parameters,
+            int&) override {
     if (count > 0) optimizer_->step(parameters, gradient);
   }
   optim::Optimizer* own_optimizer() override { return optimizer_.get(); }

@@ -80,8 +80,8 @@
 //   run, completed only if that pass was the last.
 //
 // GEO step (--mode geo, GEO-SGD): the trainers take the schedule's common steps, but meet the servers only after
-//   every --geo-steps-th step and after the pass's last (RunSchedule::meets_after); in between each runs plain SGD on
-//   its own copy and calls nobody. A meeting is a sync round above (either transport, nothing streamed during the
+//   every --geo-steps-th step and after the pass's last (the mode's cadence, exchange/meeting_cadence.h); the
+//   servers loop over those meetings alone. In between each trainer runs plain SGD on its own copy and calls nobody. A meeting is a sync round above (either transport, nothing streamed during the
 //   computation), where a trainer sends its change since its last pull with the samples it trained meanwhile,
 //   the servers add the sample-weighted mean change (instead of running the optimizer), the flags are agreed, and
 //   every trainer gets the parameters: after a meeting every trainer holds the servers' model. Checkpoints and

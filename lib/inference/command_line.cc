@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 
 namespace pstrain::inference {
 
@@ -17,17 +18,11 @@ std::vector<std::size_t> widths(const std::string& flag, const std::string& text
   if (text == "none" || text.empty()) return values;
   std::istringstream parts(text);
   for (std::string part; std::getline(parts, part, ',');) {
-    std::size_t used = 0;
-    unsigned long value = 0;
-    try {
-      value = std::stoul(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != part.size() || value == 0) {
+    const std::optional<std::size_t> value = parse_number<std::size_t>(part);
+    if (!value || *value == 0) {
       throw Error(ExitCode::kUsage, cat("--", flag, " '", text, "': expected positive integers separated by commas"));
     }
-    values.push_back(value);
+    values.push_back(*value);
   }
   return values;
 }

@@ -14,8 +14,8 @@ namespace pstrain::train {
 
 std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job) {
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
-  return optim::make_optimizer(job.config.optimizer, job.model.parameter_count,
-                               decay_mask(job.config.optimizer, job.model.parameters, whole, 0));
+  return optim::make_optimizer(job.updates.optimizer, job.model.parameter_count,
+                               decay_mask(job.updates.optimizer, job.model.parameters, whole, 0));
 }
 
 namespace {

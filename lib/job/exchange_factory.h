@@ -9,7 +9,8 @@
 #include "exchange/gradient_exchange.h"
 #include "job/overlap_plan.h"
 #include "nn/model.h"
-#include "ps/client.h"
+#include "ps/control_client.h"
+#include "ps/data_client.h"
 #include "ps/table_client.h"
 #include "run/job_context.h"
 #include "run/run_state.h"
@@ -21,12 +22,13 @@ struct ExchangeParts {
   compute::Backend& backend;
   nn::Model& model;
   MPI_Comm trainers;                      // all trainers (MPI_COMM_SELF when training locally)
-  ps::PsClient* client = nullptr;         // the parameter-server modes' client (null without servers)
+  ps::DataClient* client = nullptr;       // the parameter-server modes' data plane (null without servers)
   const RunState& run;                    // starting parameters and the checkpoint resumed from (whole-model modes)
   ps::TableClient* tables = nullptr;      // the row tables the servers hold by rows (null: none)
   OverlapPlan overlap{};                  // parameter-server modes: what travels behind the computation
   const ps::ShardPlan* blocks = nullptr;  // streamed sync: the trainer's flat vector dealt to the shards
   MPI_Comm channel = MPI_COMM_NULL;       // streamed sync: the world's duplicate for the step's messages
+  ps::ControlClient* control = nullptr;   // the parameter-server modes' control plane (null without servers)
 };
 
 // Local training when the job has one rank; otherwise the exchange of job.config.mode. Collective over the

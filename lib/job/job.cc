@@ -21,7 +21,8 @@
 #include "job/memory_check.h"
 #include "job/overlap_plan.h"
 #include "job/run_folder.h"
-#include "ps/client.h"
+#include "ps/control_client.h"
+#include "ps/data_client.h"
 #include "ps/server.h"
 #include "ps/shard_plan.h"
 #include "ps/table_client.h"
@@ -78,7 +79,8 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
       PSTRAIN_ASSERT(dense_blocks.shard_size(shard) == plan.shard_size(shard), "shard ", shard, " holds ",
                      plan.shard_size(shard), " floats, the dense layout deals it ", dense_blocks.shard_size(shard));
     }
-    ps::PsClient client(windows, dense_blocks, job.layout);
+    ps::DataClient client(windows, dense_blocks, job.layout);
+    ps::ControlClient control(windows, job.layout);
     ps::TableClient table_client(table_windows, tables, row_caches(job, largest_batch(job.config, job.model)),
                                  job.layout);
     if (job.layout.is_lead_trainer()) {
@@ -90,14 +92,14 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
     exchange::meet_all_ranks("the start (waiting for the servers)");  // every slice initialised
     auto gradient_exchange =
         make_exchange(job, {backend, *model, trainers.handle(), &client, run, tables.empty() ? nullptr : &table_client,
-                            overlap, &dense_blocks, channel.handle()});
+                            overlap, &dense_blocks, channel.handle(), &control});
     DataDispatch dispatch;
     if (job.config.dynamic_dispatch) {
-      dispatch.take_chunk = [&client] {
+      dispatch.take_chunk = [&control] {
         const comm::Watchdog::Wait wait("taking a chunk of samples from the dispatcher on server 0");
-        return client.take_chunk();
+        return control.take_chunk();
       };
-      dispatch.reset = [&client] { client.reset_chunks(); };
+      dispatch.reset = [&control] { control.reset_chunks(); };
     }
     completed =
         run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples, {run.test, run.valid},

@@ -107,28 +107,6 @@ std::string checkpoint_to_resume(const JobContext& job, const FolderContents& fo
   return "";
 }
 
-// How many updates each optimizer (every shard's, or the local one) applies over the run: one per sync step,
-// one per trainer push in async mode. The learning-rate schedule runs over this count.
-std::uint64_t total_updates(const JobContext& job) {
-  const bool sync = job.steps_together();
-  std::int64_t per_pass = 0;
-  if (sync) {
-    per_pass = job.data.steps_per_pass(0, job.config.batch_size, true);
-  } else if (job.config.dynamic_dispatch) {  // every chunk once per pass, whoever takes it
-    const std::uint64_t samples = job.data.shard_samples.empty() ? 0 : job.data.trainer_samples.at(0);
-    const std::uint64_t chunk = job.config.chunk_size;
-    const std::uint64_t full_chunks = samples / chunk;
-    const std::uint64_t batches_per_chunk = (chunk + job.config.batch_size - 1) / job.config.batch_size;
-    per_pass = static_cast<std::int64_t>(full_chunks * batches_per_chunk +
-                                         (samples % chunk + job.config.batch_size - 1) / job.config.batch_size);
-  } else {
-    for (int trainer = 0; trainer < job.layout.trainers; ++trainer) {
-      per_pass += job.data.steps_per_pass(trainer, job.config.batch_size, false);
-    }
-  }
-  return static_cast<std::uint64_t>(per_pass) * static_cast<std::uint64_t>(job.config.passes);
-}
-
 // The trainer's samples: its shards concatenated in index order. Under dynamic dispatch every shard is the
 // trainer's, read a chunk at a time as it is given (run/trainer_samples.h); each trainer still reads the shards
 // static sharding would give it once here, so that every shard's contents are checked before training starts.
@@ -231,15 +209,7 @@ Outcome plan_data_and_model(JobStart& start, int rank) {
       exit_early = true;
       return;
     }
-    job.config.optimizer.total_updates = total_updates(job);
-    job.config.optimizer.updates_per_pass =
-        job.config.optimizer.total_updates / static_cast<std::uint64_t>(job.config.passes);
-    // An async pass applies T pushes of batch b where a sync pass applies one average of T*b: at --lr / T both
-    // move the parameters equally far per pass, so one --lr means the same in both modes (measured: at the full
-    // --lr, async with 2 trainers lands ~0.7 points below sync on Fashion-MNIST; at --lr / 2 within 0.1).
-    if (job.mode().each_push_updates && job.layout.pservers > 0) {
-      job.config.optimizer.learning_rate /= job.layout.trainers;
-    }
+    job.updates = plan_updates(job.config, job.layout, job.data);
   });
   if (const Outcome code = agreed(failure)) return code;
   if (exit_early) return 0;
@@ -357,8 +327,8 @@ void log_start(const JobStart& start) {
            job.layout.world_size > 1 ? to_string(job.config.mode) : std::string("local"), ", ", start.backend->name(),
            " backend, ", job.model.spec.source, " ", job.model.parameter_count, " parameters, ",
            job.data.total_train_samples(), " training samples, batch ", job.config.batch_size,
-           " per trainer, learning rate per update ", job.config.optimizer.learning_rate, " (",
-           job.config.optimizer.schedule, job.config.optimizer.nesterov ? ", nesterov" : "", ")",
+           " per trainer, learning rate per update ", job.updates.optimizer.learning_rate, " (",
+           job.updates.optimizer.schedule, job.updates.optimizer.nesterov ? ", nesterov" : "", ")",
            job.config.augment.enabled() ? cat(", augment ", data::to_string(job.config.augment)) : std::string());
   if (!start.pservers_chosen.empty()) log_info(start.pservers_chosen);
   if (const auto& resumed = start.run.resumed) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "comm/communicator.h"
+#include "config/modes.h"
 #include "core/error.h"
 #include "job/exchange_factory.h"
 #include "ps/exchange_modes.h"
@@ -23,7 +24,7 @@ std::unique_ptr<exchange::GradientExchange> sync_round(const JobContext& job, co
                                                        ps::TableClient* tables) {
   if (job.layout.aggregates_pushes()) {
     PSTRAIN_ASSERT(parts.overlap.sync == ps::SyncTransport::kOneSided, "node aggregation with streamed blocks");
-    return ps::make_node_sync_exchange(*parts.client,
+    return ps::make_node_sync_exchange(*parts.client, *parts.control,
                                        comm::Communicator::split(parts.trainers, job.layout.push_slot(),
                                                                  job.layout.trainer_index),
                                        tables);
@@ -37,12 +38,12 @@ std::unique_ptr<exchange::GradientExchange> make_sync(const JobContext& job, con
 }
 
 std::unique_ptr<exchange::GradientExchange> make_async(const JobContext& job, const ExchangeParts& parts) {
-  return ps::make_async_exchange(*parts.client, parts.trainers, poll_interval(job), parts.overlap.stream_pushes,
+  return ps::make_async_exchange(*parts.client, *parts.control, parts.trainers, poll_interval(job), parts.overlap.stream_pushes,
                                  parts.tables);
 }
 
 std::unique_ptr<exchange::GradientExchange> make_ssp(const JobContext& job, const ExchangeParts& parts) {
-  return ps::make_ssp_exchange(*parts.client, parts.trainers, poll_interval(job), job.config.staleness,
+  return ps::make_ssp_exchange(*parts.client, *parts.control, parts.trainers, poll_interval(job), job.config.staleness,
                                parts.overlap.stream_pushes, parts.tables);
 }
 
@@ -52,7 +53,7 @@ std::unique_ptr<exchange::GradientExchange> make_geo(const JobContext& job, cons
   auto optimizer = whole_model_optimizer(job);  // stateless: its start comes from the servers
   optimizer->set_steps_taken(parts.run.resumed ? static_cast<std::uint64_t>(parts.run.resumed->training.global_step)
                                                : 0);
-  return ps::make_geo_exchange(sync_round(job, parts, nullptr), std::move(optimizer));
+  return ps::make_geo_exchange(sync_round(job, parts, nullptr), std::move(optimizer), meeting_cadence(job.config));
 }
 
 // One row per mode of config/modes.cc: the exchange its trainers step with.

@@ -1,9 +1,9 @@
 #include "launch/driver_options.h"
 
-#include <charconv>
 #include <cmath>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 #include "launch/exit_codes.h"
 
 namespace pstrain::launch {
@@ -15,26 +15,17 @@ DriverError usage_error(const std::string& message) {
 }
 
 int to_int(const std::string& flag, const std::string& text) {
-  int value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    throw usage_error(cat(flag, " needs a whole number, got '", text, "'"));
-  }
-  return value;
+  const std::optional<int> value = parse_number<int>(text);
+  if (!value) throw usage_error(cat(flag, " needs a whole number, got '", text, "'"));
+  return *value;
 }
 
 double to_seconds(const std::string& flag, const std::string& text, double smallest) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(value) || value < smallest) {
+  const std::optional<double> value = parse_number<double>(text);
+  if (!value || *value < smallest) {
     throw usage_error(cat(flag, " needs a number of seconds >= ", smallest, ", got '", text, "'"));
   }
-  return value;
+  return *value;
 }
 
 // A pstrain flag's value from the command line (--flag VALUE or --flag=VALUE), then PSTRAIN_FLAG.

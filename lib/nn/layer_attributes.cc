@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 
 namespace pstrain::nn {
 
@@ -47,14 +48,9 @@ std::size_t LayerAttributes::non_negative(const std::string& key, std::size_t fa
 float LayerAttributes::number(const std::string& key, float fallback, float low, float high) {
   const std::string* text = find(key);
   if (text == nullptr) return fallback;
-  std::size_t parsed = 0;
-  float value = 0;
-  try {
-    value = std::stof(*text, &parsed);
-  } catch (const std::exception&) {
-    parsed = 0;
-  }
-  if (parsed != text->size() || !std::isfinite(value)) fail(cat(key, "=", *text, " is not a number"));
+  const std::optional<float> parsed = parse_number<float>(*text);
+  if (!parsed) fail(cat(key, "=", *text, " is not a number"));
+  const float value = *parsed;
   if (value < low || value >= high) {
     fail(cat(key, "=", *text, " is outside [", low, ", ", std::isinf(high) ? std::string("inf") : cat(high), ")"));
   }

@@ -9,10 +9,11 @@
 
 namespace pstrain::ps {
 
-AsyncExchange::AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval,
+AsyncExchange::AsyncExchange(DataClient& client, ControlClient& control, MPI_Comm trainers, std::chrono::microseconds poll_interval,
                              TableClient* tables, bool stream_pushes)
     : TableRowsExchange(tables),
       client_(client),
+      control_(control),
       trainers_(trainers),
       poll_interval_(poll_interval),
       stream_pushes_(stream_pushes),
@@ -34,7 +35,8 @@ void AsyncExchange::begin_step(std::size_t) {
   if (pushes_.streaming()) pushes_.begin();
 }
 
-void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int&) {
+void AsyncExchange::step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&,
+                         std::span<float> parameters, int&) {
   // Like PaddlePaddle's async trainer: send the gradient, wait for the shards to apply it (never for the other
   // trainers), then fetch whatever the parameters are now. Waiting for our own update keeps the staleness to
   // the other trainers' pushes and frees the slot for the next step.
@@ -47,7 +49,7 @@ void AsyncExchange::step(std::span<const float> gradient, std::size_t count, std
   }
   if (tables_ != nullptr) tables_->push(gradient);  // complete before the push is announced
   for (int shard = 0; shard < client_.shards(); ++shard) {
-    client_.announce_push(shard, ++pushed_[shard]);  // the slot carries the base version
+    control_.announce_push(shard, ++pushed_[shard]);  // the slot carries the base version
   }
   wait_until_applied();
   timers_.push_seconds += seconds_since(start);
@@ -63,7 +65,7 @@ void AsyncExchange::finish_pass(std::span<float> parameters) {
   // Every trainer's last push of the pass is applied once all arrived.
   exchange::PassEndMeeting meeting(trainers_);
   while (!meeting.arrived()) {
-    if (on_checkpoint_request_ && client_.checkpoint_request() != 0) {
+    if (on_checkpoint_request_ && control_.checkpoint_request() != 0) {
       if (on_checkpoint_request_()) {  // stopping: the job ends after this checkpoint
         stopped_in_meeting_ = true;
         return;
@@ -78,8 +80,8 @@ void AsyncExchange::finish_pass(std::span<float> parameters) {
 }
 
 int AsyncExchange::checkpoint_request(int wish) {
-  if (wish != 0) client_.request_checkpoint(wish);
-  return static_cast<int>(client_.checkpoint_request());
+  if (wish != 0) control_.request_checkpoint(wish);
+  return static_cast<int>(control_.checkpoint_request());
 }
 
 void AsyncExchange::set_checkpoint_handler(std::function<bool()> handler) {
@@ -89,22 +91,22 @@ void AsyncExchange::set_checkpoint_handler(std::function<bool()> handler) {
 void AsyncExchange::quiesce() {
   const comm::Watchdog::Wait wait("quiescing for a checkpoint (our pushes being applied)");
   wait_until_applied();
-  client_.announce_quiesced();
+  control_.announce_quiesced();
 }
 
 void AsyncExchange::finish() {
   const comm::Watchdog::Wait wait("the last async push");
   wait_until_applied();
-  client_.announce_done();
+  control_.announce_done();
 }
 
 void AsyncExchange::wait_until_applied() {
   for (int shard = 0; shard < client_.shards(); ++shard) {
     while (observed_[shard] < pushed_[shard]) {
-      const std::int64_t applied = client_.applied_seq(shard);
+      const std::int64_t applied = control_.applied_seq(shard);
       if (applied > observed_[shard]) {
         observed_[shard] = applied;
-        staleness_.record(client_.staleness(shard));
+        staleness_.record(control_.staleness(shard));
       } else {
         // Back off: a tight loop of shared locks would keep the server from taking its exclusive one.
         pause_between_polls(poll_interval_);
@@ -113,10 +115,11 @@ void AsyncExchange::wait_until_applied() {
   }
 }
 
-std::unique_ptr<exchange::GradientExchange> make_async_exchange(PsClient& client, MPI_Comm trainers,
+std::unique_ptr<exchange::GradientExchange> make_async_exchange(DataClient& client, ControlClient& control,
+                                                                MPI_Comm trainers,
                                                                 std::chrono::microseconds poll_interval,
                                                                 bool stream_pushes, TableClient* tables) {
-  return std::make_unique<AsyncExchange>(client, trainers, poll_interval, tables, stream_pushes);
+  return std::make_unique<AsyncExchange>(client, control, trainers, poll_interval, tables, stream_pushes);
 }
 
 }  // namespace pstrain::ps

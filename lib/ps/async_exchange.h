@@ -8,24 +8,30 @@
 #include <vector>
 
 #include "exchange/gradient_exchange.h"
-#include "ps/client.h"
+#include "ps/control_client.h"
+#include "ps/data_client.h"
 #include "ps/push_stream.h"
 #include "ps/table_client.h"
 #include "ps/table_rows_exchange.h"
 
 namespace pstrain::ps {
 
-class AsyncExchange : public TableRowsExchange {
+class AsyncExchange : public TableRowsExchange,
+                      public exchange::ComputationOverlap,
+                      public exchange::RequestedCheckpoints {
  public:
   // `tables`: the row tables the servers hold by rows (null: none). `stream_pushes`: put the gradient block by
   // block during the backward pass (ps/push_stream.h) where the model can report its blocks.
-  AsyncExchange(PsClient& client, MPI_Comm trainers, std::chrono::microseconds poll_interval, TableClient* tables,
+  AsyncExchange(DataClient& client, ControlClient& control, MPI_Comm trainers, std::chrono::microseconds poll_interval, TableClient* tables,
                 bool stream_pushes);
 
   void start(std::span<float> parameters) override;
+  exchange::ComputationOverlap* overlap() override { return this; }
+  exchange::RequestedCheckpoints* requested_checkpoints() override { return this; }
   nn::ParameterStream* stream_in_place(std::span<const float> gradient, std::span<float> parameters) override;
   void begin_step(std::size_t count) override;
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override;
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace& place,
+            std::span<float> parameters, int& flags) override;
   void finish_pass(std::span<float> parameters) override;
   int checkpoint_request(int wish) override;
   void set_checkpoint_handler(std::function<bool()> handler) override;
@@ -36,7 +42,8 @@ class AsyncExchange : public TableRowsExchange {
   // Polls every shard until it applied our last push, recording the staleness each one reports.
   void wait_until_applied();
 
-  PsClient& client_;
+  DataClient& client_;
+  ControlClient& control_;
   MPI_Comm trainers_;
   std::chrono::microseconds poll_interval_;
   std::function<bool()> on_checkpoint_request_;

@@ -1,6 +1,6 @@
 // --mode geo (GEO-SGD, PaddlePaddle Fleet's geo mode), the trainer's side: between meetings the trainer runs plain
-// SGD on its own copy of the model and talks to nobody; at a meeting (run/run_schedule.h meets_after: every
-// --geo-steps steps and after a pass's last) it pushes its change since it last pulled, weighted by the samples it
+// SGD on its own copy of the model and talks to nobody; at a meeting (its cadence, exchange/meeting_cadence.h:
+// every --geo-steps steps and after a pass's last) it pushes its change since it last pulled, weighted by the samples it
 // trained meanwhile, the servers add the sample-weighted mean change (optim::make_change_adder) in the one-sided
 // sync round of exchange/step_protocol.h, and it pulls the result. Communication falls by --geo-steps; with one
 // trainer the run is local training, with --geo-steps 1 it is sync SGD (up to rounding in both).
@@ -15,8 +15,9 @@ namespace {
 
 class GeoExchange final : public exchange::GradientExchange {
  public:
-  GeoExchange(std::unique_ptr<exchange::GradientExchange> meetings, std::unique_ptr<optim::Optimizer> optimizer)
-      : meetings_(std::move(meetings)), optimizer_(std::move(optimizer)) {}
+  GeoExchange(std::unique_ptr<exchange::GradientExchange> meetings, std::unique_ptr<optim::Optimizer> optimizer,
+              exchange::MeetingCadence cadence)
+      : meetings_(std::move(meetings)), optimizer_(std::move(optimizer)), cadence_(cadence) {}
 
   void start(std::span<float> parameters) override {
     meetings_->start(parameters);
@@ -26,7 +27,18 @@ class GeoExchange final : public exchange::GradientExchange {
   // The loop announces every step's samples; the servers hear of them only at a meeting (in step()).
   void begin_step(std::size_t) override {}
 
-  void step_alone(std::span<const float> gradient, std::size_t count, std::span<float> parameters) override {
+  // Every step updates the trainer's own copy; the steps where the cadence says so then meet the servers.
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace& place,
+            std::span<float> parameters, int& flags) override {
+    step_alone(gradient, count, parameters);
+    if (cadence_.meets_after(place.step, place.steps)) meet(parameters, flags);
+  }
+
+  void finish_pass(std::span<float> parameters) override { meetings_->finish_pass(parameters); }
+  void finish() override { meetings_->finish(); }
+
+ private:
+  void step_alone(std::span<const float> gradient, std::size_t count, std::span<float> parameters) {
     if (count > 0) {
       optimizer_->step(parameters, gradient);
     } else {
@@ -35,23 +47,19 @@ class GeoExchange final : public exchange::GradientExchange {
     samples_ += count;
   }
 
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
-    step_alone(gradient, count, parameters);
+  // The change since the last pull out, weighted by the samples trained meanwhile; the servers' sum in.
+  void meet(std::span<float> parameters, int& flags) {
     change_.resize(parameters.size());
     std::transform(parameters.begin(), parameters.end(), pulled_.begin(), change_.begin(),
                    [](float now, float then) { return now - then; });
     meetings_->timers() = {};
     meetings_->begin_step(samples_);  // the streamed transport sends the count ahead of the blocks
-    meetings_->step(change_, samples_, parameters, flags);  // the servers weight each change by its samples
+    meetings_->step(change_, samples_, {}, parameters, flags);  // the servers weight each change by its samples
     add_timers(meetings_->timers());
     std::ranges::copy(parameters, pulled_.begin());
     samples_ = 0;
   }
 
-  void finish_pass(std::span<float> parameters) override { meetings_->finish_pass(parameters); }
-  void finish() override { meetings_->finish(); }
-
- private:
   void add_timers(const exchange::ExchangeTimers& round) {
     timers_.push_seconds += round.push_seconds;
     timers_.sync_seconds += round.sync_seconds;
@@ -60,6 +68,7 @@ class GeoExchange final : public exchange::GradientExchange {
 
   std::unique_ptr<exchange::GradientExchange> meetings_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  exchange::MeetingCadence cadence_;
   std::vector<float> pulled_;  // the parameters as the trainer last pulled them
   std::vector<float> change_;
   std::size_t samples_ = 0;  // trained since the last meeting
@@ -68,8 +77,9 @@ class GeoExchange final : public exchange::GradientExchange {
 }  // namespace
 
 std::unique_ptr<exchange::GradientExchange> make_geo_exchange(std::unique_ptr<exchange::GradientExchange> meetings,
-                                                              std::unique_ptr<optim::Optimizer> optimizer) {
-  return std::make_unique<GeoExchange>(std::move(meetings), std::move(optimizer));
+                                                              std::unique_ptr<optim::Optimizer> optimizer,
+                                                              exchange::MeetingCadence cadence) {
+  return std::make_unique<GeoExchange>(std::move(meetings), std::move(optimizer), cadence);
 }
 
 }  // namespace pstrain::ps

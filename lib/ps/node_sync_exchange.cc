@@ -24,16 +24,18 @@ namespace {
 
 class NodeSyncExchange final : public TableRowsExchange {
  public:
-  NodeSyncExchange(PsClient& client, comm::Communicator group, TableClient* tables)
+  NodeSyncExchange(DataClient& client, ControlClient& control, comm::Communicator group, TableClient* tables)
       : TableRowsExchange(tables),
         client_(client),
+        control_(control),
         group_(std::move(group)),
         leader_(group_.rank() == 0),
         members_(group_.size()) {}
 
   void start(std::span<float> parameters) override { client_.pull(parameters); }
 
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&,
+            std::span<float> parameters, int& flags) override {
     const comm::Watchdog::Wait wait("a sync step with node aggregation (sum on the node, push, barrier, update, pull)");
     auto start = Clock::now();
     const std::span<const float> dense = gradient.first(client_.plan().total_size());
@@ -44,7 +46,7 @@ class NodeSyncExchange final : public TableRowsExchange {
       send_to_leader(dense, static_cast<float>(count));
     }
     if (tables_ != nullptr) {  // the row slots stay per trainer, weighted by the trainer's own samples
-      client_.announce_samples(static_cast<std::int64_t>(count));
+      control_.announce_samples(static_cast<std::int64_t>(count));
       tables_->push(gradient);  // an empty slot when this trainer had no batch
     }
     timers_.push_seconds += seconds_since(start);
@@ -114,7 +116,8 @@ class NodeSyncExchange final : public TableRowsExchange {
     return total;
   }
 
-  PsClient& client_;
+  DataClient& client_;
+  ControlClient& control_;
   comm::Communicator group_;  // this trainer's push group, ranked in trainer order: the leader is rank 0
   bool leader_;
   int members_;
@@ -125,9 +128,9 @@ class NodeSyncExchange final : public TableRowsExchange {
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_node_sync_exchange(PsClient& client, comm::Communicator group,
-                                                                    TableClient* tables) {
-  return std::make_unique<NodeSyncExchange>(client, std::move(group), tables);
+std::unique_ptr<exchange::GradientExchange> make_node_sync_exchange(DataClient& client, ControlClient& control,
+                                                                    comm::Communicator group, TableClient* tables) {
+  return std::make_unique<NodeSyncExchange>(client, control, std::move(group), tables);
 }
 
 }  // namespace pstrain::ps

@@ -1,7 +1,7 @@
 #pragma once
 // The trainer's side of an async (or SSP) push, block by block: as a ParameterStream (nn/parameter_stream.h) it
 // puts each block of the gradient into this trainer's slot on the block's shard as soon as the backward pass has
-// finished it, one-sided as the whole push (PsClient::push), inside one epoch that begin() opens and end()
+// finished it, one-sided as the whole push (DataClient::push), inside one epoch that begin() opens and end()
 // completes; end() then puts the blocks not put yet and the sample count. The push is announced after end(), as
 // ever (exchange/step_protocol.h), so a shard never reads a slot that is still being written.
 //
@@ -11,13 +11,13 @@
 
 #include "exchange/range_progress.h"
 #include "nn/parameter_stream.h"
-#include "ps/client.h"
+#include "ps/data_client.h"
 
 namespace pstrain::ps {
 
 class PushStream final : public nn::ParameterStream {
  public:
-  explicit PushStream(PsClient& client) : client_(client), progress_(client.plan().block_ranges()) {}
+  explicit PushStream(DataClient& client) : client_(client), progress_(client.plan().block_ranges()) {}
 
   // Streaming from now on: blocks leave from `gradient` (the model's host buffer).
   void stream_in_place(std::span<const float> gradient) { gradient_ = gradient; }
@@ -30,7 +30,7 @@ class PushStream final : public nn::ParameterStream {
   void end(float count);
 
  private:
-  PsClient& client_;
+  DataClient& client_;
   exchange::RangeProgress progress_;
   std::span<const float> gradient_;
   std::vector<bool> put_;

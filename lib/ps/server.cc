@@ -103,7 +103,7 @@ int ShardServer::set_weights(std::span<const float> counts) {
 }
 
 // With node aggregation the row slots stay per trainer, each weighted by its trainer's samples, which the trainers
-// announced in their control words before the step's first meeting (PsClient::announce_samples). The counts are
+// announced in their control words before the step's first meeting (ControlClient::announce_samples). The counts are
 // whole numbers, so their float total is the same in any order: the weights are those of one slot per trainer.
 void ShardServer::set_trainer_weights() {
   std::vector<std::int64_t> control(control_size(layout_.trainers));

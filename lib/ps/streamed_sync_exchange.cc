@@ -13,17 +13,19 @@ namespace pstrain::ps {
 
 namespace {
 
-class StreamedSyncExchange final : public TableRowsExchange {
+class StreamedSyncExchange final : public TableRowsExchange, public exchange::ComputationOverlap {
  public:
-  StreamedSyncExchange(PsClient& client, const ShardPlan& blocks, MPI_Comm channel, TableClient* tables)
+  StreamedSyncExchange(DataClient& client, const ShardPlan& blocks, MPI_Comm channel, TableClient* tables)
       : TableRowsExchange(tables), client_(client), channel_(channel), blocks_(blocks, channel, timers_) {}
   void start(std::span<float> parameters) override { client_.pull(parameters); }
+  exchange::ComputationOverlap* overlap() override { return this; }
   nn::ParameterStream* stream_in_place(std::span<const float> gradient, std::span<float> parameters) override {
     blocks_.stream_in_place(gradient, parameters);
     return &blocks_;
   }
   void begin_step(std::size_t count) override { blocks_.begin(static_cast<float>(count)); }
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&,
+            std::span<float> parameters, int& flags) override {
     static_cast<void>(count);  // the shards have it from begin_step
     const comm::Watchdog::Wait wait("a sync step (gradient out, updated parameters in)");
     exchange::StepFlagAgreement agreement;
@@ -47,14 +49,14 @@ class StreamedSyncExchange final : public TableRowsExchange {
   void finish() override { blocks_.settle(); }
 
  private:
-  PsClient& client_;
+  DataClient& client_;
   MPI_Comm channel_;
   BlockStream blocks_;
 };
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_streamed_sync_exchange(PsClient& client, const ShardPlan& blocks,
+std::unique_ptr<exchange::GradientExchange> make_streamed_sync_exchange(DataClient& client, const ShardPlan& blocks,
                                                                         MPI_Comm channel, TableClient* tables) {
   return std::make_unique<StreamedSyncExchange>(client, blocks, channel, tables);
 }

@@ -13,9 +13,10 @@ namespace {
 
 class SyncExchange final : public TableRowsExchange {
  public:
-  SyncExchange(PsClient& client, TableClient* tables) : TableRowsExchange(tables), client_(client) {}
+  SyncExchange(DataClient& client, TableClient* tables) : TableRowsExchange(tables), client_(client) {}
   void start(std::span<float> parameters) override { client_.pull(parameters); }
-  void step(std::span<const float> gradient, std::size_t count, std::span<float> parameters, int& flags) override {
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&, std::span<float> parameters,
+            int& flags) override {
     const comm::Watchdog::Wait wait("a sync step (push, barrier, update, pull)");
     auto start = Clock::now();
     client_.push(gradient, static_cast<float>(count));
@@ -34,12 +35,12 @@ class SyncExchange final : public TableRowsExchange {
   void finish() override {}
 
  private:
-  PsClient& client_;
+  DataClient& client_;
 };
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_sync_exchange(PsClient& client, TableClient* tables) {
+std::unique_ptr<exchange::GradientExchange> make_sync_exchange(DataClient& client, TableClient* tables) {
   return std::make_unique<SyncExchange>(client, tables);
 }
 

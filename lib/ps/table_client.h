@@ -66,13 +66,13 @@ class TableClient {
   TableTraffic traffic_;
 };
 
-// What the parameter-server exchanges do before a batch (GradientExchange::fetch_for_batch): without tables
+// What the parameter-server exchanges do before a batch (RowTableAccess::fetch_for_batch): without tables
 // nothing (false); else the batch's rows fetched under the watchdog, the time added to `seconds`.
 bool fetch_rows_for_batch(TableClient* tables, std::span<float> features, std::size_t count,
                           std::span<float> parameters, double& seconds);
 
-// Evaluation's fetch (GradientExchange::fetch_for_evaluation) and the pass folders' reads
-// (GradientExchange::read_table_rows): without tables nothing (false), else under the watchdog.
+// Evaluation's fetch (RowTableAccess::fetch_for_evaluation) and the pass folders' reads
+// (RowTableAccess::read_table_rows): without tables nothing (false), else under the watchdog.
 bool fetch_rows_for_evaluation(TableClient* tables, std::span<float> features, std::size_t count,
                                std::span<float> parameters);
 bool read_table_rows(TableClient* tables, std::size_t table, std::uint64_t first, std::uint64_t count,

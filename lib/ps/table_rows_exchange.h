@@ -1,7 +1,7 @@
 #pragma once
 // What every parameter-server exchange (sync either way, async, ssp) does with the row tables the servers hold by
 // rows: fetch a batch's rows before it, evaluation's rows, and a pass folder's rows (ps/table_client.h). Null
-// `tables`: the model has none; each call then does nothing and returns false.
+// `tables`: the model has none, and the exchange has no row tables (GradientExchange::row_tables is null).
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -11,9 +11,11 @@
 
 namespace pstrain::ps {
 
-class TableRowsExchange : public exchange::GradientExchange {
+class TableRowsExchange : public exchange::GradientExchange, public exchange::RowTableAccess {
  public:
   explicit TableRowsExchange(TableClient* tables) : tables_(tables) {}
+
+  exchange::RowTableAccess* row_tables() override { return tables_ != nullptr ? this : nullptr; }
 
   bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) override {
     return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
@@ -21,8 +23,8 @@ class TableRowsExchange : public exchange::GradientExchange {
   bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) override {
     return fetch_rows_for_evaluation(tables_, features, count, parameters);
   }
-  bool read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override {
-    return ps::read_table_rows(tables_, table, first, count, out);
+  void read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override {
+    ps::read_table_rows(tables_, table, first, count, out);
   }
 
  protected:

@@ -37,14 +37,6 @@ std::uint64_t DataPlan::total_train_samples() const {
   return std::accumulate(shard_samples.begin(), shard_samples.end(), std::uint64_t{0});
 }
 
-std::int64_t DataPlan::steps_per_pass(int trainer, std::size_t batch_size, bool sync) const {
-  const auto steps_for = [&](std::uint64_t samples) {
-    return static_cast<std::int64_t>((samples + batch_size - 1) / batch_size);
-  };
-  if (!sync) return steps_for(trainer_samples.at(trainer));
-  return steps_for(*std::max_element(trainer_samples.begin(), trainer_samples.end()));
-}
-
 DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool every_trainer_reads_all) {
   DataPlan plan;
   plan.train_shards = data::list_train_shards(data_dir);

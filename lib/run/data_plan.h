@@ -20,9 +20,6 @@ struct DataPlan {
   std::vector<std::uint64_t> shard_samples;  // samples in each training shard
 
   std::uint64_t total_train_samples() const;  // each sample once, however many trainers may read it
-  // Steps trainer t takes per pass: in sync mode every trainer takes the largest count (a trainer that ran out
-  // contributes empty batches), so nobody waits forever; otherwise ceil(own samples / batch).
-  std::int64_t steps_per_pass(int trainer, std::size_t batch_size, bool sync) const;
 };
 
 // Reads the metadata of every shard; throws pstrain::Error(kInputData) when shards disagree on sample shape or

@@ -10,6 +10,7 @@
 #include "nn/model_plan.h"
 #include "ps/table_plan.h"
 #include "run/data_plan.h"
+#include "run/update_plan.h"
 
 namespace pstrain::train {
 
@@ -26,6 +27,9 @@ struct JobContext {
   ps::TablePlan tables;
   std::vector<nn::ParameterInfo> dense_parameters;
   std::size_t dense_count = 0;
+  // The optimizer updates of the run and their learning rate (set once the data is planned): what every
+  // optimizer the run builds applies, rather than config.optimizer as the user gave it.
+  UpdatePlan updates;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   const ModeTraits& mode() const { return mode_traits(config.mode); }

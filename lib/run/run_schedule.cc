@@ -15,7 +15,7 @@ RunSchedule::RunSchedule(const TrainConfig& config, const comm::WorldLayout& lay
       steps_together_(trainers_step_together(config.mode, layout.pservers)),
       passes_(config.passes),
       checkpoint_every_steps_(config.checkpoint_every_steps),
-      steps_between_meetings_(mode_traits(config.mode).trainers_step_alone ? config.geo_steps : 1),
+      cadence_(meeting_cadence(config)),
       consumed_(index_.total(), 0) {
   if (resumed) {
     first_pass_ = static_cast<int>(resumed->pass);
@@ -38,16 +38,36 @@ std::uint64_t RunSchedule::remaining(int trainer, int pass) const {
   return pass == first_pass_ ? remaining_first_pass_.at(trainer) : trainer_samples_.at(trainer);
 }
 
+namespace {
+
+std::int64_t steps_for(std::uint64_t samples, std::uint64_t batch) {
+  return static_cast<std::int64_t>((samples + batch - 1) / batch);
+}
+
+}  // namespace
+
 std::int64_t RunSchedule::steps(int trainer, int pass) const {
-  const std::uint64_t batch = batch_size_;
-  const auto steps_for = [&](std::uint64_t samples) {
-    return static_cast<std::int64_t>((samples + batch - 1) / batch);
-  };
-  if (!steps_together_) return steps_for(remaining(trainer, pass));
+  if (!steps_together_) return steps_for(remaining(trainer, pass), batch_size_);
   std::uint64_t largest = 0;
   for (std::size_t other = 0; other < remaining_first_pass_.size(); ++other)
     largest = std::max(largest, remaining(static_cast<int>(other), pass));
-  return steps_for(largest);
+  return steps_for(largest, batch_size_);
+}
+
+std::int64_t RunSchedule::updates_per_pass(const TrainConfig& config, const comm::WorldLayout& layout,
+                                           const DataPlan& data) {
+  const std::uint64_t batch = config.batch_size;
+  if (trainers_step_together(config.mode, layout.pservers)) {
+    return steps_for(*std::max_element(data.trainer_samples.begin(), data.trainer_samples.end()), batch);
+  }
+  if (config.dynamic_dispatch) {  // every chunk once per pass, whoever takes it
+    const std::uint64_t samples = data.shard_samples.empty() ? 0 : data.trainer_samples.at(0);
+    const std::uint64_t chunk = config.chunk_size;
+    return static_cast<std::int64_t>(samples / chunk) * steps_for(chunk, batch) + steps_for(samples % chunk, batch);
+  }
+  std::int64_t updates = 0;
+  for (const std::uint64_t samples : data.trainer_samples) updates += steps_for(samples, batch);
+  return updates;
 }
 
 AfterStep RunSchedule::after_common_step(std::int64_t step, std::int64_t steps, std::int64_t global_step,
@@ -57,10 +77,6 @@ AfterStep RunSchedule::after_common_step(std::int64_t step, std::int64_t steps, 
                    (checkpoint_every_steps_ > 0 && global_step % checkpoint_every_steps_ == 0);
   if (!due) return AfterStep::kGoOn;
   return exchange::stops_after_checkpoint(flags) ? AfterStep::kCheckpointAndStop : AfterStep::kCheckpoint;
-}
-
-bool RunSchedule::meets_after(std::int64_t step, std::int64_t steps) const {
-  return (step + 1) % steps_between_meetings_ == 0 || step + 1 >= steps;
 }
 
 std::optional<bool> RunSchedule::stop_after_pass(int pass, int flags) const {

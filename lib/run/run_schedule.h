@@ -12,6 +12,7 @@
 #include "checkpoint/checkpoint.h"
 #include "comm/layout.h"
 #include "config/train_config.h"
+#include "exchange/meeting_cadence.h"
 #include "run/checkpointing.h"
 #include "run/data_plan.h"
 
@@ -50,17 +51,21 @@ class RunSchedule {
   std::uint64_t remaining(int trainer, int pass) const;
   // Steps trainer t takes in `pass` (static dispatch): where trainers step together, the largest trainer's count.
   std::int64_t steps(int trainer, int pass) const;
+  // The optimizer updates of a whole pass (run/update_plan.h): its common steps where the trainers step together;
+  // else every trainer's steps (under dynamic dispatch: every chunk's batches once, whoever takes them).
+  static std::int64_t updates_per_pass(const TrainConfig& config, const comm::WorldLayout& layout,
+                                       const DataPlan& data);
 
   // Runs whose trainers step together (config/modes.h trainers_step_together), every rank alike:
   // the steps of `pass`, and what follows step `step` (from 0) of them at `global_step` given the agreed flags. A
   // mid-pass checkpoint is due on an agreed kCheckpointNow or every --checkpoint-every-steps, never after the
   // pass's last step: the end-of-pass checkpoint covers it.
   std::int64_t common_steps(int pass) const { return steps(0, pass); }
-  // Whether trainers and servers meet after step `step` (from 0, counted from where this run entered the pass) of
-  // `steps`: after every step, except where the trainers step alone between meetings (--mode geo), then after every
-  // --geo-steps-th step and after the pass's last. Flags are agreed, and checkpoints written, only at meetings (a
-  // mid-pass checkpoint is thus always at a meeting, and a run resumed from it meets where the first run did).
-  bool meets_after(std::int64_t step, std::int64_t steps) const;
+  // Where trainers and servers meet (the mode's cadence, exchange/meeting_cadence.h): after step `step` (from 0,
+  // counted from where this run entered the pass) of `steps`, and the first meeting at or after `step`.
+  const exchange::MeetingCadence& cadence() const { return cadence_; }
+  bool meets_after(std::int64_t step, std::int64_t steps) const { return cadence_.meets_after(step, steps); }
+  std::int64_t next_meeting(std::int64_t step, std::int64_t steps) const { return cadence_.next_meeting(step, steps); }
   AfterStep after_common_step(std::int64_t step, std::int64_t steps, std::int64_t global_step, int flags) const;
   // After `pass`'s end-of-pass checkpoint (every mode), given the flags it was written with: none when the run goes
   // on (or ends after its last pass), else it stops here, completed when `pass` was the last.
@@ -76,7 +81,7 @@ class RunSchedule {
   std::int64_t first_global_step_ = 0;
   std::int64_t steps_done_in_first_pass_ = 0;
   std::int64_t checkpoint_every_steps_ = 0;
-  std::int64_t steps_between_meetings_ = 1;
+  exchange::MeetingCadence cadence_;
   std::vector<std::uint8_t> consumed_;
   std::vector<std::uint64_t> remaining_first_pass_;  // per trainer
 };

@@ -14,11 +14,12 @@ namespace pstrain::train {
 
 namespace {
 
-// The server's side of a run with common steps: it walks the run's schedule (run/run_schedule.h) step for step
-// with the trainers, meeting them in each step (exchange/step_protocol.h) and joining the checkpoints it names.
+// The server's side of a run with common steps: it walks the run's schedule (run/run_schedule.h) meeting by meeting
+// (after every step, or where the mode's cadence says: exchange/meeting_cadence.h), meeting the trainers there
+// (exchange/step_protocol.h) and joining the checkpoints it names.
 bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps::ModelPartition& plan,
                         const RunSchedule& schedule, CheckpointWriter& writer) {
-  std::int64_t global_step = schedule.first_global_step();
+  std::int64_t global_step = schedule.first_global_step();  // after the last meeting
   const auto save = [&](int pass, std::int64_t step_in_pass) {
     const ps::SliceState slice = server.export_state();
     checkpoint::TrainingState state;
@@ -30,10 +31,11 @@ bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps
   };
   for (int pass = schedule.first_pass(); pass < schedule.passes(); ++pass) {
     const std::int64_t steps = schedule.common_steps(pass);
+    const std::int64_t pass_start = global_step;  // the global step before this run's first step of the pass
     int flags = 0;
-    for (std::int64_t step = 0; step < steps; ++step) {
-      ++global_step;
-      if (!schedule.meets_after(step, steps)) continue;  // the trainers step alone (--mode geo)
+    for (std::int64_t step = schedule.next_meeting(0, steps); step < steps;
+         step = schedule.next_meeting(step + 1, steps)) {
+      global_step = pass_start + step + 1;
       flags = server.sync_step(writer.local_flags());
       const AfterStep next = schedule.after_common_step(step, steps, global_step, flags);
       if (next != AfterStep::kGoOn) save(pass, schedule.steps_before(pass) + step + 1);
@@ -53,7 +55,7 @@ std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job,
     const std::size_t rows = tables.rows(t).rows_on(job.layout.shard_index);
     shards.push_back(
         std::make_unique<ps::TableShard>(windows[t], tables, t, job.layout,
-                                         optim::make_row_optimizer(job.config.optimizer, rows, tables.table(t).width)));
+                                         optim::make_row_optimizer(job.updates.optimizer, rows, tables.table(t).width)));
     log_info("serving rows of table ", tables.table(t).name, ": ", rows, " of ", tables.rows(t).rows(), " x ",
              tables.table(t).width);
   }
@@ -82,8 +84,8 @@ std::unique_ptr<optim::Optimizer> shard_optimizer(const JobContext& job,
                                                   const ps::ShardPlan& plan) {
   const int shard = job.layout.shard_index;
   if (job.mode().trainers_step_alone) return optim::make_change_adder(plan.shard_size(shard));
-  return optim::make_optimizer(job.config.optimizer, plan.shard_size(shard),
-                               decay_mask(job.config.optimizer, parameters, plan, shard));
+  return optim::make_optimizer(job.updates.optimizer, plan.shard_size(shard),
+                               decay_mask(job.updates.optimizer, parameters, plan, shard));
 }
 
 }  // namespace

@@ -137,17 +137,18 @@ RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWi
 
 // Collective over the trainers.
 std::unique_ptr<exchange::GradientExchange> make_ps_exchange(const DryRunJob& job, const comm::WorldLayout& layout,
-                                                             ps::PsClient& client, MPI_Comm trainers,
+                                                             ps::DataClient& client, ps::ControlClient& control,
+                                                             MPI_Comm trainers,
                                                              ps::TableClient* tables) {
   if (job.mode == "sync" && layout.aggregates_pushes()) {  // as lib/job's sync_round
-    return ps::make_node_sync_exchange(client,
+    return ps::make_node_sync_exchange(client, control,
                                        comm::Communicator::split(trainers, layout.push_slot(), layout.trainer_index),
                                        tables);
   }
   if (job.mode == "sync") return ps::make_sync_exchange(client, tables);
-  if (job.mode == "async") return ps::make_async_exchange(client, trainers, job.poll_interval, job.overlap, tables);
+  if (job.mode == "async") return ps::make_async_exchange(client, control, trainers, job.poll_interval, job.overlap, tables);
   if (job.mode == "ssp") {
-    return ps::make_ssp_exchange(client, trainers, job.poll_interval, job.staleness, job.overlap, tables);
+    return ps::make_ssp_exchange(client, control, trainers, job.poll_interval, job.staleness, job.overlap, tables);
   }
   throw Error(ExitCode::kUsage, cat("--mode ", job.mode, ": expected sync, async, ssp or allreduce"));
 }
@@ -167,12 +168,16 @@ std::vector<float> batch_features(const JobProfile& profile, int trainer, std::i
 double train_step(const DryRunJob& job, exchange::GradientExchange& exchange, nn::ParameterStream* stream,
                   std::span<float> parameters, std::span<const float> gradient, int trainer, std::int64_t step) {
   std::vector<float> features = batch_features(job.profile, trainer, step);
-  if (!features.empty()) exchange.fetch_for_batch(features, job.profile.batch, parameters);
+  if (exchange::RowTableAccess* rows = exchange.row_tables(); rows != nullptr && !features.empty()) {
+    rows->fetch_for_batch(features, job.profile.batch, parameters);
+  }
   exchange.begin_step(job.profile.batch);
   const double compute = spend_training_step(job.profile, stream);
   int flags = 0;
-  exchange.combine_in_place(job.profile.batch, flags);
-  exchange.step(gradient, job.profile.batch, parameters, flags);
+  if (exchange::InPlaceCombination* combination = exchange.in_place_combination()) {
+    combination->combine_in_place(job.profile.batch, flags);
+  }
+  exchange.step(gradient, job.profile.batch, {step, job.warmup_steps + job.steps}, parameters, flags);
   return compute;
 }
 
@@ -182,7 +187,8 @@ RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std
                  std::span<const float> gradient, int trainer, MPI_Comm trainers) {
   RankReport report;
   exchange.start(parameters);
-  nn::ParameterStream* stream = job.overlap ? exchange.stream_in_place(gradient, parameters) : nullptr;
+  exchange::ComputationOverlap* overlap = job.overlap ? exchange.overlap() : nullptr;
+  nn::ParameterStream* stream = overlap != nullptr ? overlap->stream_in_place(gradient, parameters) : nullptr;
   std::int64_t step = 0;
   for (; step < job.warmup_steps; ++step) train_step(job, exchange, stream, parameters, gradient, trainer, step);
   exchange.timers() = {};
@@ -224,13 +230,14 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
   const std::vector<ps::RowCache> caches = ps::row_caches(tables, dense_count, job.profile.batch);
   std::size_t length = dense_count;
   for (std::size_t t = 0; t < caches.size(); ++t) length += caches[t].rows * tables.table(t).width;
-  ps::PsClient client(windows, dense_blocks, layout);
+  ps::DataClient client(windows, dense_blocks, layout);
+  ps::ControlClient control(windows, layout);
   ps::TableClient table_client(table_windows, tables, caches, layout);
   // Shared by every simulated trainer (core/bulk_vector.h as the dry-run builds it): no value of them decides anything
   // that is reported, and ResNet's 26 MB each, once per trainer, was more memory than the machine has.
   BulkVector<float> parameters(length, 0.0f), gradient(length, 1e-4f);
   exchange::meet_all_ranks("the start");
-  auto exchange = make_ps_exchange(job, layout, client, trainers, tables.empty() ? nullptr : &table_client);
+  auto exchange = make_ps_exchange(job, layout, client, control, trainers, tables.empty() ? nullptr : &table_client);
   RankReport report = train(job, *exchange, parameters, gradient, layout.trainer_index, trainers);
   report.table_bytes = static_cast<double>(table_client.traffic().bytes);
   if (layout.aggregates_pushes() && layout.push_groups.leader(layout.push_slot()) == layout.trainer_index) {

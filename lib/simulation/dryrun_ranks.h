@@ -1,6 +1,6 @@
 #pragma once
 // The dry-run's ranks (benchmarks/scale/README.md): servers and trainers built from lib/ps, lib/allreduce and
-// lib/exchange exactly as a pstrain job builds them (windows, shard plan, ShardServer, PsClient, the mode's
+// lib/exchange exactly as a pstrain job builds them (windows, shard plan, ShardServer, the data and control clients, the mode's
 // GradientExchange, the start and end meetings of exchange/step_protocol.h), stepping a fixed number of steps.
 // What differs from lib/train's loop: no data (every step has `batch` samples), no evaluation, no checkpoints,
 // one pass, and the trainer's computation is the profile's simulated time (simulated_compute.h). A profile's row

@@ -11,7 +11,7 @@
 namespace pstrain::simulation {
 
 // One training step's forward then backward pass; returns the simulated seconds spent. With a `stream`
-// (GradientExchange::stream_in_place: --overlap) each layer's parameters are reported as the graph model reports
+// (ComputationOverlap::stream_in_place: --overlap) each layer's parameters are reported as the graph model reports
 // them: before_forward before the layer's forward, after_backward after its backward; the waits and sends the
 // stream makes there are inside the returned time, as they are inside a real step's computation.
 double spend_training_step(const JobProfile& profile, nn::ParameterStream* stream = nullptr);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 #include "sweep/pstrain_flags.h"
 
 namespace pstrain::sweep {
@@ -36,29 +37,15 @@ std::vector<std::string> split_alternatives(const std::string& text, const std::
 }
 
 double parse_number(const std::string& text, const std::string& where) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(value)) {
-    throw Error(ExitCode::kUsage, cat(where, ": '", text, "' is not a finite number"));
-  }
-  return value;
+  const std::optional<double> value = parse_number<double>(text);
+  if (!value) throw Error(ExitCode::kUsage, cat(where, ": '", text, "' is not a finite number"));
+  return *value;
 }
 
 long long parse_integer(const std::string& text, const std::string& where) {
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size()) throw Error(ExitCode::kUsage, cat(where, ": '", text, "' is not an integer"));
-  return value;
+  const std::optional<long long> value = parse_number<long long>(text);
+  if (!value) throw Error(ExitCode::kUsage, cat(where, ": '", text, "' is not an integer"));
+  return *value;
 }
 
 // "uniform(0.8, 0.99)" and friends.

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/parse_number.h"
 
 namespace fs = std::filesystem;
 
@@ -142,19 +143,13 @@ SetSelection select_set(const EnvLookup& environment, std::size_t set_count) {
        {Source{"JOB_ID", 1}, Source{"JOB_COMPLETION_INDEX", 0}, Source{"SLURM_ARRAY_TASK_ID", 0}}) {
     const auto value = environment(source.variable);
     if (!value) continue;
-    std::size_t used = 0;
-    long long number = -1;
-    try {
-      number = std::stoll(*value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
+    const std::optional<long long> number = parse_number<long long>(*value);
     const long long first = source.base, last = source.base + static_cast<long long>(set_count) - 1;
-    if (used == 0 || used != value->size() || number < first || number > last) {
+    if (!number || *number < first || *number > last) {
       throw Error(ExitCode::kUsage, cat(source.variable, "='", *value, "' is not a set number in ", first, "..", last,
                                         " (this sweep has ", set_count, " sets)"));
     }
-    return {static_cast<std::size_t>(number - source.base), cat(source.variable, "=", *value)};
+    return {static_cast<std::size_t>(*number - source.base), cat(source.variable, "=", *value)};
   }
   throw Error(ExitCode::kUsage,
               "no set chosen: set JOB_ID (1-based), JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID "

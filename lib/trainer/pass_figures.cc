@@ -45,10 +45,4 @@ PassFigures agree_on_pass(PassTotals totals, double pass_seconds, std::int64_t s
   return agreed;
 }
 
-double learning_rate(const optim::OptimizerConfig& optimizer, bool steps_together, int trainers,
-                     std::int64_t global_step) {
-  const std::int64_t updates = steps_together ? global_step : global_step * trainers;
-  return optim::scheduled_learning_rate(optimizer, static_cast<std::uint64_t>(std::max<std::int64_t>(updates, 1)));
-}
-
 }  // namespace pstrain::train

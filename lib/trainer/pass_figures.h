@@ -47,10 +47,4 @@ struct PassFigures {
 PassFigures agree_on_pass(PassTotals totals, double pass_seconds, std::int64_t steps,
                           exchange::GradientExchange& exchange, MPI_Comm trainers);
 
-// The learning rate the schedule gives after `global_step` steps of the lead trainer: one update a step where
-// the trainers step together (the mode's common steps, or no servers), else (async: every trainer's push is an update)
-// about as many as the lead's steps times the `trainers`.
-double learning_rate(const optim::OptimizerConfig& optimizer, bool steps_together, int trainers,
-                     std::int64_t global_step);
-
 }  // namespace pstrain::train

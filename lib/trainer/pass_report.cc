@@ -138,8 +138,7 @@ void write_pass_scalars(const JobContext& job, const PassReport& report, report:
                        {"pass/staleness_mean", staleness.mean()},
                        {"pass/staleness_p95", static_cast<double>(staleness.percentile(0.95))},
                        {"pass/staleness_max", static_cast<double>(staleness.max)},
-                       {"pass/learning_rate", learning_rate(job.config.optimizer, job.steps_together(),
-                                                            job.layout.trainers, report.global_step)}});
+                       {"pass/learning_rate", job.updates.learning_rate_at(report.global_step)}});
 }
 
 }  // namespace
@@ -249,8 +248,7 @@ void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::
                                      {"step/copy_s_per_step", totals.copy_seconds / done},
                                      {"step/ssp_gate_s_per_step", timers.gate_seconds / done},
                                      {"step/staleness_mean", exchange.staleness().mean()},
-                                     {"step/learning_rate", learning_rate(job.config.optimizer, job.steps_together(),
-                                                                          job.layout.trainers, global_step)}});
+                                     {"step/learning_rate", job.updates.learning_rate_at(global_step)}});
 }
 
 }  // namespace pstrain::train

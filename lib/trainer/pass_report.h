@@ -29,7 +29,7 @@ struct HeldOutData {
 };
 
 // Called with each batch's copy of the features before the model reads them: a trainer whose servers hold row
-// tables fetches the rows the batch looks up (GradientExchange::fetch_for_evaluation).
+// tables fetches the rows the batch looks up (RowTableAccess::fetch_for_evaluation).
 using BeforeBatch = std::function<void(std::span<float> features, std::size_t count)>;
 
 // The model's mean loss and accuracy over `test`, in batches of `batch_size`.
@@ -39,7 +39,7 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
 // OUTPUT/pass-NNNNN/parameters.h5: the parameters, and the non-trainable state after them under its own names
 // ("bn1.running_mean"), so that a pass folder is the whole model. `parameters` is the trainer's flat vector; the
 // row tables the servers hold (job.tables) are read from them a block of rows at a time through `read_rows`
-// (GradientExchange::read_table_rows).
+// (RowTableAccess::read_table_rows).
 using ReadTableRows =
     std::function<void(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out)>;
 void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "comm/watchdog.h"
+#include "core/error.h"
 #include "exchange/step_protocol.h"
 
 namespace pstrain::train {
@@ -27,6 +28,12 @@ TrainerCheckpoints::TrainerCheckpoints(const comm::WorldLayout& layout, std::uin
       ledger_(ledger),
       parameters_(parameters) {}
 
+exchange::RequestedCheckpoints& TrainerCheckpoints::requested() {
+  exchange::RequestedCheckpoints* requested = exchange_.requested_checkpoints();
+  PSTRAIN_ASSERT(requested != nullptr, "checkpoints by request in a mode whose exchange takes no requests");
+  return *requested;
+}
+
 void TrainerCheckpoints::save(const StepPosition& position) {
   model_state_.average();
   std::optional<ps::SliceState> slice;
@@ -47,7 +54,7 @@ void TrainerCheckpoints::save(const StepPosition& position) {
 }
 
 int TrainerCheckpoints::join_async(const StepPosition& position) {
-  exchange_.quiesce();
+  requested().quiesce();
   save(position);
   return static_cast<int>(exchange::end_async_checkpoint(0, {}));
 }
@@ -57,7 +64,8 @@ bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t s
   if (support_.asynchronous) {
     const int request = [&] {
       const comm::Watchdog::Wait wait(kReadingRequest);
-      return exchange_.checkpoint_request(support_.writer->async_wish(position.global_step, layout_.is_lead_trainer()));
+      return requested().checkpoint_request(
+          support_.writer->async_wish(position.global_step, layout_.is_lead_trainer()));
     }();
     return request != 0 && exchange::stops_after_checkpoint(join_async(position));
   }
@@ -69,7 +77,7 @@ bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t s
 void TrainerCheckpoints::request_end_of_pass(std::int64_t global_step) {
   if (!asynchronous() || !layout_.is_lead_trainer()) return;
   const comm::Watchdog::Wait wait(kReadingRequest);
-  exchange_.checkpoint_request(exchange::kCheckpointNow | support_.writer->async_wish(global_step, false));
+  requested().checkpoint_request(exchange::kCheckpointNow | support_.writer->async_wish(global_step, false));
 }
 
 int TrainerCheckpoints::after_pass(const StepPosition& position, int last_step_flags) {

@@ -49,6 +49,8 @@ class TrainerCheckpoints {
  private:
   // Collective with the servers (or the other trainers): the state after `position`.
   void save(const StepPosition& position);
+  // Async: the exchange's checkpoint requests (every async exchange takes them).
+  exchange::RequestedCheckpoints& requested();
 
   comm::WorldLayout layout_;
   std::uint64_t seed_;

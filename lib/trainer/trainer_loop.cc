@@ -132,8 +132,9 @@ bool TrainerLoop::run() {
 // Communication behind computation where the exchange (streamed sync blocks, async pushes or all-reduce buckets, as
 // job/overlap_plan.h chose) and the model allow it (nn/parameter_stream.h).
 void TrainerLoop::attach_stream() {
-  if (!model_.can_stream_parameters() || model_.host_parameters().empty()) return;
-  nn::ParameterStream* stream = exchange_.stream_in_place(model_.host_gradients(), model_.host_parameters());
+  exchange::ComputationOverlap* overlap = exchange_.overlap();
+  if (overlap == nullptr || !model_.can_stream_parameters() || model_.host_parameters().empty()) return;
+  nn::ParameterStream* stream = overlap->stream_in_place(model_.host_gradients(), model_.host_parameters());
   if (stream == nullptr) return;
   model_.set_parameter_stream(stream);
   if (lead()) log_info("overlap: gradient blocks go out during the backward pass");
@@ -141,8 +142,9 @@ void TrainerLoop::attach_stream() {
 
 TrainerLoop::Outcome TrainerLoop::run_pass(int pass) {
   PassState state = begin_pass(pass);
-  if (checkpoints_.asynchronous()) {  // a checkpoint asked for while this trainer waits at the end of the pass
-    exchange_.set_checkpoint_handler([this, &state] {
+  // A checkpoint asked for while this trainer waits at the end of the pass (async).
+  if (exchange::RequestedCheckpoints* requested = exchange_.requested_checkpoints()) {
+    requested->set_checkpoint_handler([this, &state] {
       state.stop_request |= checkpoints_.join_async(position(state, state.step)) & exchange::kStopAfterCheckpoint;
       return state.stop_request != 0;
     });
@@ -197,7 +199,8 @@ void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
   const std::size_t n = batch.count;
   const int trainer = job_.layout.trainer_index;
   batch_.assemble(state.order, batch.first, n, ledger_.sample_ids(), state.pass);
-  if (exchange_.fetch_for_batch(batch_.features(n), n, buffers_.parameters())) {  // table rows the batch reads
+  exchange::RowTableAccess* rows = exchange_.row_tables();
+  if (rows != nullptr && rows->fetch_for_batch(batch_.features(n), n, buffers_.parameters())) {  // rows it reads
     state.totals.copy_seconds += buffers_.publish_parameters();
   }
   exchange_.begin_step(n);  // the last MPI call before the computation (a streamed step's count goes out here)
@@ -219,15 +222,12 @@ void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
 // The gradient out, the next parameters in; the step's flags agreed where the mode has a common step.
 void TrainerLoop::exchange_gradient(PassState& state, std::size_t count) {
   state.flags = checkpoints_.local_flags();
-  const bool combined = exchange_.combine_in_place(count, state.flags);  // all-reduce: the average is in the model
+  exchange::InPlaceCombination* combination = exchange_.in_place_combination();
+  const bool combined = combination != nullptr && combination->combine_in_place(count, state.flags);  // all-reduce
   const bool has_gradient = count > 0 || combined;
   if (has_gradient) state.totals.copy_seconds += buffers_.fetch_gradient();
   const std::span<const float> gradient = has_gradient ? buffers_.gradient() : buffers_.no_gradient();
-  if (schedule_.meets_after(state.step, state.batches.steps())) {
-    exchange_.step(gradient, count, buffers_.parameters(), state.flags);
-  } else {
-    exchange_.step_alone(gradient, count, buffers_.parameters());  // --mode geo between meetings
-  }
+  exchange_.step(gradient, count, {state.step, state.batches.steps()}, buffers_.parameters(), state.flags);
   if (test_hooks().perturb_replica_step == global_step_ && job_.layout.trainer_index == job_.layout.trainers - 1) {
     buffers_.parameters()[0] = std::nextafter(buffers_.parameters()[0], 1e30f);  // one ulp: a replica that drifted
   }
@@ -289,10 +289,11 @@ TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
 
 void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage) {
   // Row tables on the servers: each batch's rows fetched into the caches as it comes.
+  exchange::RowTableAccess* rows = exchange_.row_tables();
   BeforeBatch fetch_rows;
-  if (!job_.tables.empty()) {
-    fetch_rows = [this](std::span<float> features, std::size_t count) {
-      if (exchange_.fetch_for_evaluation(features, count, buffers_.parameters())) buffers_.publish_parameters();
+  if (rows != nullptr) {
+    fetch_rows = [this, rows](std::span<float> features, std::size_t count) {
+      if (rows->fetch_for_evaluation(features, count, buffers_.parameters())) buffers_.publish_parameters();
     };
   }
   const std::size_t batch = evaluation_batch_size(job_.config, job_.model);
@@ -303,8 +304,10 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
                                          state.pass, " (lower --lr)"));
   }
   write_pass_folder(job_, state.pass, buffers_.parameters(), model_state_.state(),
-                    [this](std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
-                      exchange_.read_table_rows(table, first, count, out);
+                    [rows](std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
+                      PSTRAIN_ASSERT(rows != nullptr, "a pass folder asks for rows of table ", table,
+                                     " that no server holds by rows");
+                      rows->read_table_rows(table, first, count, out);
                     });
   const auto& before = schedule_.consumed_in_first_pass();
   const std::int64_t samples_before =

@@ -31,7 +31,7 @@ TEST(LocalExchange, StepsMatchTheOptimizerAloneAndLeaveFlagsAsTheyAre) {
   std::vector<float> expected = initial;
   for (int step = 0; step < 3; ++step) {
     int flags = kCheckpointNow;
-    local->step(gradient, 8, parameters, flags);
+    local->step(gradient, 8, {step, 3}, parameters, flags);
     reference->step(expected, gradient);
     EXPECT_EQ(flags, kCheckpointNow);
   }
@@ -45,7 +45,7 @@ TEST(LocalExchange, AStepWithoutSamplesChangesNothing) {
   std::vector<float> parameters(initial.size());
   local->start(parameters);
   int flags = 0;
-  local->step(std::vector<float>{3.0f, 4.0f}, 0, parameters, flags);
+  local->step(std::vector<float>{3.0f, 4.0f}, 0, {0, 1}, parameters, flags);
   EXPECT_EQ(parameters, initial);
   EXPECT_EQ(local->own_optimizer()->steps_taken(), 0u);
 }

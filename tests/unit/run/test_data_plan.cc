@@ -28,14 +28,10 @@ TEST(PassOrder, WithoutShuffleIsTheFileOrder) {
   EXPECT_EQ(pass_order(10, 7, 3, 1, false), identity);
 }
 
-TEST(StepsPerPass, SyncTakesTheLargestTrainerSoNobodyWaitsForever) {
+TEST(TotalTrainSamples, AddsEveryTrainersShare) {
   DataPlan plan;
   plan.trainer_samples = {100, 130, 64};
   plan.shard_samples = {100, 130, 64};
-  EXPECT_EQ(plan.steps_per_pass(0, 32, true), 5);  // ceil(130/32) for everyone
-  EXPECT_EQ(plan.steps_per_pass(2, 32, true), 5);
-  EXPECT_EQ(plan.steps_per_pass(0, 32, false), 4);  // own ceil(100/32)
-  EXPECT_EQ(plan.steps_per_pass(2, 32, false), 2);
   EXPECT_EQ(plan.total_train_samples(), 294u);
 }
 

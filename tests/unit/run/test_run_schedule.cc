@@ -3,6 +3,7 @@
 
 #include "exchange/step_protocol.h"
 #include "run/run_schedule.h"
+#include "run/update_plan.h"
 
 namespace pstrain::train {
 namespace {
@@ -39,6 +40,47 @@ TEST(RunSchedule, AsyncTrainersTakeTheirOwnStepCounts) {
   const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.steps(0, 0), 3);
   EXPECT_EQ(schedule.steps(1, 0), 2);  // ceil(7 / 4)
+}
+
+// Moved from DataPlan::steps_per_pass: the counts the learning-rate schedule runs over (run/update_plan.h).
+TEST(RunSchedule, AWholePassUpdatesOncePerCommonStepOrOncePerTrainerStep) {
+  JobContext job = two_trainers(Mode::kSync);
+  job.config.batch_size = 32;
+  job.layout.trainers = 3;
+  job.layout.world_size = 4;
+  job.data.trainer_samples = {100, 130, 64};
+  job.data.shard_samples = {100, 130, 64};
+  EXPECT_EQ(RunSchedule::updates_per_pass(job.config, job.layout, job.data), 5);  // ceil(130/32), for everyone
+  job.config.mode = Mode::kAsync;
+  EXPECT_EQ(RunSchedule::updates_per_pass(job.config, job.layout, job.data), 4 + 5 + 2);  // each its own ceil
+  job.config.dynamic_dispatch = true;  // every trainer may read every shard; each chunk once per pass
+  job.config.chunk_size = 50;
+  job.data.trainer_samples = {294, 294, 294};
+  EXPECT_EQ(RunSchedule::updates_per_pass(job.config, job.layout, job.data), 5 * 2 + 2);  // 5 chunks of 50, 44 left
+}
+
+TEST(UpdatePlan, AsyncDividesTheLearningRateByTheTrainersAndCountsEveryPush) {
+  JobContext job = two_trainers(Mode::kAsync);
+  job.config.optimizer.learning_rate = 0.1f;
+  const UpdatePlan async = plan_updates(job.config, job.layout, job.data);
+  EXPECT_EQ(async.optimizer.learning_rate, 0.1f / 2);
+  EXPECT_EQ(async.optimizer.total_updates, 3u * (3 + 2));  // 3 passes of ceil(10/4) + ceil(7/4) pushes
+  EXPECT_EQ(async.optimizer.updates_per_pass, 5u);
+  EXPECT_EQ(async.updates_per_global_step, 2u);
+  job.config.mode = Mode::kSync;
+  const UpdatePlan sync = plan_updates(job.config, job.layout, job.data);
+  EXPECT_EQ(sync.optimizer.learning_rate, 0.1f);
+  EXPECT_EQ(sync.optimizer.total_updates, 3u * 3);
+  EXPECT_EQ(sync.updates_per_global_step, 1u);
+}
+
+TEST(UpdatePlan, TheReportedRateIsTheScheduleAtTheUpdatesAppliedSoFar) {
+  JobContext job = two_trainers(Mode::kAsync);
+  job.config.optimizer.learning_rate = 0.1f;
+  job.config.optimizer.schedule = "cosine";
+  const UpdatePlan plan = plan_updates(job.config, job.layout, job.data);
+  EXPECT_EQ(plan.learning_rate_at(4), optim::scheduled_learning_rate(plan.optimizer, 8));  // 2 pushes a step
+  EXPECT_EQ(plan.learning_rate_at(0), optim::scheduled_learning_rate(plan.optimizer, 1));
 }
 
 TEST(RunSchedule, ResumedMidPassCountsOnlyTheSamplesLeft) {

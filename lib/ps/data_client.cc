@@ -1,4 +1,4 @@
-#include "ps/client.h"
+#include "ps/data_client.h"
 
 #include <limits>
 
@@ -9,7 +9,7 @@ namespace pstrain::ps {
 
 using comm::WindowLock;
 
-PsClient::PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout)
+DataClient::DataClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldLayout& layout)
     : windows_(windows), plan_(plan), layout_(layout), versions_(plan.shards(), 0) {
   PSTRAIN_ASSERT(plan.total_size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
                  "model too large for int displacements: ", plan.total_size());
@@ -24,7 +24,7 @@ PsClient::PsClient(PsWindows& windows, const ShardPlan& plan, const comm::WorldL
   }
 }
 
-void PsClient::push(std::span<const float> gradient, float count) {
+void DataClient::push(std::span<const float> gradient, float count) {
   // A trainer's vector may carry row caches after the blocks (ps/table_client.h): they go by rows.
   PSTRAIN_ASSERT(gradient.size() >= plan_.total_size(), gradient.size(), " vs ", plan_.total_size());
   // One epoch over all shards so the puts to different shards overlap; end_push completes them everywhere.
@@ -37,18 +37,18 @@ void PsClient::push(std::span<const float> gradient, float count) {
   end_push(count);
 }
 
-void PsClient::begin_push() {
+void DataClient::begin_push() {
   MPI_CHECK(MPI_Win_lock_all(0, windows_.grads.handle()));
 }
 
-void PsClient::push_block(const Block& block, std::span<const float> gradient) {
+void DataClient::push_block(const Block& block, std::span<const float> gradient) {
   const auto slot = layout_.push_slot() * slot_stride(plan_.shard_size(block.shard));
   MPI_CHECK(MPI_Put(gradient.data() + block.place.global_offset, static_cast<int>(block.place.length), MPI_FLOAT,
                     block.shard, static_cast<MPI_Aint>(slot + block.place.local_offset),
                     static_cast<int>(block.place.length), MPI_FLOAT, windows_.grads.handle()));
 }
 
-void PsClient::end_push(float count) {
+void DataClient::end_push(float count) {
   const MPI_Win window = windows_.grads.handle();
   // Each slot's trailer (windows.h): the count, then the version of the shard's parameters the gradient came from.
   trailers_.resize(kSlotTrailer * plan_.shards());
@@ -63,7 +63,7 @@ void PsClient::end_push(float count) {
   MPI_CHECK(MPI_Win_unlock_all(window));  // the trailers are read until here
 }
 
-void PsClient::pull(std::span<float> parameters) {
+void DataClient::pull(std::span<float> parameters) {
   PSTRAIN_ASSERT(parameters.size() >= plan_.total_size(), parameters.size(), " vs ", plan_.total_size());
   const MPI_Win window = windows_.params.handle();
   std::vector<float> headers(kParamsHeader * plan_.shards());
@@ -81,61 +81,6 @@ void PsClient::pull(std::span<float> parameters) {
   for (int shard = 0; shard < plan_.shards(); ++shard) {
     versions_[shard] = read_version(headers.data() + kParamsHeader * shard);
   }
-}
-
-std::int64_t PsClient::applied_seq(int shard) {
-  return windows_.control.read(shard, control_index(layout_.trainer_index, kAppliedSeq));
-}
-
-std::int64_t PsClient::staleness(int shard) {
-  return windows_.control.read(shard, control_index(layout_.trainer_index, kStaleness));
-}
-
-void PsClient::announce_push(int shard, std::int64_t sequence) {
-  windows_.control.write(shard, control_index(layout_.trainer_index, kPushedSeq), sequence);
-}
-
-std::int64_t PsClient::atomic_on_shard(int shard, std::size_t index, std::int64_t operand, MPI_Op op) {
-  return windows_.control.fetch_and_op(shard, index, operand, op);
-}
-
-std::int64_t PsClient::take_chunk() {
-  return atomic_on_shard(0, kChunkCounterIndex, 1, MPI_SUM);
-}
-void PsClient::reset_chunks() {
-  atomic_on_shard(0, kChunkCounterIndex, 0, MPI_REPLACE);
-}
-void PsClient::request_checkpoint(std::int64_t bits) {
-  atomic_on_shard(0, kCheckpointRequestIndex, bits, MPI_BOR);
-}
-std::int64_t PsClient::checkpoint_request() {
-  return atomic_on_shard(0, kCheckpointRequestIndex, 0, MPI_NO_OP);
-}
-void PsClient::announce_quiesced() {
-  atomic_on_shard(0, kQuiescedIndex, 1, MPI_SUM);
-}
-
-void PsClient::announce_samples(std::int64_t samples) {
-  for (int shard = 0; shard < plan_.shards(); ++shard) {
-    windows_.control.write(shard, control_index(layout_.trainer_index, kSamples), samples);
-  }
-}
-
-void PsClient::publish_clock(std::int64_t clock) {
-  windows_.control.write(0, control_index(layout_.trainer_index, kClock), clock);
-}
-
-std::vector<std::int64_t> PsClient::read_clocks() {
-  std::vector<std::int64_t> control(control_size(layout_.trainers));
-  windows_.control.read(0, 0, control);
-  std::vector<std::int64_t> clocks;
-  for (int trainer = 0; trainer < layout_.trainers; ++trainer)
-    clocks.push_back(control[control_index(trainer, kClock)]);
-  return clocks;
-}
-
-void PsClient::announce_done() {
-  for (int shard = 0; shard < plan_.shards(); ++shard) atomic_on_shard(shard, kDoneIndex, 1, MPI_SUM);
 }
 
 }  // namespace pstrain::ps
