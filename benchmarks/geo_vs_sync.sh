@@ -4,8 +4,9 @@
 #   1. MLP 1 server + 1 trainer, batch 64, 2 passes of Fashion-MNIST: local, sync, geo --geo-steps 4 (plain SGD
 #      lr 0.05 in all three, so that only the exchange differs); samples/s of the last pass.
 #   2. The README's main job (MLP 784-256-128-10, 1 server + 2 trainers, batch 64, PASSES passes): sync with its
-#      flags (momentum 0.9, lr 0.05, cosine), sync with plain SGD (lr 0.1, cosine), geo --geo-steps 4 with plain SGD
-#      (lr 0.1, cosine): test accuracy after the last pass and samples/s (mean of passes 1..).
+#      flags (momentum 0.9, lr 0.05, cosine), geo --geo-steps 4 with the same flags (each trainer's velocity its own
+#      across meetings), sync with plain SGD (lr 0.1, cosine), geo --geo-steps 4 with plain SGD (lr 0.1, cosine):
+#      test accuracy after the last pass and samples/s (mean of passes 1..).
 #   3. The Brown NPLM (examples/brown-nplm.ini's model, 1 server + 2 trainers, batch 128) on the first NPLM_LIMIT
 #      training windows, 1 pass: sync with the recipe's Adam (lr 0.002), sync with plain SGD (lr 0.5), geo
 #      --geo-steps 4 with plain SGD (lr 0.5): test perplexity and words/s.
@@ -50,6 +51,8 @@ for ((round = 0; round < ROUNDS; round++)); do
   if part 2; then
   run 2-sync-momentum 3 --data-dir "$fm" "${mlp[@]}" --passes "$PASSES" --mode sync --optimizer momentum --lr 0.05 \
     --momentum 0.9 --lr-schedule cosine
+  run 2-geo-momentum 3 --data-dir "$fm" "${mlp[@]}" --passes "$PASSES" --mode geo --geo-steps "$GEO_STEPS" \
+    --optimizer momentum --lr 0.05 --momentum 0.9 --lr-schedule cosine
   run 2-sync-sgd 3 --data-dir "$fm" "${mlp[@]}" --passes "$PASSES" --mode sync --optimizer sgd --lr 0.1 \
     --lr-schedule cosine
   run 2-geo 3 --data-dir "$fm" "${mlp[@]}" --passes "$PASSES" --mode geo --geo-steps "$GEO_STEPS" --optimizer sgd \
@@ -79,7 +82,7 @@ if "1" in parts:
         print(f"   {name[2:]:6} {rate:9.0f}  {rate / local:5.2f}x local")
 if "2" in parts:
     print("2. The README's main job (1 server + 2 trainers over TCP):")
-    for name in ("2-sync-momentum", "2-sync-sgd", "2-geo"):
+    for name in ("2-sync-momentum", "2-geo-momentum", "2-sync-sgd", "2-geo"):
         acc = median(name, lambda ls: ls[-1]["test_accuracy"])
         print(f"   {name[2:]:14} test accuracy {acc:.4f}  samples/s {median(name, mean_rate):8.0f}")
 if "3" in parts:

@@ -11,6 +11,7 @@
 
 #include "comm/layout.h"
 #include "core/error.h"
+#include "modes/traits.h"
 #include "simulation/dryrun_ranks.h"
 
 namespace po = boost::program_options;
@@ -24,20 +25,21 @@ struct Flags {
   std::string profile;
   int pservers = -1;
   int poll_us = 0;
+  std::string mode;
 };
 
 Flags parse(int argc, char** argv) {
   Flags flags;
   po::options_description options("smpirun ... pstrain-dryrun --profile PROFILE [options]");
   options.add_options()("profile", po::value(&flags.profile)->required(),
-                        "pstrain-calibrate's profile")("mode", po::value(&flags.job.mode)->default_value("sync"),
-                                                       "sync | async | ssp | allreduce")(
-      "num-pservers", po::value(&flags.pservers)->default_value(-1),
-      "servers (ranks 0..P-1); -1: half the ranks")("steps", po::value(&flags.job.steps)->default_value(50),
-                                                    "timed steps per trainer")("block-size",
-                                                                               po::value(&flags.job.block_size)
-                                                                                   ->default_value(8192),
-                                                                               "parameter block size in floats")(
+                        "pstrain-calibrate's profile")("mode", po::value(&flags.mode)->default_value("sync"),
+                                                       modes::mode_help()
+                                                           .c_str())("num-pservers",
+                                                                     po::value(&flags.pservers)->default_value(-1),
+                                                                     "servers (ranks 0..P-1); -1: half the ranks")(
+      "steps", po::value(&flags.job.steps)->default_value(50),
+      "timed steps per trainer")("block-size", po::value(&flags.job.block_size)->default_value(8192),
+                                 "parameter block size in floats")(
       "optimizer", po::value(&flags.job.optimizer)->default_value("sgd"),
       "sgd | momentum | adagrad | adam")("staleness", po::value(&flags.job.staleness)->default_value(3),
                                          "ssp: steps ahead of the slowest")(
@@ -46,6 +48,8 @@ Flags parse(int argc, char** argv) {
                                          "async, ssp: pushes streamed during the backward pass")(
       "node-aggregation", po::value(&flags.job.node_aggregation)->default_value(false),
       "sync: the trainers of a host sum their gradients and one pushes (pstrain's --node-aggregation on)")(
+      "geo-steps", po::value(&flags.job.steps_alone)->default_value(4),
+      "geo: steps a trainer takes alone between meetings with the servers")(
       "warmup-steps", po::value(&flags.job.warmup_steps)->default_value(1),
       "untimed steps before the timed ones (start-up costs, such as the first collective's, paid once)");
   po::variables_map values;
@@ -53,6 +57,8 @@ Flags parse(int argc, char** argv) {
   po::notify(values);
   flags.job.profile = simulation::read_profile(flags.profile);
   flags.job.poll_interval = std::chrono::microseconds(flags.poll_us);
+  flags.job.mode = modes::mode_named(flags.mode);
+  if (flags.job.steps_alone < 1) throw Error(ExitCode::kUsage, "--geo-steps must be >= 1");
   if (flags.job.steps < 1) throw Error(ExitCode::kUsage, "--steps must be >= 1");
   if (flags.job.warmup_steps < 0) throw Error(ExitCode::kUsage, "--warmup-steps must be >= 0");
   return flags;
@@ -85,10 +91,10 @@ void print_report(const Flags& flags, const comm::WorldLayout& layout, const std
   std::printf(
       "dryrun model=%s mode=%s overlap=%d ranks=%d servers=%d trainers=%d batch=%zu steps=%lld "
       "warmup_steps=%lld parameters=%zu node_aggregation=%d\n",
-      flags.job.profile.model.c_str(), flags.job.mode.c_str(), flags.job.overlap ? 1 : 0, layout.world_size,
-      layout.pservers, layout.trainers, flags.job.profile.batch, static_cast<long long>(flags.job.steps),
-      static_cast<long long>(flags.job.warmup_steps), flags.job.profile.parameter_count(),
-      flags.job.node_aggregation ? 1 : 0);
+      flags.job.profile.model.c_str(), modes::to_string(flags.job.mode).c_str(), flags.job.overlap ? 1 : 0,
+      layout.world_size, layout.pservers, layout.trainers, flags.job.profile.batch,
+      static_cast<long long>(flags.job.steps), static_cast<long long>(flags.job.warmup_steps),
+      flags.job.profile.parameter_count(), flags.job.node_aggregation ? 1 : 0);
   std::printf("dryrun simulated_seconds=%.6f samples=%.0f samples_per_s=%.1f\n", elapsed, samples, samples / elapsed);
   const auto per_step = [&](double RankReport::*field) { return 1e3 * s.mean(ranks, field, false) / steps; };
   const double step_ms = 1e3 * s.mean(ranks, &RankReport::train_seconds, false) / steps;
@@ -128,7 +134,8 @@ int run(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const comm::WorldLayout layout = comm::make_layout(rank, size, flags.pservers, flags.job.mode == "allreduce");
+  const comm::WorldLayout layout =
+      comm::make_layout(rank, size, flags.pservers, !modes::mode_traits(flags.job.mode).has_servers);
   const RankReport mine = simulation::run_dry_rank(flags.job, layout);
   static_assert(sizeof(RankReport) == RankReport::kFields * sizeof(double));
   std::vector<RankReport> all(rank == 0 ? size : 0);

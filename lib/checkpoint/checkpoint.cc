@@ -146,14 +146,13 @@ fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoi
   return publish_checkpoint(temporary, output_dir, checkpoint, parameters, config_ini, options);
 }
 
-Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::ParameterInfo>& parameters,
+namespace {
+
+// model.h5 (and the row files of the tables written by rows), checked against this run's model and optimizer.
+ModelState read_model_file(const fs::path& folder, const std::vector<nn::ParameterInfo>& parameters,
                            std::size_t flat_size, const std::string& optimizer,
-                           const std::vector<std::uint64_t>& shard_sizes,
-                           const std::vector<nn::ParameterInfo>& state_layout,
-                           const std::function<bool(const std::string&)>& checksum) {
-  verify_manifest(folder, checksum);
-  Checkpoint checkpoint;
-  H5::Exception::dontPrint();
+                           const std::vector<nn::ParameterInfo>& state_layout) {
+  ModelState model;
   const fs::path model_path = folder / "model.h5";
   try {
     const H5::H5File file(model_path.string(), H5F_ACC_RDONLY);
@@ -162,12 +161,12 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
       throw Error(ExitCode::kInputData,
                   cat(model_path.string(), " has format version ", version, ", expected ", kFormatVersion));
     }
-    checkpoint.model.optimizer = read_string_attribute(file, model_path, "optimizer");
-    if (checkpoint.model.optimizer != optimizer) {
-      throw Error(ExitCode::kInputData, cat(folder.string(), " was written with --optimizer ",
-                                            checkpoint.model.optimizer, ", this run uses ", optimizer));
+    model.optimizer = read_string_attribute(file, model_path, "optimizer");
+    if (model.optimizer != optimizer) {
+      throw Error(ExitCode::kInputData, cat(folder.string(), " was written with --optimizer ", model.optimizer,
+                                            ", this run uses ", optimizer));
     }
-    checkpoint.model.optimizer_steps =
+    model.optimizer_steps =
         read_attribute<std::uint64_t>(file, model_path, "optimizer_steps", H5::PredType::NATIVE_UINT64);
     // Tables written by rows (table_rows.h) are not in model.h5: they are assembled from their row files.
     std::vector<nn::ParameterInfo> in_model_file;
@@ -177,23 +176,21 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
                         holds_table_rows(folder, parameter.name);
       (rows ? by_rows : in_model_file).push_back(parameter);
     }
-    checkpoint.model.parameters =
-        read_tensors(file.openGroup("parameters"), model_path.string(), in_model_file, flat_size);
+    model.parameters = read_tensors(file.openGroup("parameters"), model_path.string(), in_model_file, flat_size);
     const H5::Group optimizer_group = file.openGroup("optimizer");
     std::vector<std::string> state_names;
     for (hsize_t i = 0; i < optimizer_group.getNumObjs(); ++i) {
       const std::string name = optimizer_group.getObjnameByIdx(i);
       state_names.push_back(name);
-      checkpoint.model.optimizer_state.emplace_back(name, read_tensors(optimizer_group.openGroup(name),
-                                                                       model_path.string() + " optimizer " + name,
-                                                                       in_model_file, flat_size));
+      model.optimizer_state.emplace_back(name, read_tensors(optimizer_group.openGroup(name),
+                                                            model_path.string() + " optimizer " + name, in_model_file,
+                                                            flat_size));
     }
     for (const nn::ParameterInfo& table : by_rows) {
       TableRows whole = read_table_rows(folder, {table.name, table.shape[0], table.shape[1]}, 0, 1, state_names);
-      std::copy(whole.rows.begin(), whole.rows.end(), checkpoint.model.parameters.begin() + table.offset);
+      std::copy(whole.rows.begin(), whole.rows.end(), model.parameters.begin() + table.offset);
       for (std::size_t i = 0; i < state_names.size(); ++i) {
-        std::copy(whole.state[i].begin(), whole.state[i].end(),
-                  checkpoint.model.optimizer_state[i].second.begin() + table.offset);
+        std::copy(whole.state[i].begin(), whole.state[i].end(), model.optimizer_state[i].second.begin() + table.offset);
       }
     }
     if (!state_layout.empty()) {
@@ -203,17 +200,22 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
                                               "statistics): it was written for another model"));
       }
       const nn::ParameterInfo& last = state_layout.back();
-      checkpoint.model.state_layout = state_layout;
-      checkpoint.model.state =
+      model.state_layout = state_layout;
+      model.state =
           read_tensors(file.openGroup("state"), model_path.string() + " state", state_layout, last.offset + last.size);
     }
   } catch (const H5::Exception& failure) {
     throw Error(ExitCode::kInputData, cat("cannot read ", model_path.string(), ": ", failure.getDetailMsg()));
   }
+  return model;
+}
+
+// training.h5, checked against this run's training shards.
+TrainingState read_training_file(const fs::path& folder, const std::vector<std::uint64_t>& shard_sizes) {
+  TrainingState training;
   const fs::path training_path = folder / "training.h5";
   try {
     const H5::H5File file(training_path.string(), H5F_ACC_RDONLY);
-    TrainingState& training = checkpoint.training;
     training.pass = read_attribute<std::int64_t>(file, training_path, "pass", H5::PredType::NATIVE_INT64);
     training.step_in_pass =
         read_attribute<std::int64_t>(file, training_path, "step_in_pass", H5::PredType::NATIVE_INT64);
@@ -242,6 +244,21 @@ Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::Paramet
   } catch (const H5::Exception& failure) {
     throw Error(ExitCode::kInputData, cat("cannot read ", training_path.string(), ": ", failure.getDetailMsg()));
   }
+  return training;
+}
+
+}  // namespace
+
+Checkpoint read_checkpoint(const fs::path& folder, const std::vector<nn::ParameterInfo>& parameters,
+                           std::size_t flat_size, const std::string& optimizer,
+                           const std::vector<std::uint64_t>& shard_sizes,
+                           const std::vector<nn::ParameterInfo>& state_layout,
+                           const std::function<bool(const std::string&)>& checksum) {
+  verify_manifest(folder, checksum);
+  H5::Exception::dontPrint();
+  Checkpoint checkpoint;
+  checkpoint.model = read_model_file(folder, parameters, flat_size, optimizer, state_layout);
+  checkpoint.training = read_training_file(folder, shard_sizes);
   return checkpoint;
 }
 

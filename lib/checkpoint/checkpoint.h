@@ -8,6 +8,7 @@
 //   config.ini   the configuration of the run that wrote it
 //   rows-*.h5    the tables the servers hold by rows, a file per table and shard (table_rows.h); model.h5 then
 //                lacks them
+//   trainer-*.h5 --mode geo with a stateful optimizer: each trainer's own optimizer state (trainer_states.h)
 //   MANIFEST     written last (see manifest.h)
 // Nothing in it depends on the number of servers or trainers: full tensors and per-sample flags can be cut up
 // for any layout, and row files are re-dealt to any number of shards as they are read. All randomness derives

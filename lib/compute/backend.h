@@ -197,7 +197,7 @@ class Backend {
 
 std::unique_ptr<Backend> make_cpu_backend();
 
-// GPUs (compute/devices.cc or cuda/devices.cc, whichever the build has).
+// GPUs (compute/devices_none.cc or cuda/devices.cc, whichever the build has).
 // Number of CUDA devices this process can use; 0 when the build has no CUDA, there is no driver or no device.
 int gpu_count();
 // A CUDA backend on device `ordinal` (cudaSetDevice for this process). Throws pstrain::Error(kUsage) naming

@@ -4,17 +4,13 @@
 #include <cmath>
 #include <sstream>
 
-#include "config/modes.h"
 #include "core/error.h"
 #include "core/parse_number.h"
+#include "modes/traits.h"
 
 namespace po = boost::program_options;
 
 namespace pstrain::train {
-
-std::string to_string(Mode mode) {
-  return std::string(mode_traits(mode).name);
-}
 
 po::options_description train_options() {
   po::options_description data("Data and outputs");
@@ -29,7 +25,7 @@ po::options_description train_options() {
   // clang-format off
   cluster.add_options()
       ("num-pservers", po::value<int>()->default_value(-1), "parameter-server shards (ranks 0..P-1); -1: the sizing rule of docs/sizing.md from the model's bytes and FLOPs (half the ranks, at least 1, on one node; never more)")
-      ("mode", po::value<std::string>()->default_value("sync"), mode_help().c_str())
+      ("mode", po::value<std::string>()->default_value("sync"), modes::mode_help().c_str())
       ("staleness", po::value<int>()->default_value(3), "ssp: steps a trainer may run ahead of the slowest (0: lock-step)")
       ("geo-steps", po::value<long long>()->default_value(4), "geo: steps each trainer takes on its own copy between its meetings with the servers")
       ("dispatch", po::value<std::string>()->default_value("static"), "static (trainer t reads shards t mod T) | dynamic (async/ssp: trainers take chunks as they go, so a slow trainer takes fewer; every trainer reads every shard)")
@@ -152,10 +148,10 @@ void resolve_folders(const po::variables_map& values, TrainConfig& config) {
 
 // The layout, the mode and how its ranks talk.
 void resolve_cluster(const po::variables_map& values, TrainConfig& config) {
-  const ModeTraits& mode = mode_traits(config.mode);
+  const modes::ModeTraits& mode = modes::mode_traits(config.mode);
   config.num_pservers = values["num-pservers"].as<int>();
   if (config.num_pservers < -1) throw Error(ExitCode::kUsage, "--num-pservers must be >= 0 (or -1 for the default)");
-  config.mode = mode_named(values["mode"].as<std::string>());
+  config.mode = modes::mode_named(values["mode"].as<std::string>());
   config.staleness = values["staleness"].as<int>();
   if (config.staleness < 0) throw Error(ExitCode::kUsage, "--staleness must be >= 0");
   config.block_size = values["block-size"].as<std::size_t>();
@@ -277,7 +273,7 @@ void resolve_node_aggregation(const po::variables_map& values, TrainConfig& conf
                             : text == "on" ? NodeAggregation::kOn
                                            : NodeAggregation::kOff;
   if (config.node_aggregation != NodeAggregation::kOn) return;
-  const ModeTraits& mode = mode_traits(config.mode);
+  const modes::ModeTraits& mode = modes::mode_traits(config.mode);
   if (!mode.has_servers || !mode.common_steps) {
     throw Error(ExitCode::kUsage, cat("--node-aggregation on sums the gradients of a node's trainers for one common "
                                       "step: it needs --mode sync or geo, not --mode ",
@@ -308,7 +304,7 @@ void resolve_checkpoints(const po::variables_map& values, TrainConfig& config) {
 
 // --dispatch and what the mode allows of it and of --num-pservers.
 void resolve_dispatch(const po::variables_map& values, TrainConfig& config) {
-  const ModeTraits& mode = mode_traits(config.mode);
+  const modes::ModeTraits& mode = modes::mode_traits(config.mode);
   const std::string dispatch = values["dispatch"].as<std::string>();
   if (dispatch != "static" && dispatch != "dynamic") {
     throw Error(ExitCode::kUsage, cat("--dispatch '", dispatch, "' is not one of static, dynamic"));
@@ -329,22 +325,18 @@ void resolve_dispatch(const po::variables_map& values, TrainConfig& config) {
 
 }  // namespace
 
-// --geo-steps, and what a mode whose trainers step alone between meetings allows (config/modes.h).
+// --geo-steps, and what a mode whose trainers step alone between meetings allows (modes/traits.h).
 void resolve_steps_alone(const po::variables_map& values, TrainConfig& config) {
-  const ModeTraits& mode = mode_traits(config.mode);
-  config.geo_steps = positive(values, "geo-steps");
+  const modes::ModeTraits& mode = modes::mode_traits(config.mode);
+  config.steps_alone = positive(values, "geo-steps");
   if (!mode.trainers_step_alone) return;
-  if (values["optimizer"].defaulted()) config.optimizer.kind = "sgd";  // GEO-SGD's own default
-  if (config.optimizer.kind != "sgd") {
-    throw Error(ExitCode::kUsage, cat("--mode ", mode.name, " runs plain SGD on every trainer (GEO-SGD): --optimizer ",
-                                      config.optimizer.kind,
-                                      " keeps state per trainer (velocity, moments) that the servers' sum of the "
-                                      "trainers' changes does not carry; use --optimizer sgd"));
-  }
-  if (config.checkpoint_every_steps % config.geo_steps != 0) {
+  // GEO-SGD's own default; another --optimizer runs on every trainer, its state (velocity, moments) the trainer's
+  // own across meetings (modes/geo.cc), saved per trainer in checkpoints (checkpoint/trainer_states.h).
+  if (values["optimizer"].defaulted()) config.optimizer.kind = "sgd";
+  if (config.checkpoint_every_steps % config.steps_alone != 0) {
     throw Error(ExitCode::kUsage,
                 cat("--checkpoint-every-steps ", config.checkpoint_every_steps, " is not a multiple of --geo-steps ",
-                    config.geo_steps, ": --mode ", mode.name, " writes checkpoints when trainers and servers meet"));
+                    config.steps_alone, ": --mode ", mode.name, " writes checkpoints when trainers and servers meet"));
   }
 }
 

@@ -9,13 +9,12 @@
 
 #include "compute/backend.h"
 #include "data/augment.h"
+#include "modes/traits.h"
 #include "optim/optimizer.h"
 
 namespace pstrain::train {
 
 // allreduce: no servers; trainers average gradients collectively (NCCL on GPUs, MPI_Allreduce on CPUs).
-enum class Mode { kSync, kAsync, kSsp, kAllreduce, kGeo };
-std::string to_string(Mode mode);
 
 // --overlap: communication behind computation; kAuto decides from the layout (job/overlap_plan.h).
 enum class Overlap { kAuto, kOn, kOff };
@@ -31,7 +30,7 @@ struct TrainConfig {
   std::optional<std::filesystem::path> init_from;
 
   int num_pservers = -1;  // -1: default layout
-  Mode mode = Mode::kSync;
+  modes::Mode mode = modes::Mode::kSync;
   std::string model = "mlp";                        // mlp | cnn | resnet, or "file" with model_file
   std::optional<std::filesystem::path> model_file;  // --model-file
   bool describe_model = false;                      // print the model and exit
@@ -65,12 +64,12 @@ struct TrainConfig {
   std::int64_t checkpoint_every_steps = 0;
   double checkpoint_every_seconds = 0;
   int keep_checkpoints = 3;
-  std::string resume;                           // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
-  int staleness = 3;                            // ssp: how many steps a trainer may run ahead of the slowest
-  std::int64_t geo_steps = 4;                   // geo: steps a trainer takes alone between meetings with the servers
-  bool dynamic_dispatch = false;                // trainers take chunks from a dispatcher instead of fixed shards
-  std::size_t chunk_size = 512;                 // samples per dispatched chunk
-  Overlap overlap = Overlap::kAuto;             // communication behind computation where the mode can
+  std::string resume;                // "" (refuse a folder with checkpoints), "auto", or a checkpoint folder
+  int staleness = 3;                 // ssp: how many steps a trainer may run ahead of the slowest
+  std::int64_t steps_alone = 4;      // --geo-steps: steps a trainer takes alone between meetings with the servers
+  bool dynamic_dispatch = false;     // trainers take chunks from a dispatcher instead of fixed shards
+  std::size_t chunk_size = 512;      // samples per dispatched chunk
+  Overlap overlap = Overlap::kAuto;  // communication behind computation where the mode can
   std::int64_t check_replicas_every_steps = 0;  // allreduce: compare trainer replicas every N steps too
   double timeout_seconds = 600;                 // the watchdog: longest wait for other ranks before the job ends
   // sync, geo: the trainers of a node push together (job/node_aggregation.h)

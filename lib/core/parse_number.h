@@ -23,8 +23,8 @@ std::optional<T> parse_number(std::string_view text) {
   char* end = nullptr;
   errno = 0;
   if constexpr (std::is_floating_point_v<T>) {
-    const T value = std::is_same_v<T, float> ? static_cast<T>(std::strtof(begin, &end))
-                                             : static_cast<T>(std::strtod(begin, &end));
+    const T value =
+        std::is_same_v<T, float> ? static_cast<T>(std::strtof(begin, &end)) : static_cast<T>(std::strtod(begin, &end));
     if (terminated.empty() || end != begin + terminated.size() || errno == ERANGE || !std::isfinite(value)) {
       return std::nullopt;
     }

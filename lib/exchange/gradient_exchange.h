@@ -1,11 +1,10 @@
 #pragma once
 // The interface every exchange mode implements: how a trainer's gradient becomes the parameters of its next step.
-// Local training (one rank, its own optimizer, lib/exchange/local_exchange.h), the parameter-server modes sync,
-// async, ssp and geo (lib/ps) and all-reduce (lib/allreduce) are small objects behind it; the trainer loop never
-// asks which one it has. What every mode does is the step below; what only some modes can do is a capability
-// (row tables, communication behind computation, a sum in place, checkpoints by request, an optimizer of their
-// own), which an exchange that has it returns and every other returns null. Who waits for whom in each mode:
-// lib/exchange/step_protocol.h.
+// Every mode's exchange (lib/modes: local training, the parameter-server modes sync, async, ssp and geo,
+// and all-reduce) is a small object behind it; the trainer loop never asks which one it has. What every mode does is
+// the step below; what only some modes can do is a capability (row tables, communication behind computation, a sum in
+// place, checkpoints by request, an optimizer of their own), which an exchange that has it returns and every other
+// returns null. Who waits for whom in each mode: lib/exchange/step_protocol.h.
 #include <cstddef>
 #include <cstdint>
 #include <functional>

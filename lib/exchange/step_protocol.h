@@ -10,7 +10,7 @@
 //   step are computed once per run, as a value every rank reads (run/run_schedule.h, from the configuration, the
 //   layout and the resumed state); servers and trainers walk the same value, so sync rounds and checkpoints line up
 //   without messages: in sync modes every trainer takes the largest trainer's count (a trainer out of samples
-//   contributes empty batches). Which meetings a mode has follows from its traits (config/modes.h).
+//   contributes empty batches). Which meetings a mode has follows from its traits (modes/traits.h).
 //
 // Sync step (--mode sync), one round per step, in one of two transports (ps/sync_transport.h; --overlap, chosen
 // in job/job.cc, the same on every rank); both compute the same bits.
@@ -81,11 +81,11 @@
 //
 // GEO step (--mode geo, GEO-SGD): the trainers take the schedule's common steps, but meet the servers only after
 //   every --geo-steps-th step and after the pass's last (the mode's cadence, exchange/meeting_cadence.h); the
-//   servers loop over those meetings alone. In between each trainer runs plain SGD on its own copy and calls nobody. A meeting is a sync round above (either transport, nothing streamed during the
-//   computation), where a trainer sends its change since its last pull with the samples it trained meanwhile,
-//   the servers add the sample-weighted mean change (instead of running the optimizer), the flags are agreed, and
-//   every trainer gets the parameters: after a meeting every trainer holds the servers' model. Checkpoints and
-//   stops happen at meetings only.
+//   servers loop over those meetings alone. In between each trainer runs plain SGD on its own copy and calls nobody. A
+//   meeting is a sync round above (either transport, nothing streamed during the computation), where a trainer sends
+//   its change since its last pull with the samples it trained meanwhile, the servers add the sample-weighted mean
+//   change (instead of running the optimizer), the flags are agreed, and every trainer gets the parameters: after a
+//   meeting every trainer holds the servers' model. Checkpoints and stops happen at meetings only.
 // Async step (--mode async): a trainer puts its gradient into its slot (free: its previous push is applied; with
 //   pushes streamed, ps/push_stream.h, block by block during the backward pass in one epoch that completes before
 //   the announcement), writes pushed_seq on every shard (the slot carries the parameters' version the gradient came

@@ -4,9 +4,9 @@
 #include <exception>
 #include <set>
 
-#include "config/modes.h"
 #include "core/error.h"
 #include "data/shard.h"
+#include "modes/traits.h"
 #include "nn/model_plan.h"
 #include "run/model_factory.h"
 
@@ -15,7 +15,7 @@ namespace pstrain::train {
 namespace {
 
 double update_bytes_per_second(const TrainConfig& config) {
-  if (mode_traits(config.mode).common_steps) return kSyncSumBytesPerSecond;
+  if (modes::mode_traits(config.mode).common_steps) return kSyncSumBytesPerSecond;
   const std::string& kind = config.optimizer.kind;
   return kind == "adam" || kind == "adagrad" ? kAsyncAdamBytesPerSecond : kAsyncSgdBytesPerSecond;
 }
@@ -40,7 +40,7 @@ ServerCountInputs server_count_inputs(const TrainConfig& config, const std::vect
   inputs.node_of_rank = node_of_rank;
   const int ranks = inputs.ranks;
   const int nodes = inputs.nodes;
-  inputs.summed_steps = mode_traits(config.mode).common_steps;
+  inputs.summed_steps = modes::mode_traits(config.mode).common_steps;
   // Across nodes (where the rule applies) --node-aggregation auto aggregates unless --overlap true streams the
   // blocks (job/node_aggregation.h); a node of one trainer is its own group, which the rule's terms allow for.
   inputs.node_pushes =

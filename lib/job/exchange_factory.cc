@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "allreduce/allreduce_exchange.h"
+#include "checkpoint/trainer_states.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "exchange/local_exchange.h"
-#include "job/mode_exchanges.h"
+#include "modes/builders.h"
 #include "run/decay_mask.h"
 
 namespace pstrain::train {
@@ -21,16 +20,11 @@ std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job) {
 namespace {
 
 // The optimizer of a rank that holds the whole model and its state (local and all-reduce training), restored from
-// the checkpoint when resuming; `start` receives the parameters to begin from.
-std::unique_ptr<optim::Optimizer> restored_optimizer(const JobContext& job, const RunState& run,
-                                                     std::vector<float>& start) {
-  PSTRAIN_ASSERT(run.initial.size() == job.model.parameter_count, "starting parameters for ", run.initial.size(),
-                 " of ", job.model.parameter_count, " parameters");
+// the checkpoint when resuming.
+std::unique_ptr<optim::Optimizer> restored_optimizer(const JobContext& job, const RunState& run) {
   auto optimizer = whole_model_optimizer(job);
-  start = run.initial;
   if (run.resumed) {
     const checkpoint::ModelState& state = run.resumed->model;
-    start = state.parameters;
     for (const auto& [name, target] : optimizer->state()) {
       const auto found = std::find_if(state.optimizer_state.begin(), state.optimizer_state.end(),
                                       [&](const auto& entry) { return entry.first == name; });
@@ -42,35 +36,64 @@ std::unique_ptr<optim::Optimizer> restored_optimizer(const JobContext& job, cons
   return optimizer;
 }
 
-std::unique_ptr<exchange::GradientExchange> make_local(const JobContext& job, const ExchangeParts& parts) {
-  std::vector<float> initial;
-  auto optimizer = restored_optimizer(job, parts.run, initial);
-  return exchange::make_local_exchange(std::move(optimizer), initial);
+// The optimizer a trainer runs on its own copy while the servers hold the model (geo), its own state restored from
+// the checkpoint when resuming (the saved trainers' mean where their number changed: checkpoint/trainer_states.h).
+std::unique_ptr<optim::Optimizer> trainer_optimizer(const JobContext& job, const RunState& run) {
+  auto optimizer = whole_model_optimizer(job);
+  const auto targets = optimizer->state();
+  if (!run.resumed || targets.empty()) return optimizer;  // plain SGD keeps nothing
+  std::vector<std::string> names;
+  for (const auto& [name, target] : targets) names.push_back(name);
+  const checkpoint::ResumedTrainerState saved =
+      checkpoint::read_trainer_state(run.resumed_from, job.layout.trainer_index, job.layout.trainers, names,
+                                     job.dense_parameters, job.dense_count);
+  for (std::size_t v = 0; v < targets.size(); ++v) *targets[v].second = saved.state[v].second;
+  if (job.layout.is_lead_trainer()) {
+    log_info("trainers' optimizer state: ", saved.saved_trainers == job.layout.trainers
+                                                ? std::string("each trainer's own, as saved")
+                                                : cat("the mean of the ", saved.saved_trainers, " saved trainers'"));
+  }
+  return optimizer;
+}
+
+// The parameters a rank that holds the whole model starts from: the checkpoint's when resuming.
+std::span<const float> starting_parameters(const RunState& run) {
+  return run.resumed ? std::span<const float>(run.resumed->model.parameters) : std::span<const float>(run.initial);
+}
+
+// This job's values of what the modes are built from (modes/mode_inputs.h).
+modes::ModeInputs mode_inputs(const JobContext& job, const ExchangeParts& parts) {
+  modes::ModeInputs in;
+  in.layout = job.layout;
+  in.trainers = parts.trainers;
+  in.data = parts.client;
+  in.control = parts.control;
+  in.tables = parts.tables;
+  in.blocks = parts.blocks;
+  in.channel = parts.channel;
+  in.sync = parts.overlap.sync;
+  in.stream_pushes = parts.overlap.stream_pushes;
+  in.allreduce_bucket_floats = parts.overlap.allreduce_bucket_floats;
+  in.poll_interval = std::chrono::microseconds(job.config.poll_interval_us);
+  in.staleness = job.config.staleness;
+  in.cadence = modes::meeting_cadence(job.config.mode, job.config.steps_alone);
+  in.restored_optimizer = [&job, &parts] { return restored_optimizer(job, parts.run); };
+  in.trainer_optimizer = [&job, &parts] { return trainer_optimizer(job, parts.run); };
+  in.initial = starting_parameters(parts.run);
+  in.steps_taken = parts.run.resumed ? static_cast<std::uint64_t>(parts.run.resumed->training.global_step) : 0;
+  in.backend = &parts.backend;
+  in.backend_gradient = parts.model.backend_gradients();
+  in.parameter_count = job.model.parameter_count;
+  in.check_replicas_every_steps = job.config.check_replicas_every_steps;
+  return in;
 }
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_allreduce_replicas(const JobContext& job, const ExchangeParts& parts) {
-  std::vector<float> initial;
-  auto optimizer = restored_optimizer(job, parts.run, initial);
-  allreduce::AllreduceSetup setup;
-  setup.trainers = parts.trainers;
-  setup.backend = &parts.backend;
-  setup.backend_gradient = parts.model.backend_gradients();
-  setup.length = job.model.parameter_count;
-  setup.check_every_steps = job.config.check_replicas_every_steps;
-  setup.stream_bucket_floats = parts.overlap.allreduce_bucket_floats;
-  // NCCL refuses two ranks on one GPU: trainers beyond the node's GPU count share one and use MPI instead.
-  const bool exclusive_gpu = job.layout.local_trainer_rank < compute::gpu_count();
-  auto summation = allreduce::make_summation(parts.trainers, parts.backend, exclusive_gpu);
-  if (job.layout.is_lead_trainer())
-    log_info("all-reduce over ", job.layout.trainers, " trainers with ", summation->name());
-  return allreduce::make_allreduce_exchange(std::move(optimizer), initial, std::move(summation), setup);
-}
-
 std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts) {
-  if (job.layout.world_size == 1) return make_local(job, parts);
-  return exchange_maker(job.config.mode)(job, parts);
+  const modes::ModeInputs inputs = mode_inputs(job, parts);
+  if (job.layout.world_size == 1) return modes::make_local_training(inputs);
+  return modes::make_mode_exchange(job.config.mode, inputs);
 }
 
 }  // namespace pstrain::train

@@ -1,6 +1,6 @@
 #pragma once
 // Which exchange::GradientExchange a trainer steps with: the local one on a job of one rank, else the one its mode
-// registers (config/modes.cc); see docs/internals.md.
+// builds (modes/builders.h), from the inputs this job gathers for it; see docs/internals.md.
 #include <mpi.h>
 
 #include <memory>
@@ -32,13 +32,10 @@ struct ExchangeParts {
 };
 
 // Local training when the job has one rank; otherwise the exchange of job.config.mode. Collective over the
-// trainers where the mode sets up a communicator (all-reduce with NCCL).
+// trainers where the mode sets up a communicator (all-reduce with NCCL, node aggregation's push groups).
 std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts);
 
-// All-reduce's exchange (registered in config/modes.cc): every rank a trainer with the whole model.
 // --optimizer over the whole model (local, all-reduce and geo trainers), with its decay mask, fresh.
 std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job);
-
-std::unique_ptr<exchange::GradientExchange> make_allreduce_replicas(const JobContext& job, const ExchangeParts& parts);
 
 }  // namespace pstrain::train

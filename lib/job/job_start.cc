@@ -324,8 +324,8 @@ void log_start(const JobStart& start) {
   if (!job.layout.is_lead_trainer()) return;
   log_info("pstrain ", PSTRAIN_VERSION, ": ", job.layout.world_size, " ranks = ", job.layout.pservers,
            " parameter-server shard(s) + ", job.layout.trainers, " trainer(s), mode ",
-           job.layout.world_size > 1 ? to_string(job.config.mode) : std::string("local"), ", ", start.backend->name(),
-           " backend, ", job.model.spec.source, " ", job.model.parameter_count, " parameters, ",
+           job.layout.world_size > 1 ? modes::to_string(job.config.mode) : std::string("local"), ", ",
+           start.backend->name(), " backend, ", job.model.spec.source, " ", job.model.parameter_count, " parameters, ",
            job.data.total_train_samples(), " training samples, batch ", job.config.batch_size,
            " per trainer, learning rate per update ", job.updates.optimizer.learning_rate, " (",
            job.updates.optimizer.schedule, job.updates.optimizer.nesterov ? ", nesterov" : "", ")",

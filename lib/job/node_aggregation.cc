@@ -2,14 +2,14 @@
 
 #include <vector>
 
-#include "config/modes.h"
 #include "core/error.h"
+#include "modes/traits.h"
 
 namespace pstrain::train {
 
 comm::PushGroups plan_push_groups(const TrainConfig& config, const comm::WorldLayout& layout,
                                   std::span<const int> node_of_rank) {
-  const ModeTraits& mode = mode_traits(config.mode);
+  const modes::ModeTraits& mode = modes::mode_traits(config.mode);
   if (config.node_aggregation == NodeAggregation::kOff || layout.pservers == 0 || !mode.has_servers ||
       !mode.common_steps) {
     return {};

@@ -37,7 +37,7 @@ bool logged(const comm::WorldLayout& layout, const char* what, const Choice& cho
 ps::SyncTransport plan_sync(const TrainConfig& config, const comm::WorldLayout& layout) {
   if (layout.aggregates_pushes()) {  // the same on every rank: the push groups are
     if (layout.is_lead_trainer()) {
-      log_info(mode_traits(config.mode).trainers_step_alone ? "geo meetings" : "sync steps",
+      log_info(modes::mode_traits(config.mode).trainers_step_alone ? "geo meetings" : "sync steps",
                ": one-sided, each node's leader pushes its trainers' sum and gets the parameters for them (",
                describe_push_groups(config, layout.push_groups), ")");
     }
@@ -50,7 +50,7 @@ ps::SyncTransport plan_sync(const TrainConfig& config, const comm::WorldLayout& 
                   "true streams anyway"};
   });
   // A geo trainer meets the servers after its own optimizer step: the blocks go then, as messages or one-sided.
-  const bool meetings = mode_traits(config.mode).trainers_step_alone;
+  const bool meetings = modes::mode_traits(config.mode).trainers_step_alone;
   return logged(layout, meetings ? "geo meetings" : "sync steps", choice,
                 meetings ? "blocks as messages" : "blocks streamed behind the computation",
                 meetings ? "one-sided" : "one-sided, after the backward pass")
@@ -90,10 +90,10 @@ bool plan_buckets(const TrainConfig& config, const comm::WorldLayout& layout) {
 
 OverlapPlan plan_overlap(const TrainConfig& config, const comm::WorldLayout& layout) {
   OverlapPlan plan;
-  switch (mode_traits(config.mode).overlap) {
-    case OverlapKind::kSyncBlocks: plan.sync = plan_sync(config, layout); break;
-    case OverlapKind::kPushes: plan.stream_pushes = plan_pushes(config, layout); break;
-    case OverlapKind::kAllreduceBuckets:
+  switch (modes::mode_traits(config.mode).overlap) {
+    case modes::OverlapKind::kSyncBlocks: plan.sync = plan_sync(config, layout); break;
+    case modes::OverlapKind::kPushes: plan.stream_pushes = plan_pushes(config, layout); break;
+    case modes::OverlapKind::kAllreduceBuckets:
       if (plan_buckets(config, layout)) plan.allreduce_bucket_floats = kAllreduceBucketFloats;
       break;
   }

@@ -4,8 +4,8 @@
 #include <cstddef>
 
 #include "comm/layout.h"
-#include "config/modes.h"
 #include "config/train_config.h"
+#include "modes/traits.h"
 #include "ps/sync_transport.h"
 
 namespace pstrain::train {

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/parse_number.h"
 #include "launch/exit_codes.h"
+#include "modes/traits.h"
 
 namespace pstrain::launch {
 
@@ -70,8 +71,13 @@ void read_pstrain_flags(DriverOptions& options, const EnvLookup& env) {
     if (fixed < 0) throw usage_error("--num-pservers must be >= 0");
     options.limits.rule.fixed_pservers = fixed;
   }
-  const auto mode = pstrain_value(flags, "--mode", env);
-  options.limits.rule.allreduce = mode && *mode == "allreduce";
+  if (const auto mode = pstrain_value(flags, "--mode", env)) {
+    try {
+      options.limits.rule.no_servers = !modes::mode_traits(modes::mode_named(*mode)).has_servers;
+    } catch (const Error& error) {
+      throw usage_error(error.what());  // pstrain would refuse it on every launch
+    }
+  }
   options.user_checkpoint_seconds = pstrain_value(flags, "--checkpoint-every-seconds", env).has_value();
   options.user_progress_interval = pstrain_value(flags, "--progress-every-s", env).has_value();
   options.pstrain_flags = without_num_pservers(flags);
@@ -88,7 +94,7 @@ void check_limits(const DriverOptions& options) {
     throw usage_error("--host-discovery-script S is required (it prints one 'host:slots' line per usable host)");
   }
   const LayoutRule& rule = limits.rule;
-  if (rule.fixed_pservers && rule.allreduce && *rule.fixed_pservers > 0) {
+  if (rule.fixed_pservers && rule.no_servers && *rule.fixed_pservers > 0) {
     throw usage_error("--mode allreduce has no parameter servers: drop --num-pservers");
   }
   if (rule.fixed_pservers && limits.min_np < smallest_world(rule)) {

@@ -8,7 +8,8 @@
 //   "[...] pass P of 0..N-1 step S..."                                 the progress line: how far it got
 //   "[...] training finished: ..." / "[...] stopped on a signal ..."   how an exit 0 ended
 //   "... process rank R with PID X on node H exited on signal 9 ..."   which rank failed (mpirun)
-// The lines are pstrain's (lib/job/job.cc, trainer_loop.cc, lib/report/progress.cc) and Open MPI 4.1's.
+// The lines are pstrain's (lib/job/job.cc, lib/trainer/trainer_loop.cc, lib/report/progress_line.cc) and Open
+// MPI 4.1's.
 #include <cstdint>
 #include <optional>
 #include <string>

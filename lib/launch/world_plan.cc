@@ -8,13 +8,13 @@
 namespace pstrain::launch {
 
 int smallest_world(const LayoutRule& rule) {
-  if (rule.allreduce || !rule.fixed_pservers) return 1;
+  if (rule.no_servers || !rule.fixed_pservers) return 1;
   return *rule.fixed_pservers + 1;
 }
 
 std::optional<Layout> layout_for(int ranks, const LayoutRule& rule) {
   PSTRAIN_ASSERT(ranks >= smallest_world(rule), "ranks ", ranks, " below the smallest world ", smallest_world(rule));
-  if (rule.allreduce || ranks == 1) return Layout{0, ranks};
+  if (rule.no_servers || ranks == 1) return Layout{0, ranks};
   if (rule.fixed_pservers) return Layout{*rule.fixed_pservers, ranks - *rule.fixed_pservers};
   if (!rule.pserver_ratio) return std::nullopt;
   const int servers = std::clamp(static_cast<int>(std::floor(ranks * *rule.pserver_ratio)), 1, ranks - 1);

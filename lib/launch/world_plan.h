@@ -26,7 +26,7 @@ namespace pstrain::launch {
 struct LayoutRule {
   std::optional<int> fixed_pservers;    // --num-pservers given by the user
   std::optional<double> pserver_ratio;  // --pserver-ratio given by the user
-  bool allreduce = false;               // --mode allreduce: every rank is a trainer
+  bool no_servers = false;              // a mode without servers (--mode allreduce): every rank is a trainer
 };
 
 struct Layout {

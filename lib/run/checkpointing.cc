@@ -163,6 +163,27 @@ std::vector<checkpoint::ManifestEntry> CheckpointWriter::write_table_rows(const 
   return gather_entries(mine);
 }
 
+std::vector<checkpoint::ManifestEntry> CheckpointWriter::write_trainer_states(const checkpoint::OptimizerVectors* state,
+                                                                              const fs::path& temporary) const {
+  if (!job_.mode().trainers_step_alone || job_.layout.pservers == 0) return {};
+  std::optional<comm::Failure> failure;
+  std::vector<checkpoint::ManifestEntry> mine;
+  const int trainer = job_.layout.trainer_index;
+  const int trainers = job_.layout.trainers;
+  if (state != nullptr) {
+    try {
+      checkpoint::write_trainer_state(temporary, trainer, trainers, job_.dense_parameters, *state);
+      mine.push_back(checkpoint::manifest_entry(temporary, checkpoint::trainer_state_file(trainer, trainers)));
+    } catch (const Error& error) {
+      failure =
+          comm::Failure{static_cast<int>(error.code()), cat("checkpoint not written: trainer ", trainer,
+                                                            " could not save its optimizer state: ", error.what())};
+    }
+  }
+  agree_or_discard(failure, job_.layout.world_rank == 0 ? temporary : fs::path());
+  return gather_entries(mine);
+}
+
 std::vector<checkpoint::ManifestEntry> CheckpointWriter::gather_entries(
     const std::vector<checkpoint::ManifestEntry>& mine) const {
   std::string text;  // "crc size name" lines
@@ -185,7 +206,7 @@ std::vector<checkpoint::ManifestEntry> CheckpointWriter::gather_entries(
 
 void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState* slice,
                             const std::vector<std::uint8_t>& consumed, const checkpoint::TrainingState& progress,
-                            std::span<const float> model_state) {
+                            std::span<const float> model_state, const checkpoint::OptimizerVectors* trainer_state) {
   const comm::Watchdog::Wait wait("a checkpoint (gathering the model state)");
   const auto start = Clock::now();
   const bool writer = job_.layout.world_rank == 0;
@@ -200,7 +221,8 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
   checkpoint.training.seed = job_.config.seed;
   // The tables' rows first, each shard its own file; then the rest of the model state, gathered to the writer.
   const fs::path temporary = open_folder(counters[2]);
-  const std::vector<checkpoint::ManifestEntry> row_files = write_table_rows(plan, slice, temporary);
+  std::vector<checkpoint::ManifestEntry> files = write_table_rows(plan, slice, temporary);
+  for (checkpoint::ManifestEntry& entry : write_trainer_states(trainer_state, temporary)) files.push_back(entry);
   gather_model_state(plan, slice, model_state, lead, checkpoint.model);
 
   const SampleIndex index(job_.data.shard_samples);
@@ -214,10 +236,9 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
   if (writer) {
     checkpoint.training.consumed = index.split(all);
     try {
-      written =
-          checkpoint::publish_checkpoint(temporary, job_.config.output_dir, checkpoint, job_.dense_parameters,
-                                         config_ini_, {job_.config.keep_checkpoints, test_hooks().checkpoint_delay_ms},
-                                         row_files);
+      written = checkpoint::publish_checkpoint(temporary, job_.config.output_dir, checkpoint, job_.dense_parameters,
+                                               config_ini_,
+                                               {job_.config.keep_checkpoints, test_hooks().checkpoint_delay_ms}, files);
     } catch (const Error& error) {
       failure = not_written(job_.config.output_dir, progress.global_step, error);
     }

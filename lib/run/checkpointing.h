@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/trainer_states.h"
 #include "ps/server.h"
 #include "ps/table_plan.h"
 #include "run/job_context.h"
@@ -65,8 +66,11 @@ class CheckpointWriter {
   // rank's share (or null), `consumed` this rank's flags over all sample ids (empty on servers). `progress` counts as
   // given by the lead trainer (the first trainer, or the only rank), whose steps number the checkpoints. `model_state`
   // is the model's non-trainable state on the lead trainer (empty elsewhere, and for models without state).
+  // `trainer_state`: this trainer's own optimizer state where trainers keep one while the servers hold the model
+  // (--mode geo, checkpoint/trainer_states.h); null elsewhere.
   void save(const ps::ModelPartition& partition, const ps::SliceState* slice, const std::vector<std::uint8_t>& consumed,
-            const checkpoint::TrainingState& progress, std::span<const float> model_state = {});
+            const checkpoint::TrainingState& progress, std::span<const float> model_state = {},
+            const checkpoint::OptimizerVectors* trainer_state = nullptr);
 
  private:
   // The temporary folder of the checkpoint at `global_step`, created by rank 0, its name known everywhere.
@@ -75,6 +79,10 @@ class CheckpointWriter {
   // MANIFEST entries of all of them, computed by their writers.
   std::vector<checkpoint::ManifestEntry> write_table_rows(const ps::ModelPartition& plan, const ps::SliceState* slice,
                                                           const std::filesystem::path& temporary) const;
+  // Each trainer's own optimizer state (geo), a file per trainer in `temporary`; returns (on rank 0) their MANIFEST
+  // entries. Collective over the world where the mode's trainers keep a state; nothing elsewhere.
+  std::vector<checkpoint::ManifestEntry> write_trainer_states(const checkpoint::OptimizerVectors* state,
+                                                              const std::filesystem::path& temporary) const;
   std::vector<checkpoint::ManifestEntry> gather_entries(const std::vector<checkpoint::ManifestEntry>& mine) const;
   // The dense blocks, optimizer vectors and non-trainable state, gathered into `model` on rank 0.
   void gather_model_state(const ps::ModelPartition& plan, const ps::SliceState* slice,

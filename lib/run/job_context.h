@@ -4,9 +4,9 @@
 #include <string>
 
 #include "comm/layout.h"
-#include "config/modes.h"
 #include "config/train_config.h"
 #include "core/timing.h"
+#include "modes/traits.h"
 #include "nn/model_plan.h"
 #include "ps/table_plan.h"
 #include "run/data_plan.h"
@@ -32,8 +32,8 @@ struct JobContext {
   UpdatePlan updates;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
-  const ModeTraits& mode() const { return mode_traits(config.mode); }
-  bool steps_together() const { return trainers_step_together(config.mode, layout.pservers); }
+  const modes::ModeTraits& mode() const { return modes::mode_traits(config.mode); }
+  bool steps_together() const { return modes::trainers_step_together(config.mode, layout.pservers); }
   double elapsed_seconds() const { return seconds_since(started); }
 };
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "config/modes.h"
 #include "exchange/step_protocol.h"
+#include "modes/traits.h"
 
 namespace pstrain::train {
 
@@ -12,10 +12,10 @@ RunSchedule::RunSchedule(const TrainConfig& config, const comm::WorldLayout& lay
     : index_(data.shard_samples),
       trainer_samples_(data.trainer_samples),
       batch_size_(config.batch_size),
-      steps_together_(trainers_step_together(config.mode, layout.pservers)),
+      steps_together_(modes::trainers_step_together(config.mode, layout.pservers)),
       passes_(config.passes),
       checkpoint_every_steps_(config.checkpoint_every_steps),
-      cadence_(meeting_cadence(config)),
+      cadence_(modes::meeting_cadence(config.mode, config.steps_alone)),
       consumed_(index_.total(), 0) {
   if (resumed) {
     first_pass_ = static_cast<int>(resumed->pass);
@@ -57,7 +57,7 @@ std::int64_t RunSchedule::steps(int trainer, int pass) const {
 std::int64_t RunSchedule::updates_per_pass(const TrainConfig& config, const comm::WorldLayout& layout,
                                            const DataPlan& data) {
   const std::uint64_t batch = config.batch_size;
-  if (trainers_step_together(config.mode, layout.pservers)) {
+  if (modes::trainers_step_together(config.mode, layout.pservers)) {
     return steps_for(*std::max_element(data.trainer_samples.begin(), data.trainer_samples.end()), batch);
   }
   if (config.dynamic_dispatch) {  // every chunk once per pass, whoever takes it

@@ -56,7 +56,7 @@ class RunSchedule {
   static std::int64_t updates_per_pass(const TrainConfig& config, const comm::WorldLayout& layout,
                                        const DataPlan& data);
 
-  // Runs whose trainers step together (config/modes.h trainers_step_together), every rank alike:
+  // Runs whose trainers step together (modes/traits.h trainers_step_together), every rank alike:
   // the steps of `pass`, and what follows step `step` (from 0) of them at `global_step` given the agreed flags. A
   // mid-pass checkpoint is due on an agreed kCheckpointNow or every --checkpoint-every-steps, never after the
   // pass's last step: the end-of-pass checkpoint covers it.

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "config/modes.h"
+#include "modes/traits.h"
 #include "run/run_schedule.h"
 
 namespace pstrain::train {
@@ -18,10 +18,10 @@ UpdatePlan plan_updates(const TrainConfig& config, const comm::WorldLayout& layo
   const auto per_pass = static_cast<std::uint64_t>(RunSchedule::updates_per_pass(config, layout, data));
   plan.optimizer.total_updates = per_pass * static_cast<std::uint64_t>(config.passes);
   plan.optimizer.updates_per_pass = plan.optimizer.total_updates / static_cast<std::uint64_t>(config.passes);
-  if (!trainers_step_together(config.mode, layout.pservers)) {
+  if (!modes::trainers_step_together(config.mode, layout.pservers)) {
     plan.updates_per_global_step = static_cast<std::uint64_t>(layout.trainers);
   }
-  if (mode_traits(config.mode).each_push_updates && layout.pservers > 0) {
+  if (modes::mode_traits(config.mode).each_push_updates && layout.pservers > 0) {
     plan.optimizer.learning_rate /= layout.trainers;
   }
   return plan;

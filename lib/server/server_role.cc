@@ -53,9 +53,9 @@ std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job,
   std::vector<std::unique_ptr<ps::TableShard>> shards;
   for (std::size_t t = 0; t < tables.size(); ++t) {
     const std::size_t rows = tables.rows(t).rows_on(job.layout.shard_index);
-    shards.push_back(
-        std::make_unique<ps::TableShard>(windows[t], tables, t, job.layout,
-                                         optim::make_row_optimizer(job.updates.optimizer, rows, tables.table(t).width)));
+    shards.push_back(std::make_unique<ps::TableShard>(windows[t], tables, t, job.layout,
+                                                      optim::make_row_optimizer(job.updates.optimizer, rows,
+                                                                                tables.table(t).width)));
     log_info("serving rows of table ", tables.table(t).name, ": ", rows, " of ", tables.rows(t).rows(), " x ",
              tables.table(t).width);
   }
@@ -78,7 +78,8 @@ void resume_table_rows(const JobContext& job, const std::vector<std::unique_ptr<
 }
 
 // What the shard applies to its slice: the configured optimizer to the trainers' summed gradients, or, where the
-// trainers run the optimizer themselves (config/modes.h trainers_step_alone), their summed changes as they are.
+// trainers run the optimizer themselves (modes/traits.h trainers_step_alone), their summed changes as they
+// are.
 std::unique_ptr<optim::Optimizer> shard_optimizer(const JobContext& job,
                                                   const std::vector<nn::ParameterInfo>& parameters,
                                                   const ps::ShardPlan& plan) {
@@ -110,7 +111,7 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::T
            plan.segments(job.layout.shard_index).size(), " segments");
   exchange::meet_all_ranks("the start (waiting for the trainers)");  // every slice initialised
   bool completed = true;
-  if (job.mode().server_loop == ServerLoop::kCommonSteps) {
+  if (job.mode().server_loop == modes::ServerLoop::kCommonSteps) {
     completed = serve_common_steps(job, server, partition, *run.schedule, *run.writer);
   } else {
     // Async: serve until done, joining each checkpoint the trainers quiesce for (exchange/step_protocol.h).

@@ -6,16 +6,15 @@
 #include <span>
 #include <vector>
 
-#include "allreduce/allreduce_exchange.h"
 #include "comm/communicator.h"
 #include "comm/mpi_check.h"
 #include "compute/backend.h"
 #include "core/bulk_vector.h"
 #include "core/error.h"
 #include "exchange/step_protocol.h"
+#include "modes/builders.h"
 #include "optim/optimizer.h"
 #include "optim/row_optimizer.h"
-#include "ps/exchange_modes.h"
 #include "ps/model_tables.h"
 #include "ps/server.h"
 #include "ps/table_shard.h"
@@ -95,39 +94,45 @@ RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWi
   const ps::ShardPlan& plan = partition.blocks();
   const std::size_t slice = plan.shard_size(layout.shard_index);
   const std::vector<float> start(slice, 0.01f);
-  auto optimizer = make_optimizer(job, slice);
+  const modes::ModeTraits& mode = modes::mode_traits(job.mode);
+  // As pstrain's servers: where the trainers run the optimizer themselves, the servers add their changes.
+  auto optimizer = mode.trainers_step_alone ? optim::make_change_adder(slice) : make_optimizer(job, slice);
   const double optimizer_bytes = optimizer_state_bytes(*optimizer);
   ps::ShardServer server(windows, plan, layout, ps::SyncTransport::kOneSided, channel, std::move(optimizer), start);
   const double table_bytes = serve_tables(job, layout, table_windows, partition.tables(), server);
   exchange::meet_all_ranks("the start");
   RankReport report;
   report.is_server = 1;
-  if (job.mode == "sync") {
-    for (std::int64_t step = 0; step < job.warmup_steps; ++step) server.sync_step(0);
-  }
+  const bool meetings = mode.server_loop == modes::ServerLoop::kCommonSteps;
+  // The meetings of the warm-up steps, then those of the timed ones (the trainers' steps are one pass).
+  const exchange::MeetingCadence cadence = modes::meeting_cadence(job.mode, job.steps_alone);
+  const std::int64_t steps = job.warmup_steps + job.steps;
+  std::int64_t step = cadence.next_meeting(0, steps);
+  for (; meetings && step < job.warmup_steps; step = cadence.next_meeting(step + 1, steps)) server.sync_step(0);
   const ps::ServerStats warm = server.stats();
   const double begin = MPI_Wtime();
-  if (job.mode == "sync") {
-    for (std::int64_t step = 0; step < job.steps; ++step) server.sync_step(0);
+  double timed_meetings = 0;
+  if (meetings) {
+    for (; step < steps; step = cadence.next_meeting(step + 1, steps), ++timed_meetings) server.sync_step(0);
   } else {
     server.serve_async(job.poll_interval);  // the trainers' warm-up steps too: it cannot tell them apart
   }
   report.train_seconds = MPI_Wtime() - begin;
   report.updates = static_cast<double>(server.stats().updates - warm.updates);
   report.busy_seconds = server.stats().busy_seconds - warm.busy_seconds;
-  if (job.mode != "sync") {  // every shard applies every push once: the warm-up's are one per trainer and step
+  if (!meetings) {  // every shard applies every push once: the warm-up's are one per trainer and step
     const double all = report.updates;
     report.updates -= static_cast<double>(layout.trainers * job.warmup_steps);
     report.busy_seconds *= all > 0 ? report.updates / all : 0;  // its busy time in proportion
   }
-  // Dense traffic only (the control words' 8-byte atomics are left out): every slot once per step (sync: one per
-  // push group) or per applied push (async), and one pull of the slice per trainer step (sync: per push group),
-  // in the timed steps (async: and the end-of-pass pull; the first pulls came before the warm-up).
+  // Dense traffic only (the control words' 8-byte atomics are left out): every slot once per meeting (sync: one
+  // per push group) or per applied push (async), and one pull of the slice per meeting (sync: per push group) or
+  // trainer step, in the timed steps (async: and the end-of-pass pull; the first pulls came before the warm-up).
   const double trainers = layout.trainers;
   const double slots = layout.push_slots();
-  const double steps = static_cast<double>(job.steps);
-  const double pushes = job.mode == "sync" ? slots * steps : report.updates;
-  const double pulls = job.mode == "sync" ? slots * steps : trainers * (steps + 1);
+  const double timed_steps = static_cast<double>(job.steps);
+  const double pushes = meetings ? slots * timed_meetings : report.updates;
+  const double pulls = meetings ? slots * timed_meetings : trainers * (timed_steps + 1);
   report.bytes_in = pushes * kFloat * static_cast<double>(ps::slot_stride(slice));
   report.bytes_out = pulls * kFloat * static_cast<double>(ps::kParamsHeader + slice);
   report.memory_bytes = server_memory(job, layout, slice, optimizer_bytes) + table_bytes;
@@ -135,22 +140,22 @@ RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWi
   return report;
 }
 
-// Collective over the trainers.
-std::unique_ptr<exchange::GradientExchange> make_ps_exchange(const DryRunJob& job, const comm::WorldLayout& layout,
-                                                             ps::DataClient& client, ps::ControlClient& control,
-                                                             MPI_Comm trainers,
-                                                             ps::TableClient* tables) {
-  if (job.mode == "sync" && layout.aggregates_pushes()) {  // as lib/job's sync_round
-    return ps::make_node_sync_exchange(client, control,
-                                       comm::Communicator::split(trainers, layout.push_slot(), layout.trainer_index),
-                                       tables);
-  }
-  if (job.mode == "sync") return ps::make_sync_exchange(client, tables);
-  if (job.mode == "async") return ps::make_async_exchange(client, control, trainers, job.poll_interval, job.overlap, tables);
-  if (job.mode == "ssp") {
-    return ps::make_ssp_exchange(client, control, trainers, job.poll_interval, job.staleness, job.overlap, tables);
-  }
-  throw Error(ExitCode::kUsage, cat("--mode ", job.mode, ": expected sync, async, ssp or allreduce"));
+// What every mode's builder is given in the dry-run (modes/mode_inputs.h): as pstrain fills it, with the
+// dry-run's flags; the whole-model modes start from `parameters` with a fresh optimizer.
+modes::ModeInputs dry_run_inputs(const DryRunJob& job, const comm::WorldLayout& layout, MPI_Comm trainers,
+                                 std::span<const float> parameters) {
+  modes::ModeInputs in;
+  in.layout = layout;
+  in.trainers = trainers;
+  in.stream_pushes = job.overlap;
+  in.poll_interval = job.poll_interval;
+  in.staleness = job.staleness;
+  in.cadence = modes::meeting_cadence(job.mode, job.steps_alone);
+  in.restored_optimizer = [&job, size = parameters.size()] { return make_optimizer(job, size); };
+  in.trainer_optimizer = in.restored_optimizer;
+  in.initial = parameters;
+  in.parameter_count = parameters.size();
+  return in;
 }
 
 // The features of step `step` of trainer `trainer`: one of the profile's id batches (the ids its row table looks
@@ -237,7 +242,11 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
   // that is reported, and ResNet's 26 MB each, once per trainer, was more memory than the machine has.
   BulkVector<float> parameters(length, 0.0f), gradient(length, 1e-4f);
   exchange::meet_all_ranks("the start");
-  auto exchange = make_ps_exchange(job, layout, client, control, trainers, tables.empty() ? nullptr : &table_client);
+  modes::ModeInputs inputs = dry_run_inputs(job, layout, trainers, std::span<const float>(parameters));
+  inputs.data = &client;
+  inputs.control = &control;
+  inputs.tables = tables.empty() ? nullptr : &table_client;
+  auto exchange = modes::make_mode_exchange(job.mode, inputs);
   RankReport report = train(job, *exchange, parameters, gradient, layout.trainer_index, trainers);
   report.table_bytes = static_cast<double>(table_client.traffic().bytes);
   if (layout.aggregates_pushes() && layout.push_groups.leader(layout.push_slot()) == layout.trainer_index) {
@@ -246,19 +255,15 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
   return report;
 }
 
-RankReport run_allreduce_rank(const DryRunJob& job) {
+RankReport run_allreduce_rank(const DryRunJob& job, const comm::WorldLayout& layout) {
   const std::size_t length = job.profile.parameter_count();
   std::vector<float> parameters(length, 0.01f), gradient(length, 1e-4f);
   auto backend = compute::make_cpu_backend();
-  auto optimizer = make_optimizer(job, length);
-  const double optimizer_bytes = optimizer_state_bytes(*optimizer);
-  allreduce::AllreduceSetup setup;
-  setup.trainers = MPI_COMM_WORLD;
-  setup.backend = backend.get();
-  setup.backend_gradient = gradient.data();
-  setup.length = length;
-  auto exchange = allreduce::make_allreduce_exchange(std::move(optimizer), parameters,
-                                                     allreduce::make_mpi_summation(MPI_COMM_WORLD), setup);
+  const double optimizer_bytes = optimizer_state_bytes(*make_optimizer(job, length));
+  modes::ModeInputs inputs = dry_run_inputs(job, layout, MPI_COMM_WORLD, parameters);
+  inputs.backend = backend.get();
+  inputs.backend_gradient = gradient.data();
+  auto exchange = modes::make_mode_exchange(job.mode, inputs);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   RankReport report = train(job, *exchange, parameters, gradient, rank, MPI_COMM_WORLD);
@@ -287,26 +292,30 @@ comm::PushGroups host_push_groups(const comm::WorldLayout& layout) {
 
 RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& given) {
   comm::WorldLayout layout = given;
+  const modes::ModeTraits& mode = modes::mode_traits(job.mode);
   if (job.node_aggregation) {
-    if (job.mode != "sync") {
-      throw Error(ExitCode::kUsage,
-                  cat("--node-aggregation true: the dry-run aggregates sync steps, not --mode ", job.mode));
+    if (!mode.has_servers || !mode.common_steps) {
+      throw Error(ExitCode::kUsage, cat("--node-aggregation true: the dry-run aggregates the meetings of modes with "
+                                        "common steps, not --mode ",
+                                        mode.name));
     }
     layout.push_groups = host_push_groups(layout);
   }
-  if (job.overlap && job.mode != "async" && job.mode != "ssp") {
+  if (job.overlap && mode.overlap != modes::OverlapKind::kPushes) {
     // Tried: sync over the streamed transport simulated 4.6x slower than one-sided at 16 ranks (unexplained,
     // unvalidated), and all-reduce buckets tripped the replica check (SMPI's MPI_Iallreduce does not give every
     // rank the same bits). Neither is offered until it is understood.
-    throw Error(ExitCode::kUsage, cat("--overlap true: the dry-run streams async and ssp pushes only, not ", job.mode));
+    throw Error(ExitCode::kUsage,
+                cat("--overlap true: the dry-run streams async and ssp pushes only, not ", mode.name));
   }
-  if (job.mode == "allreduce") return run_allreduce_rank(job);  // tables are dense parameters there, as in pstrain
+  if (!mode.has_servers) return run_allreduce_rank(job, layout);  // tables are dense parameters there, as in pstrain
   if (job.overlap && !job.profile.tables.empty()) {
     throw Error(ExitCode::kUsage, "--overlap true: the dry-run does not stream the pushes of a model with a row table");
   }
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, layout.is_trainer() ? 0 : MPI_UNDEFINED, layout.world_rank);
-  const ps::TablePlan tables = table_plan(job, layout.pservers);
+  // As pstrain's table layout (run/table_layout.h): trainers that step alone hold the tables whole, as dense blocks.
+  const ps::TablePlan tables = mode.trainers_step_alone ? ps::TablePlan() : table_plan(job, layout.pservers);
   const ps::ShardPlan plan(job.profile.parameter_sizes(), layout.pservers, job.block_size, held_by_rows(job, tables));
   const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, layout, plan);

@@ -1,7 +1,8 @@
 #pragma once
 // The dry-run's ranks (benchmarks/scale/README.md): servers and trainers built from lib/ps, lib/allreduce and
-// lib/exchange exactly as a pstrain job builds them (windows, shard plan, ShardServer, the data and control clients, the mode's
-// GradientExchange, the start and end meetings of exchange/step_protocol.h), stepping a fixed number of steps.
+// lib/exchange exactly as a pstrain job builds them (windows, shard plan, ShardServer, the data and control clients,
+// the mode's GradientExchange from the modes' registry, modes/builders.h, the start and end meetings of
+// exchange/step_protocol.h), stepping a fixed number of steps.
 // What differs from lib/train's loop: no data (every step has `batch` samples), no evaluation, no checkpoints,
 // one pass, and the trainer's computation is the profile's simulated time (simulated_compute.h). A profile's row
 // table (the NPLM's embedding) is held by the servers by rows as pstrain holds it (ps/table_shard.h,
@@ -10,13 +11,15 @@
 #include <string>
 
 #include "comm/layout.h"
+#include "modes/traits.h"
 #include "simulation/job_profile.h"
 
 namespace pstrain::simulation {
 
 struct DryRunJob {
   JobProfile profile;
-  std::string mode = "sync";  // sync | async | ssp | allreduce
+  modes::Mode mode = modes::Mode::kSync;
+  std::int64_t steps_alone = 4;  // geo: steps a trainer takes alone between meetings
   std::string optimizer = "sgd";
   std::int64_t steps = 50;  // per trainer, timed
   // Steps every trainer takes before the timed ones. The first steps pay start-up once: under SMPI the first

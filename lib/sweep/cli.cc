@@ -104,12 +104,6 @@ std::string default_pstrain() {
 // Where k8s/Dockerfile installs the programs in the image.
 const std::string kImagePrefix = "/opt/pstrain/bin";
 
-std::string self_path() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string("pstrain-sweep") : self.string();
-}
-
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
   if (!in) throw Error(ExitCode::kInputData, cat("cannot read ", path.string()));

@@ -37,13 +37,13 @@ std::vector<std::string> split_alternatives(const std::string& text, const std::
 }
 
 double parse_number(const std::string& text, const std::string& where) {
-  const std::optional<double> value = parse_number<double>(text);
+  const std::optional<double> value = pstrain::parse_number<double>(text);
   if (!value) throw Error(ExitCode::kUsage, cat(where, ": '", text, "' is not a finite number"));
   return *value;
 }
 
 long long parse_integer(const std::string& text, const std::string& where) {
-  const std::optional<long long> value = parse_number<long long>(text);
+  const std::optional<long long> value = pstrain::parse_number<long long>(text);
   if (!value) throw Error(ExitCode::kUsage, cat(where, ": '", text, "' is not an integer"));
   return *value;
 }

@@ -55,7 +55,7 @@ void add_run_fields(report::JsonLine& line, const JobContext& job, const PassRep
   const PassTotals& totals = report.figures.sum;
   const int trainers = job.layout.trainers;
   line.add("elapsed_s", job.elapsed_seconds())
-      .add("mode", job.layout.world_size == 1 ? std::string("local") : to_string(job.config.mode))
+      .add("mode", job.layout.world_size == 1 ? std::string("local") : modes::to_string(job.config.mode))
       .add("device", job.config.device)
       .add("model", job.config.model)
       .add("trainers", std::int64_t{trainers})

@@ -38,11 +38,16 @@ void TrainerCheckpoints::save(const StepPosition& position) {
   model_state_.average();
   std::optional<ps::SliceState> slice;
   optim::Optimizer* optimizer = exchange_.own_optimizer();  // local and all-reduce trainers hold the whole state
-  if (optimizer != nullptr && layout_.world_rank < support_.partition->shards()) {  // ... one of them gives it
-    slice.emplace();
+  if (optimizer != nullptr && layout_.pservers == 0 && layout_.world_rank < support_.partition->shards()) {
+    slice.emplace();  // ... and one of them gives it
     slice->parameters.assign(parameters_.begin(), parameters_.end());
     for (const auto& [name, values] : optimizer->state()) slice->optimizer.emplace_back(name, *values);
     slice->optimizer_steps = optimizer->steps_taken();
+  }
+  std::optional<checkpoint::OptimizerVectors> own_state;  // geo trainers: each its own, beside the servers' model
+  if (optimizer != nullptr && layout_.pservers > 0 && !optimizer->state().empty()) {
+    own_state.emplace();
+    for (const auto& [name, values] : optimizer->state()) own_state->emplace_back(name, *values);
   }
   checkpoint::TrainingState state;
   state.pass = position.pass;
@@ -50,7 +55,8 @@ void TrainerCheckpoints::save(const StepPosition& position) {
   state.global_step = position.global_step;
   state.seed = seed_;
   support_.writer->save(*support_.partition, slice ? &*slice : nullptr, ledger_.consumed_by_me(), state,
-                        layout_.is_lead_trainer() ? model_state_.state() : std::span<const float>());
+                        layout_.is_lead_trainer() ? model_state_.state() : std::span<const float>(),
+                        own_state ? &*own_state : nullptr);
 }
 
 int TrainerCheckpoints::join_async(const StepPosition& position) {

@@ -142,8 +142,9 @@ void TrainerLoop::attach_stream() {
 
 TrainerLoop::Outcome TrainerLoop::run_pass(int pass) {
   PassState state = begin_pass(pass);
-  // A checkpoint asked for while this trainer waits at the end of the pass (async).
-  if (exchange::RequestedCheckpoints* requested = exchange_.requested_checkpoints()) {
+  // A checkpoint asked for while this trainer waits at the end of the pass (async, with checkpoints on).
+  exchange::RequestedCheckpoints* requested = exchange_.requested_checkpoints();
+  if (requested != nullptr && checkpoints_.asynchronous()) {
     requested->set_checkpoint_handler([this, &state] {
       state.stop_request |= checkpoints_.join_async(position(state, state.step)) & exchange::kStopAfterCheckpoint;
       return state.stop_request != 0;

@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# --mode geo (GEO-SGD): each trainer takes --geo-steps plain SGD steps alone, then the servers add the trainers'
-# sample-weighted mean change. One check per call: geo.sh CASE NP PATH
+# --mode geo (GEO-SGD): each trainer takes --geo-steps steps alone (plain SGD, or the recipe's optimizer, its state
+# the trainer's own), then the servers add the trainers' sample-weighted mean change. One check per call:
+# geo.sh CASE NP PATH
 #   matches_sync       --geo-steps 1 is sync SGD: the same parameters as --mode sync (relative 1e-5: a change
 #                      w_new - w_old added back to w_old rounds differently from the gradient step itself)
 #   matches_sync_streamed  the same with --overlap true: the meetings' blocks go as messages (the streamed transport)
 #   one_trainer_local  one server and one trainer with --geo-steps 4: the parameters of local training (1e-5)
 #   deterministic      two runs with --geo-steps 4 give the same bits; another --geo-steps does not (the check
 #                      can fail), and learns (test accuracy above 0.6)
-#   refuses            a stateful --optimizer and --checkpoint-every-steps off the meetings: exit 2, one message
+#   momentum_one_trainer_local  --optimizer momentum, one trainer: the parameters of local training with momentum
+#                      (1e-5); a trainer whose velocity restarted at each meeting would not match
+#   momentum_resumes   --optimizer momentum, 2 trainers: one pass, then a resume to two, gives the bits of two passes
+#                      at once (each trainer's velocity comes back from its trainer-*.h5); a resume with 3 trainers
+#                      starts them from the saved trainers' mean velocity, says so, and learns
+#   refuses            --checkpoint-every-steps off the meetings and --geo-steps 0: exit 2, one message
 source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
 work=$(new_work_dir "geo_${case_name}_np${np}_${path}")
@@ -52,6 +58,31 @@ case "$case_name" in
     accuracy=$(last_metric "$work/a/metrics.jsonl" test_accuracy)
     python3 -c "import sys; sys.exit(0 if $accuracy > 0.6 else 1)" || fail "test accuracy $accuracy: geo did not learn"
     ;;
+  momentum_one_trainer_local)
+    [ "$np" -eq 2 ] || fail "momentum_one_trainer_local needs np 2 (1 server + 1 trainer)"
+    train geo 2 --mode geo --geo-steps 4 --num-pservers 1 --optimizer momentum
+    train local 1 --optimizer momentum
+    "$TOOLS_DIR/compare_parameters" "$work/local/pass-00001" "$work/geo/pass-00001" --rtol 1e-5 \
+      || fail "geo with momentum and one trainer differs from local training with momentum"
+    ;;
+  momentum_resumes)
+    [ "$np" -eq 3 ] || fail "momentum_resumes needs np 3 (1 server + 2 trainers)"
+    momentum=(--mode geo --geo-steps 4 --num-pservers 1 --optimizer momentum)
+    train whole 3 "${momentum[@]}"
+    train split 3 "${momentum[@]}" --passes 1
+    compgen -G "$work/split/checkpoints/ckpt-*/trainer-00001-of-00002.h5" > /dev/null \
+      || fail "the checkpoint holds no trainer state files: $(ls "$work"/split/checkpoints/ckpt-*)"
+    cp -r "$work/split" "$work/elastic"
+    train split 3 "${momentum[@]}" --passes 2 --resume auto
+    grep -q "each trainer's own, as saved" "$work/split.log" || { cat "$work/split.log"; fail "no own state on resume"; }
+    "$TOOLS_DIR/compare_parameters" "$work/whole/pass-00001" "$work/split/pass-00001" --exact \
+      || fail "geo with momentum resumed after a pass differs from the run that went on"
+    train elastic 4 "${momentum[@]}" --passes 2 --resume auto
+    grep -q "the mean of the 2 saved trainers'" "$work/elastic.log" \
+      || { cat "$work/elastic.log"; fail "the resume with 3 trainers did not take the saved trainers' mean"; }
+    accuracy=$(last_metric "$work/elastic/metrics.jsonl" test_accuracy)
+    python3 -c "import sys; sys.exit(0 if $accuracy > 0.6 else 1)" || fail "test accuracy $accuracy after the elastic resume"
+    ;;
   refuses)
     expect_refusal() {  # expect_refusal TEXT [flags...]
       local text=$1
@@ -66,7 +97,6 @@ case "$case_name" in
       [ ! -e "$work/refused" ] || fail "a refused run left $work/refused"
     }
     common=(--data-dir "$DATA_DIR" --passes 1 --batch-size 32 --seed 7)
-    expect_refusal "use --optimizer sgd" --optimizer momentum
     expect_refusal "is not a multiple of --geo-steps 4" --optimizer sgd --geo-steps 4 --checkpoint-every-steps 6
     expect_refusal "--geo-steps must be > 0" --optimizer sgd --geo-steps 0
     ;;

@@ -8,7 +8,8 @@
 source "$(dirname "$0")/common.sh"
 np=$1 path=$2
 work=$(new_work_dir "sync_overlap_np${np}_${path}")
-common=(--mode sync --passes 1 --batch-size 32 --hidden 256,32 --optimizer adam --lr 0.001 --seed 9)
+# BATCH (default 32): 512 sums the batch beyond OpenBLAS's inner blocking (the kernel-family variants below).
+common=(--mode sync --passes 1 --batch-size "${BATCH:-32}" --hidden 256,32 --optimizer adam --lr 0.001 --seed 9)
 for overlap in true false auto; do
   run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" --data-dir "$DATA_DIR" --output-dir "$work/$overlap" \
     --overlap "$overlap" "${common[@]}" > "$work/$overlap.log" 2>&1 || { cat "$work/$overlap.log"; fail "--overlap $overlap"; }

@@ -32,14 +32,25 @@ class DenseLayer final : public Layer {
     if (bias_.value != nullptr) backend_.add_row_bias(output, bias_.value, step.batch, units_);
   }
 
+  // The bias gradient and dx (which reads all of W) first, then dW. On host memory dW is always computed in the
+  // blocks of rows a stream sends (for_each_row_block), streamed or not: a row block of a product is not the bits
+  // of the same rows of the whole product under every BLAS kernel (OpenBLAS's Haswell kernels, which Zen 1-3 and
+  // OPENBLAS_CORETYPE=Haswell get, split a long sum otherwise), and a streamed sync step must give an unstreamed
+  // one's bits whatever kernels the machine has. On a GPU, which never streams, the whole product.
   void backward(const StepContext& step, std::span<const float* const> inputs, const float* /*output*/, const float* dy,
                 std::span<float* const> input_gradients) override {
-    if (step.stream != nullptr) return streamed_backward(step, inputs[0], dy, input_gradients[0]);
-    backend_.gemm(true, false, units_, inputs_, step.batch, 1.0f, dy, inputs[0], 0.0f, weight_.gradient);
-    if (bias_.value != nullptr) backend_.sum_rows(dy, bias_.gradient, step.batch, units_, 0.0f);
+    if (bias_.value != nullptr) {
+      backend_.sum_rows(dy, bias_.gradient, step.batch, units_, 0.0f);
+      if (step.stream != nullptr) step.stream->after_backward(bias_.offset, static_cast<std::size_t>(units_));
+    }
     if (input_gradients[0] != nullptr) {
       backend_.gemm(false, false, step.batch, inputs_, units_, 1.0f, dy, weight_.value, 0.0f, input_gradients[0]);
     }
+    if (!backend_.host_accessible()) {
+      backend_.gemm(true, false, units_, inputs_, step.batch, 1.0f, dy, inputs[0], 0.0f, weight_.gradient);
+      return;
+    }
+    weight_gradient_by_row_blocks(step, inputs[0], dy);
   }
 
   bool streams_parameters() const override { return true; }
@@ -55,22 +66,16 @@ class DenseLayer final : public Layer {
     for (int first = 0; first < units_; first += rows_per_block) visit(first, std::min(rows_per_block, units_ - first));
   }
 
-  // The same products, ordered so that the weight gradient goes out in blocks of rows while the next block is
-  // computed: the bias gradient and dx (which reads all of W) first, then dW block by block. Each element of dW
-  // is the same dot product over the batch as in the whole product, so the bits are the same (checked for the
-  // BLAS in use, a batch beyond its inner blocking included, by tests/unit/nn/test_parameter_stream.cc).
-  void streamed_backward(const StepContext& step, const float* x, const float* dy, float* dx) {
-    if (bias_.value != nullptr) {
-      backend_.sum_rows(dy, bias_.gradient, step.batch, units_, 0.0f);
-      step.stream->after_backward(bias_.offset, static_cast<std::size_t>(units_));
-    }
-    if (dx != nullptr) backend_.gemm(false, false, step.batch, inputs_, units_, 1.0f, dy, weight_.value, 0.0f, dx);
+  // dW block by block, each block going out (with a stream) while the next is computed; the same calls with or
+  // without a stream, so the same bits (tests/unit/nn/test_parameter_stream.cc, under every kernel family).
+  void weight_gradient_by_row_blocks(const StepContext& step, const float* x, const float* dy) {
     for_each_row_block([&](int first, int rows) {
       const std::size_t at = static_cast<std::size_t>(first) * static_cast<std::size_t>(inputs_);
       // dW[first : first + rows, :] = dy[:, first : first + rows]^T x
       backend_.gemm_strided(true, false, rows, inputs_, step.batch, 1.0f, dy + first, units_, x, inputs_, 0.0f,
                             weight_.gradient + at, inputs_);
-      step.stream->after_backward(weight_.offset + at, static_cast<std::size_t>(rows) * inputs_);
+      if (step.stream != nullptr)
+        step.stream->after_backward(weight_.offset + at, static_cast<std::size_t>(rows) * inputs_);
     });
   }
 

@@ -70,28 +70,9 @@ TEST_P(GemmTest, MatchesNaiveProductForOddSizes) {
 INSTANTIATE_TEST_SUITE_P(AllTransposes, GemmTest,
                          ::testing::Combine(::testing::Bool(), ::testing::Bool(), ::testing::Range(0, 7)));
 
-// A dense layer streams dW = dy^T x in blocks of rows (nn/layers/dense.cc): rows [first, first + rows) of the
-// product, computed on the parts of the operands with their whole row lengths as strides, must be the bits of the
-// same rows of the whole product (else a streamed sync step would not give an unstreamed one's results). Sums of
-// a batch's length (k = 64, oneDNN's route) and longer than both libraries' inner blocks (k = 700, OpenBLAS's).
-class GemmRowBlockTest : public BackendTest, public ::testing::WithParamInterface<int> {};
-
-TEST_P(GemmRowBlockTest, RowBlocksOfTheTransposedProductAreTheWholeProductsBits) {
-  const int m = 256, n = 784, k = GetParam();
-  const auto a = random_floats(static_cast<std::size_t>(k) * m, 1);  // stored k x m: op(a) = a^T, as dy
-  const auto b = random_floats(static_cast<std::size_t>(k) * n, 2);  // stored k x n, as x
-  std::vector<float> whole(static_cast<std::size_t>(m) * n);
-  backend_->gemm(true, false, m, n, k, 1.0f, a.data(), b.data(), 0.0f, whole.data());
-  std::vector<float> blocked(whole.size(), std::numeric_limits<float>::quiet_NaN());
-  for (int first = 0; first < m; first += 37) {
-    const int rows = std::min(37, m - first);
-    backend_->gemm_strided(true, false, rows, n, k, 1.0f, a.data() + first, m, b.data(), n, 0.0f,
-                           blocked.data() + static_cast<std::size_t>(first) * n, n);
-  }
-  EXPECT_EQ(blocked, whole);
-}
-
-INSTANTIATE_TEST_SUITE_P(ShortAndLongSums, GemmRowBlockTest, ::testing::Values(64, 700));
+// (A row block of a product is not the bits of the same rows of the whole product under every BLAS kernel family:
+// OpenBLAS's Haswell kernels split a sum of 700 otherwise. A dense layer therefore computes dW in the same row
+// blocks whether it streams them or not, and tests/unit/nn/test_parameter_stream.cc checks those bits.)
 
 TEST_F(BackendTest, GemmStridedComputesOnPartsOfWiderMatrices) {
   // c (3 x 4, inside a 3 x 6 buffer) = a (3 x 2, inside 3 x 5) * b (2 x 4, inside 2 x 7).

@@ -51,7 +51,7 @@ void expect_rejected(std::vector<std::string> extra, const std::string& fragment
 TEST(TrainConfig, DefaultsAndParsedValues) {
   const TrainConfig config = resolve({"--hidden", "32,16,8", "--mode", "async", "--lr", "0.1"});
   EXPECT_EQ(config.hidden, (std::vector<std::size_t>{32, 16, 8}));
-  EXPECT_EQ(config.mode, Mode::kAsync);
+  EXPECT_EQ(config.mode, modes::Mode::kAsync);
   EXPECT_FLOAT_EQ(config.optimizer.learning_rate, 0.1f);
   EXPECT_EQ(config.batch_size, 64u);
 }
@@ -81,8 +81,8 @@ TEST(TrainConfig, CnnAllreduceAndDeviceFlags) {
   EXPECT_EQ(config.conv_filters, (std::vector<std::size_t>{16, 32, 64}));
   EXPECT_EQ(config.kernel_size, 5u);
   EXPECT_EQ(config.hidden, (std::vector<std::size_t>{128}));
-  EXPECT_EQ(config.mode, Mode::kAllreduce);
-  EXPECT_EQ(to_string(config.mode), "allreduce");
+  EXPECT_EQ(config.mode, modes::Mode::kAllreduce);
+  EXPECT_EQ(modes::to_string(config.mode), "allreduce");
   EXPECT_EQ(config.device, "auto");
   EXPECT_EQ(config.check_replicas_every_steps, 10);
   EXPECT_EQ(resolve({"--device", "gpu"}).device, "gpu");

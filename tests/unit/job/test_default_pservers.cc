@@ -87,7 +87,7 @@ TEST_F(DefaultServerCount, SyncMlpWithNodeAggregationTakesTwo) {
 //   S=5, T=11: max(1.296, 11/5 * 0.94 * 0.32 / 0.65 = 1.019) = 1.296 ms;  8.49
 // so 2 (the fewest of the equals; the dry-run's best of 1, 2, 4 and 8 too).
 TEST_F(DefaultServerCount, AsyncMlpOnFourNodesTakesTwo) {
-  config_.mode = Mode::kAsync;
+  config_.mode = modes::Mode::kAsync;
   EXPECT_EQ(default_server_count(config_, in_order(16, 4)).servers, 2);
 }
 

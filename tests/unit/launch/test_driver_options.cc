@@ -60,7 +60,7 @@ TEST(DriverOptions, OutputDirAndModeMayComeFromTheEnvironment) {
   const DriverOptions options =
       parse(kBase + " -- --data-dir D", {{"PSTRAIN_OUTPUT_DIR", "/runs/b"}, {"PSTRAIN_MODE", "allreduce"}});
   EXPECT_EQ(options.output_dir, "/runs/b");
-  EXPECT_TRUE(options.limits.rule.allreduce);
+  EXPECT_TRUE(options.limits.rule.no_servers);
 }
 
 TEST(DriverOptions, BadInputIsOneClearUsageError) {

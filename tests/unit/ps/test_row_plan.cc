@@ -61,7 +61,9 @@ TEST(RowRequest, DistinctIdsGroupedByShardInIncreasingLocalOrderAndEveryLookupFi
     bool first = true;
     for (const std::uint64_t row : request.rows_of(s)) {
       EXPECT_EQ(plan.owner(row), s);
-      if (!first) EXPECT_GT(plan.local_index(row), previous_local);
+      if (!first) {
+        EXPECT_GT(plan.local_index(row), previous_local);
+      }
       previous_local = plan.local_index(row);
       first = false;
     }

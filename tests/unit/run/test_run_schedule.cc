@@ -9,7 +9,7 @@ namespace pstrain::train {
 namespace {
 
 // 1 server + 2 trainers; trainer 0 reads shard 0 (10 samples), trainer 1 shard 1 (7); batches of 4, 3 passes.
-JobContext two_trainers(Mode mode, std::int64_t checkpoint_every_steps = 0) {
+JobContext two_trainers(modes::Mode mode, std::int64_t checkpoint_every_steps = 0) {
   JobContext job;
   job.config.mode = mode;
   job.config.passes = 3;
@@ -25,7 +25,7 @@ JobContext two_trainers(Mode mode, std::int64_t checkpoint_every_steps = 0) {
 }
 
 TEST(RunSchedule, FreshSyncRunStepsEveryTrainerByTheLargestShare) {
-  const JobContext job = two_trainers(Mode::kSync);
+  const JobContext job = two_trainers(modes::Mode::kSync);
   const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.first_pass(), 0);
   EXPECT_EQ(schedule.passes(), 3);
@@ -36,7 +36,7 @@ TEST(RunSchedule, FreshSyncRunStepsEveryTrainerByTheLargestShare) {
 }
 
 TEST(RunSchedule, AsyncTrainersTakeTheirOwnStepCounts) {
-  const JobContext job = two_trainers(Mode::kAsync);
+  const JobContext job = two_trainers(modes::Mode::kAsync);
   const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.steps(0, 0), 3);
   EXPECT_EQ(schedule.steps(1, 0), 2);  // ceil(7 / 4)
@@ -44,14 +44,14 @@ TEST(RunSchedule, AsyncTrainersTakeTheirOwnStepCounts) {
 
 // Moved from DataPlan::steps_per_pass: the counts the learning-rate schedule runs over (run/update_plan.h).
 TEST(RunSchedule, AWholePassUpdatesOncePerCommonStepOrOncePerTrainerStep) {
-  JobContext job = two_trainers(Mode::kSync);
+  JobContext job = two_trainers(modes::Mode::kSync);
   job.config.batch_size = 32;
   job.layout.trainers = 3;
   job.layout.world_size = 4;
   job.data.trainer_samples = {100, 130, 64};
   job.data.shard_samples = {100, 130, 64};
   EXPECT_EQ(RunSchedule::updates_per_pass(job.config, job.layout, job.data), 5);  // ceil(130/32), for everyone
-  job.config.mode = Mode::kAsync;
+  job.config.mode = modes::Mode::kAsync;
   EXPECT_EQ(RunSchedule::updates_per_pass(job.config, job.layout, job.data), 4 + 5 + 2);  // each its own ceil
   job.config.dynamic_dispatch = true;  // every trainer may read every shard; each chunk once per pass
   job.config.chunk_size = 50;
@@ -60,14 +60,14 @@ TEST(RunSchedule, AWholePassUpdatesOncePerCommonStepOrOncePerTrainerStep) {
 }
 
 TEST(UpdatePlan, AsyncDividesTheLearningRateByTheTrainersAndCountsEveryPush) {
-  JobContext job = two_trainers(Mode::kAsync);
+  JobContext job = two_trainers(modes::Mode::kAsync);
   job.config.optimizer.learning_rate = 0.1f;
   const UpdatePlan async = plan_updates(job.config, job.layout, job.data);
   EXPECT_EQ(async.optimizer.learning_rate, 0.1f / 2);
   EXPECT_EQ(async.optimizer.total_updates, 3u * (3 + 2));  // 3 passes of ceil(10/4) + ceil(7/4) pushes
   EXPECT_EQ(async.optimizer.updates_per_pass, 5u);
   EXPECT_EQ(async.updates_per_global_step, 2u);
-  job.config.mode = Mode::kSync;
+  job.config.mode = modes::Mode::kSync;
   const UpdatePlan sync = plan_updates(job.config, job.layout, job.data);
   EXPECT_EQ(sync.optimizer.learning_rate, 0.1f);
   EXPECT_EQ(sync.optimizer.total_updates, 3u * 3);
@@ -75,7 +75,7 @@ TEST(UpdatePlan, AsyncDividesTheLearningRateByTheTrainersAndCountsEveryPush) {
 }
 
 TEST(UpdatePlan, TheReportedRateIsTheScheduleAtTheUpdatesAppliedSoFar) {
-  JobContext job = two_trainers(Mode::kAsync);
+  JobContext job = two_trainers(modes::Mode::kAsync);
   job.config.optimizer.learning_rate = 0.1f;
   job.config.optimizer.schedule = "cosine";
   const UpdatePlan plan = plan_updates(job.config, job.layout, job.data);
@@ -84,7 +84,7 @@ TEST(UpdatePlan, TheReportedRateIsTheScheduleAtTheUpdatesAppliedSoFar) {
 }
 
 TEST(RunSchedule, ResumedMidPassCountsOnlyTheSamplesLeft) {
-  const JobContext job = two_trainers(Mode::kSync);
+  const JobContext job = two_trainers(modes::Mode::kSync);
   checkpoint::TrainingState resumed;
   resumed.pass = 1;
   resumed.step_in_pass = 1;
@@ -102,7 +102,7 @@ TEST(RunSchedule, ResumedMidPassCountsOnlyTheSamplesLeft) {
 }
 
 TEST(RunSchedule, CheckpointFollowsAgreedFlagsAndTheStepIntervalButNeverThePassLastStep) {
-  const JobContext job = two_trainers(Mode::kSync, 5);
+  const JobContext job = two_trainers(modes::Mode::kSync, 5);
   const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.after_common_step(0, 3, 1, 0), AfterStep::kGoOn);
   EXPECT_EQ(schedule.after_common_step(0, 3, 5, 0), AfterStep::kCheckpoint);  // every 5 steps
@@ -114,7 +114,7 @@ TEST(RunSchedule, CheckpointFollowsAgreedFlagsAndTheStepIntervalButNeverThePassL
 }
 
 TEST(RunSchedule, AStopAfterAPassEndsTheRunCompletedOnlyAfterTheLastPass) {
-  const JobContext job = two_trainers(Mode::kSync);
+  const JobContext job = two_trainers(modes::Mode::kSync);
   const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   EXPECT_EQ(schedule.stop_after_pass(0, 0), std::nullopt);
   EXPECT_EQ(schedule.stop_after_pass(2, exchange::kCheckpointNow), std::nullopt);
@@ -123,8 +123,8 @@ TEST(RunSchedule, AStopAfterAPassEndsTheRunCompletedOnlyAfterTheLastPass) {
 }
 
 TEST(RunSchedule, GeoMeetsEveryGeoStepsAndAfterThePassLastStepAndCheckpointsOnlyThere) {
-  JobContext job = two_trainers(Mode::kGeo);
-  job.config.geo_steps = 2;
+  JobContext job = two_trainers(modes::Mode::kGeo);
+  job.config.steps_alone = 2;
   const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
   // 5 steps: meetings after steps 1 and 3 (every 2nd) and after step 4 (the pass's last).
   const std::vector<bool> meets{false, true, false, true, true};
@@ -136,11 +136,11 @@ TEST(RunSchedule, GeoMeetsEveryGeoStepsAndAfterThePassLastStepAndCheckpointsOnly
 }
 
 TEST(RunSchedule, EveryOtherModeMeetsAfterEveryStep) {
-  for (const Mode mode : {Mode::kSync, Mode::kAsync, Mode::kSsp, Mode::kAllreduce}) {
+  for (const modes::Mode mode : {modes::Mode::kSync, modes::Mode::kAsync, modes::Mode::kSsp, modes::Mode::kAllreduce}) {
     JobContext job = two_trainers(mode);
-    job.config.geo_steps = 3;  // read by geo alone
+    job.config.steps_alone = 3;  // read by geo alone
     const RunSchedule schedule(job.config, job.layout, job.data, std::nullopt);
-    for (std::int64_t step = 0; step < 5; ++step) EXPECT_TRUE(schedule.meets_after(step, 5)) << to_string(mode);
+    for (std::int64_t step = 0; step < 5; ++step) EXPECT_TRUE(schedule.meets_after(step, 5)) << modes::to_string(mode);
   }
 }
 

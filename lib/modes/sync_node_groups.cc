@@ -15,16 +15,17 @@
 #include "core/bulk_vector.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
-#include "ps/exchange_modes.h"
-#include "ps/table_rows_exchange.h"
+#include "modes/exchanges.h"
+#include "modes/table_rows_exchange.h"
 
-namespace pstrain::ps {
+namespace pstrain::modes {
 
 namespace {
 
 class NodeSyncExchange final : public TableRowsExchange {
  public:
-  NodeSyncExchange(DataClient& client, ControlClient& control, comm::Communicator group, TableClient* tables)
+  NodeSyncExchange(ps::DataClient& client, ps::ControlClient& control, comm::Communicator group,
+                   ps::TableClient* tables)
       : TableRowsExchange(tables),
         client_(client),
         control_(control),
@@ -34,8 +35,8 @@ class NodeSyncExchange final : public TableRowsExchange {
 
   void start(std::span<float> parameters) override { client_.pull(parameters); }
 
-  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&,
-            std::span<float> parameters, int& flags) override {
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&, std::span<float> parameters,
+            int& flags) override {
     const comm::Watchdog::Wait wait("a sync step with node aggregation (sum on the node, push, barrier, update, pull)");
     auto start = Clock::now();
     const std::span<const float> dense = gradient.first(client_.plan().total_size());
@@ -116,8 +117,8 @@ class NodeSyncExchange final : public TableRowsExchange {
     return total;
   }
 
-  DataClient& client_;
-  ControlClient& control_;
+  ps::DataClient& client_;
+  ps::ControlClient& control_;
   comm::Communicator group_;  // this trainer's push group, ranked in trainer order: the leader is rank 0
   bool leader_;
   int members_;
@@ -128,9 +129,9 @@ class NodeSyncExchange final : public TableRowsExchange {
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_node_sync_exchange(DataClient& client, ControlClient& control,
-                                                                    comm::Communicator group, TableClient* tables) {
+std::unique_ptr<exchange::GradientExchange> make_node_sync_exchange(ps::DataClient& client, ps::ControlClient& control,
+                                                                    comm::Communicator group, ps::TableClient* tables) {
   return std::make_unique<NodeSyncExchange>(client, control, std::move(group), tables);
 }
 
-}  // namespace pstrain::ps
+}  // namespace pstrain::modes

@@ -1,4 +1,4 @@
-#include "allreduce/allreduce_exchange.h"
+#include "modes/exchanges.h"
 
 #include <zlib.h>
 
@@ -11,22 +11,41 @@
 #include <vector>
 
 #include "allreduce/bucket_stream.h"
+#include "allreduce/summation.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 
-namespace pstrain::allreduce {
+namespace pstrain::modes {
 
 namespace {
+
+// Collective over `trainers`: true when every trainer's `parameters` have the same CRC-32.
+bool replicas_agree(std::span<const float> parameters, MPI_Comm trainers) {
+  // zlib's crc32 takes at most UINT_MAX bytes per call.
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto* bytes = reinterpret_cast<const Bytef*>(parameters.data());
+  std::size_t left = parameters.size_bytes();
+  while (left > 0) {
+    const auto piece = static_cast<uInt>(std::min<std::size_t>(left, std::numeric_limits<uInt>::max()));
+    crc = crc32(crc, bytes, piece);
+    bytes += piece;
+    left -= piece;
+  }
+  // One reduction gives both the largest and (as UINT32_MAX minus the largest complement) the smallest CRC.
+  std::uint32_t extremes[2] = {static_cast<std::uint32_t>(crc), UINT32_MAX - static_cast<std::uint32_t>(crc)};
+  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT32_T, MPI_MAX, trainers));
+  return extremes[0] == UINT32_MAX - extremes[1];
+}
 
 class AllreduceExchange final : public exchange::GradientExchange,
                                 public exchange::ComputationOverlap,
                                 public exchange::InPlaceCombination {
  public:
   AllreduceExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial,
-                    std::unique_ptr<Summation> summation, const AllreduceSetup& setup)
+                    std::unique_ptr<allreduce::Summation> summation, const AllreduceSetup& setup)
       : optimizer_(std::move(optimizer)),
         initial_(initial.begin(), initial.end()),
         summation_(std::move(summation)),
@@ -82,8 +101,8 @@ class AllreduceExchange final : public exchange::GradientExchange,
   }
 
   // `gradient` is the average already (summed in backend memory), or this trainer's own (summed here).
-  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&,
-            std::span<float> parameters, int&) override {
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&, std::span<float> parameters,
+            int&) override {
     if (step_samples_ == 0) return;  // no trainer had samples: nothing to apply
     std::span<const float> average = gradient;
     if (!sums_in_backend_) {  // the same multiply and sum as in backend memory, so the same bits
@@ -128,39 +147,22 @@ class AllreduceExchange final : public exchange::GradientExchange,
 
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::vector<float> initial_;
-  std::unique_ptr<Summation> summation_;
+  std::unique_ptr<allreduce::Summation> summation_;
   AllreduceSetup setup_;
   bool sums_in_backend_;
   std::vector<float> host_sum_;  // the host-side sum when the summation cannot read backend memory
   std::int64_t step_samples_ = 0;
   std::int64_t steps_ = 0;
-  std::optional<BucketStream> buckets_;  // streaming (stream_in_place)
+  std::optional<allreduce::BucketStream> buckets_;  // streaming (stream_in_place)
 };
 
 }  // namespace
 
-bool replicas_agree(std::span<const float> parameters, MPI_Comm trainers) {
-  // zlib's crc32 takes at most UINT_MAX bytes per call.
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto* bytes = reinterpret_cast<const Bytef*>(parameters.data());
-  std::size_t left = parameters.size_bytes();
-  while (left > 0) {
-    const auto piece = static_cast<uInt>(std::min<std::size_t>(left, std::numeric_limits<uInt>::max()));
-    crc = crc32(crc, bytes, piece);
-    bytes += piece;
-    left -= piece;
-  }
-  // One reduction gives both the largest and (as UINT32_MAX minus the largest complement) the smallest CRC.
-  std::uint32_t extremes[2] = {static_cast<std::uint32_t>(crc), UINT32_MAX - static_cast<std::uint32_t>(crc)};
-  MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT32_T, MPI_MAX, trainers));
-  return extremes[0] == UINT32_MAX - extremes[1];
-}
-
 std::unique_ptr<exchange::GradientExchange> make_allreduce_exchange(std::unique_ptr<optim::Optimizer> optimizer,
                                                                     std::span<const float> initial,
-                                                                    std::unique_ptr<Summation> summation,
+                                                                    std::unique_ptr<allreduce::Summation> summation,
                                                                     const AllreduceSetup& setup) {
   return std::make_unique<AllreduceExchange>(std::move(optimizer), initial, std::move(summation), setup);
 }
 
-}  // namespace pstrain::allreduce
+}  // namespace pstrain::modes

@@ -5,17 +5,17 @@
 #include "comm/watchdog.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
+#include "modes/exchanges.h"
+#include "modes/table_rows_exchange.h"
 #include "ps/block_stream.h"
-#include "ps/exchange_modes.h"
-#include "ps/table_rows_exchange.h"
 
-namespace pstrain::ps {
+namespace pstrain::modes {
 
 namespace {
 
 class StreamedSyncExchange final : public TableRowsExchange, public exchange::ComputationOverlap {
  public:
-  StreamedSyncExchange(DataClient& client, const ShardPlan& blocks, MPI_Comm channel, TableClient* tables)
+  StreamedSyncExchange(ps::DataClient& client, const ps::ShardPlan& blocks, MPI_Comm channel, ps::TableClient* tables)
       : TableRowsExchange(tables), client_(client), channel_(channel), blocks_(blocks, channel, timers_) {}
   void start(std::span<float> parameters) override { client_.pull(parameters); }
   exchange::ComputationOverlap* overlap() override { return this; }
@@ -24,8 +24,8 @@ class StreamedSyncExchange final : public TableRowsExchange, public exchange::Co
     return &blocks_;
   }
   void begin_step(std::size_t count) override { blocks_.begin(static_cast<float>(count)); }
-  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&,
-            std::span<float> parameters, int& flags) override {
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&, std::span<float> parameters,
+            int& flags) override {
     static_cast<void>(count);  // the shards have it from begin_step
     const comm::Watchdog::Wait wait("a sync step (gradient out, updated parameters in)");
     exchange::StepFlagAgreement agreement;
@@ -49,16 +49,17 @@ class StreamedSyncExchange final : public TableRowsExchange, public exchange::Co
   void finish() override { blocks_.settle(); }
 
  private:
-  DataClient& client_;
+  ps::DataClient& client_;
   MPI_Comm channel_;
-  BlockStream blocks_;
+  ps::BlockStream blocks_;
 };
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_streamed_sync_exchange(DataClient& client, const ShardPlan& blocks,
-                                                                        MPI_Comm channel, TableClient* tables) {
+std::unique_ptr<exchange::GradientExchange> make_streamed_sync_exchange(ps::DataClient& client,
+                                                                        const ps::ShardPlan& blocks, MPI_Comm channel,
+                                                                        ps::TableClient* tables) {
   return std::make_unique<StreamedSyncExchange>(client, blocks, channel, tables);
 }
 
-}  // namespace pstrain::ps
+}  // namespace pstrain::modes

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "exchange/gradient_exchange.h"
+#include "modes/table_rows_exchange.h"
 #include "ps/control_client.h"
 #include "ps/data_client.h"
 #include "ps/push_stream.h"
 #include "ps/table_client.h"
-#include "ps/table_rows_exchange.h"
 
-namespace pstrain::ps {
+namespace pstrain::modes {
 
 class AsyncExchange : public TableRowsExchange,
                       public exchange::ComputationOverlap,
@@ -22,8 +22,8 @@ class AsyncExchange : public TableRowsExchange,
  public:
   // `tables`: the row tables the servers hold by rows (null: none). `stream_pushes`: put the gradient block by
   // block during the backward pass (ps/push_stream.h) where the model can report its blocks.
-  AsyncExchange(DataClient& client, ControlClient& control, MPI_Comm trainers, std::chrono::microseconds poll_interval, TableClient* tables,
-                bool stream_pushes);
+  AsyncExchange(ps::DataClient& client, ps::ControlClient& control, MPI_Comm trainers,
+                std::chrono::microseconds poll_interval, ps::TableClient* tables, bool stream_pushes);
 
   void start(std::span<float> parameters) override;
   exchange::ComputationOverlap* overlap() override { return this; }
@@ -42,8 +42,8 @@ class AsyncExchange : public TableRowsExchange,
   // Polls every shard until it applied our last push, recording the staleness each one reports.
   void wait_until_applied();
 
-  DataClient& client_;
-  ControlClient& control_;
+  ps::DataClient& client_;
+  ps::ControlClient& control_;
   MPI_Comm trainers_;
   std::chrono::microseconds poll_interval_;
   std::function<bool()> on_checkpoint_request_;
@@ -53,9 +53,9 @@ class AsyncExchange : public TableRowsExchange,
 
  private:
   bool stream_pushes_;
-  PushStream pushes_;
+  ps::PushStream pushes_;
   std::vector<std::int64_t> pushed_;
   std::vector<std::int64_t> observed_;
 };
 
-}  // namespace pstrain::ps
+}  // namespace pstrain::modes

@@ -6,10 +6,10 @@
 #include "core/poll_pause.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
-#include "ps/async_exchange.h"
-#include "ps/exchange_modes.h"
+#include "modes/async.h"
+#include "modes/exchanges.h"
 
-namespace pstrain::ps {
+namespace pstrain::modes {
 
 namespace {
 
@@ -17,8 +17,8 @@ namespace {
 // pass; a trainer that finished its pass publishes kClockPassDone so that nobody waits for it at the pass end.
 class SspExchange final : public AsyncExchange {
  public:
-  SspExchange(DataClient& client, ControlClient& control, MPI_Comm trainers, std::chrono::microseconds poll_interval, int staleness,
-              bool stream_pushes, TableClient* tables)
+  SspExchange(ps::DataClient& client, ps::ControlClient& control, MPI_Comm trainers,
+              std::chrono::microseconds poll_interval, int staleness, bool stream_pushes, ps::TableClient* tables)
       : AsyncExchange(client, control, trainers, poll_interval, tables, stream_pushes), staleness_bound_(staleness) {}
 
   void start(std::span<float> parameters) override {
@@ -48,7 +48,7 @@ class SspExchange final : public AsyncExchange {
   }
 
   void finish_pass(std::span<float> parameters) override {
-    control_.publish_clock(kClockPassDone);
+    control_.publish_clock(ps::kClockPassDone);
     AsyncExchange::finish_pass(parameters);  // ends with a barrier: every trainer is past its last gate
     // A stop joined in the meeting: the trainer that asked for it is gone, and the barrier below would wait for it
     // until the watchdog ended the job (exit 6; seen once in 150 trials of the soak, ssp over TCP).
@@ -65,11 +65,11 @@ class SspExchange final : public AsyncExchange {
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(DataClient& client, ControlClient& control,
+std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(ps::DataClient& client, ps::ControlClient& control,
                                                               MPI_Comm trainers,
                                                               std::chrono::microseconds poll_interval, int staleness,
-                                                              bool stream_pushes, TableClient* tables) {
+                                                              bool stream_pushes, ps::TableClient* tables) {
   return std::make_unique<SspExchange>(client, control, trainers, poll_interval, staleness, stream_pushes, tables);
 }
 
-}  // namespace pstrain::ps
+}  // namespace pstrain::modes

@@ -1,14 +1,14 @@
-#include "config/modes.h"
+#include "modes/traits.h"
 
 #include <array>
 
 #include "core/error.h"
 
-namespace pstrain::train {
+namespace pstrain::modes {
 
 namespace {
 
-// The registry: one row per mode.
+// The registry of the modes' traits: one row per mode (their exchanges: builders.cc).
 // clang-format off
 constexpr std::array<ModeTraits, 5> kModes = {{
     //  mode              name         summary
@@ -34,12 +34,16 @@ const ModeTraits& mode_traits(Mode mode) {
   for (const ModeTraits& traits : kModes) {
     if (traits.mode == mode) return traits;
   }
-  PSTRAIN_ASSERT(false, "mode ", static_cast<int>(mode), " is not registered in config/modes.cc");
+  PSTRAIN_ASSERT(false, "mode ", static_cast<int>(mode), " is not registered in modes/traits.cc");
   return kModes.front();
 }
 
-exchange::MeetingCadence meeting_cadence(const TrainConfig& config) {
-  return {mode_traits(config.mode).trainers_step_alone ? static_cast<std::int64_t>(config.geo_steps) : 1};
+std::string to_string(Mode mode) {
+  return std::string(mode_traits(mode).name);
+}
+
+exchange::MeetingCadence meeting_cadence(Mode mode, std::int64_t steps_alone) {
+  return {mode_traits(mode).trainers_step_alone ? steps_alone : 1};
 }
 
 bool trainers_step_together(Mode mode, int pservers) {
@@ -61,4 +65,4 @@ std::string mode_help() {
   return help;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::modes

@@ -1,18 +1,18 @@
-#include "exchange/local_exchange.h"
+#include "modes/exchanges.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace pstrain::exchange {
+namespace pstrain::modes {
 
 namespace {
 
-class LocalExchange final : public GradientExchange {
+class LocalExchange final : public exchange::GradientExchange {
  public:
   LocalExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial)
       : optimizer_(std::move(optimizer)), initial_(initial.begin(), initial.end()) {}
   void start(std::span<float> parameters) override { std::ranges::copy(initial_, parameters.begin()); }
-  void step(std::span<const float> gradient, std::size_t count, const StepPlace&, std::span<float> parameters,
+  void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&, std::span<float> parameters,
             int&) override {
     if (count > 0) optimizer_->step(parameters, gradient);
   }
@@ -27,9 +27,9 @@ class LocalExchange final : public GradientExchange {
 
 }  // namespace
 
-std::unique_ptr<GradientExchange> make_local_exchange(std::unique_ptr<optim::Optimizer> optimizer,
-                                                      std::span<const float> initial) {
+std::unique_ptr<exchange::GradientExchange> make_local_exchange(std::unique_ptr<optim::Optimizer> optimizer,
+                                                                std::span<const float> initial) {
   return std::make_unique<LocalExchange>(std::move(optimizer), initial);
 }
 
-}  // namespace pstrain::exchange
+}  // namespace pstrain::modes

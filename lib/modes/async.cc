@@ -1,16 +1,16 @@
-#include "ps/async_exchange.h"
+#include "modes/async.h"
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 #include "core/poll_pause.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
-#include "ps/exchange_modes.h"
+#include "modes/exchanges.h"
 
-namespace pstrain::ps {
+namespace pstrain::modes {
 
-AsyncExchange::AsyncExchange(DataClient& client, ControlClient& control, MPI_Comm trainers, std::chrono::microseconds poll_interval,
-                             TableClient* tables, bool stream_pushes)
+AsyncExchange::AsyncExchange(ps::DataClient& client, ps::ControlClient& control, MPI_Comm trainers,
+                             std::chrono::microseconds poll_interval, ps::TableClient* tables, bool stream_pushes)
     : TableRowsExchange(tables),
       client_(client),
       control_(control),
@@ -115,11 +115,11 @@ void AsyncExchange::wait_until_applied() {
   }
 }
 
-std::unique_ptr<exchange::GradientExchange> make_async_exchange(DataClient& client, ControlClient& control,
+std::unique_ptr<exchange::GradientExchange> make_async_exchange(ps::DataClient& client, ps::ControlClient& control,
                                                                 MPI_Comm trainers,
                                                                 std::chrono::microseconds poll_interval,
-                                                                bool stream_pushes, TableClient* tables) {
+                                                                bool stream_pushes, ps::TableClient* tables) {
   return std::make_unique<AsyncExchange>(client, control, trainers, poll_interval, tables, stream_pushes);
 }
 
-}  // namespace pstrain::ps
+}  // namespace pstrain::modes

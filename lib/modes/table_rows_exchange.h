@@ -9,26 +9,26 @@
 #include "exchange/gradient_exchange.h"
 #include "ps/table_client.h"
 
-namespace pstrain::ps {
+namespace pstrain::modes {
 
 class TableRowsExchange : public exchange::GradientExchange, public exchange::RowTableAccess {
  public:
-  explicit TableRowsExchange(TableClient* tables) : tables_(tables) {}
+  explicit TableRowsExchange(ps::TableClient* tables) : tables_(tables) {}
 
   exchange::RowTableAccess* row_tables() override { return tables_ != nullptr ? this : nullptr; }
 
   bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) override {
-    return fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
+    return ps::fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
   }
   bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) override {
-    return fetch_rows_for_evaluation(tables_, features, count, parameters);
+    return ps::fetch_rows_for_evaluation(tables_, features, count, parameters);
   }
   void read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override {
     ps::read_table_rows(tables_, table, first, count, out);
   }
 
  protected:
-  TableClient* tables_;
+  ps::TableClient* tables_;
 };
 
-}  // namespace pstrain::ps
+}  // namespace pstrain::modes

@@ -4,16 +4,16 @@
 #include "comm/watchdog.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
-#include "ps/exchange_modes.h"
-#include "ps/table_rows_exchange.h"
+#include "modes/exchanges.h"
+#include "modes/table_rows_exchange.h"
 
-namespace pstrain::ps {
+namespace pstrain::modes {
 
 namespace {
 
 class SyncExchange final : public TableRowsExchange {
  public:
-  SyncExchange(DataClient& client, TableClient* tables) : TableRowsExchange(tables), client_(client) {}
+  SyncExchange(ps::DataClient& client, ps::TableClient* tables) : TableRowsExchange(tables), client_(client) {}
   void start(std::span<float> parameters) override { client_.pull(parameters); }
   void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&, std::span<float> parameters,
             int& flags) override {
@@ -35,13 +35,13 @@ class SyncExchange final : public TableRowsExchange {
   void finish() override {}
 
  private:
-  DataClient& client_;
+  ps::DataClient& client_;
 };
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_sync_exchange(DataClient& client, TableClient* tables) {
+std::unique_ptr<exchange::GradientExchange> make_sync_exchange(ps::DataClient& client, ps::TableClient* tables) {
   return std::make_unique<SyncExchange>(client, tables);
 }
 
-}  // namespace pstrain::ps
+}  // namespace pstrain::modes

@@ -4,12 +4,16 @@
 
 #include <vector>
 
-#include "exchange/local_exchange.h"
 #include "exchange/step_protocol.h"
+#include "modes/exchanges.h"
 #include "optim/optimizer.h"
 
-namespace pstrain::exchange {
+namespace pstrain::modes {
 namespace {
+
+using exchange::kCheckpointNow;
+using exchange::kStopAfterCheckpoint;
+using exchange::stops_after_checkpoint;
 
 const optim::OptimizerConfig kMomentum{.kind = "momentum", .learning_rate = 0.1f, .momentum = 0.9f};
 
@@ -57,4 +61,4 @@ TEST(StepFlags, OnlyTheStopBitStops) {
 }
 
 }  // namespace
-}  // namespace pstrain::exchange
+}  // namespace pstrain::modes

@@ -1,15 +1,17 @@
-// --mode geo (GEO-SGD, PaddlePaddle Fleet's geo mode), the trainer's side: between meetings the trainer runs plain
-// SGD on its own copy of the model and talks to nobody; at a meeting (its cadence, exchange/meeting_cadence.h:
-// every --geo-steps steps and after a pass's last) it pushes its change since it last pulled, weighted by the samples it
-// trained meanwhile, the servers add the sample-weighted mean change (optim::make_change_adder) in the one-sided
-// sync round of exchange/step_protocol.h, and it pulls the result. Communication falls by --geo-steps; with one
-// trainer the run is local training, with --geo-steps 1 it is sync SGD (up to rounding in both).
+// --mode geo (GEO-SGD, PaddlePaddle Fleet's geo mode), the trainer's side: between meetings the trainer runs the
+// run's optimizer (--optimizer: plain SGD by default, or the recipe's momentum or Adam, whose state stays the
+// trainer's own across meetings, as in local SGD) on its own copy of the model and talks to nobody; at a meeting (its
+// cadence, exchange/meeting_cadence.h: every --geo-steps steps and after a pass's last) it pushes its change since it
+// last pulled, weighted by the samples it trained meanwhile, the servers add the sample-weighted mean change
+// (optim::make_change_adder) in the one-sided sync round of exchange/step_protocol.h, and it pulls the result.
+// Communication falls by --geo-steps; with one trainer the run is local training, with --geo-steps 1 it is sync SGD (up
+// to rounding in both).
 #include <algorithm>
 #include <vector>
 
-#include "ps/exchange_modes.h"
+#include "modes/exchanges.h"
 
-namespace pstrain::ps {
+namespace pstrain::modes {
 
 namespace {
 
@@ -36,6 +38,8 @@ class GeoExchange final : public exchange::GradientExchange {
 
   void finish_pass(std::span<float> parameters) override { meetings_->finish_pass(parameters); }
   void finish() override { meetings_->finish(); }
+  // Its state (momentum, Adam's moments) is this trainer's own, carried across meetings: a checkpoint holds it.
+  optim::Optimizer* own_optimizer() override { return optimizer_.get(); }
 
  private:
   void step_alone(std::span<const float> gradient, std::size_t count, std::span<float> parameters) {
@@ -82,4 +86,4 @@ std::unique_ptr<exchange::GradientExchange> make_geo_exchange(std::unique_ptr<ex
   return std::make_unique<GeoExchange>(std::move(meetings), std::move(optimizer), cadence);
 }
 
-}  // namespace pstrain::ps
+}  // namespace pstrain::modes
