@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "core/options.h"
+#include "data/ctr_file_names.h"
 #include "data/shard.h"
 #include "output_folder.h"
 

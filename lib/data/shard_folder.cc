@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "data/ctr_file_names.h"
 #include "data/shard.h"
 #include "data/vocabulary.h"
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "data/ctr_file_names.h"
 #include "data/shard.h"
 #include "data/vocabulary.h"
 
