@@ -79,8 +79,9 @@ bool probe_labeled(const fs::path& path) {
 CriteoPlan plan_split(const po::variables_map& values, CriteoPlan plan) {
   for (const fs::path& input : plan.inputs) {
     if (!probe_labeled(input)) {
-      throw Error(ExitCode::kInputData, cat(input.string(), ": 39 columns, no labels: a file to train on needs them "
-                                                            "(give a file without labels as --test-input)"));
+      throw Error(ExitCode::kInputData, cat(input.string(),
+                                            ": 39 columns, no labels: a file to train on needs them "
+                                            "(give a file without labels as --test-input)"));
     }
     plan.input_lines.push_back(ctr::count_lines(input));
     plan.main_lines += plan.input_lines.back();
@@ -94,7 +95,8 @@ CriteoPlan plan_split(const po::variables_map& values, CriteoPlan plan) {
   }
   const double test = test_file ? 0 : ctr_fraction_flag(values, "test-fraction", kDefaultTestFraction);
   const double valid = valid_file ? 0 : ctr_fraction_flag(values, "valid-fraction", 0);
-  if (!test_file && test == 0) throw Error(ExitCode::kUsage, "no test samples: give --test-input or --test-fraction > 0");
+  if (!test_file && test == 0)
+    throw Error(ExitCode::kUsage, "no test samples: give --test-input or --test-fraction > 0");
   const auto lines = [&](double fraction) {
     return static_cast<std::uint64_t>(std::llround(fraction * static_cast<double>(plan.main_lines)));
   };
@@ -103,14 +105,14 @@ CriteoPlan plan_split(const po::variables_map& values, CriteoPlan plan) {
   if (plan.split.valid_begin == 0) {
     throw Error(ExitCode::kUsage, cat("the fractions leave none of the ", plan.main_lines, " input lines to train on"));
   }
-  plan.split_text = cat("by line order of the inputs (", plan.main_lines, " lines): train lines 1-",
-                        plan.split.valid_begin,
-                        plan.split.valid_begin < plan.split.test_begin
-                            ? cat(", valid ", plan.split.valid_begin + 1, "-", plan.split.test_begin)
-                            : std::string(),
-                        test_file ? std::string() : cat(", test ", plan.split.test_begin + 1, "-", plan.main_lines),
-                        test_file ? cat("; test: ", values["test-input"].as<std::string>()) : std::string(),
-                        valid_file ? cat("; valid: ", values["valid-input"].as<std::string>()) : std::string());
+  plan.split_text =
+      cat("by line order of the inputs (", plan.main_lines, " lines): train lines 1-", plan.split.valid_begin,
+          plan.split.valid_begin < plan.split.test_begin
+              ? cat(", valid ", plan.split.valid_begin + 1, "-", plan.split.test_begin)
+              : std::string(),
+          test_file ? std::string() : cat(", test ", plan.split.test_begin + 1, "-", plan.main_lines),
+          test_file ? cat("; test: ", values["test-input"].as<std::string>()) : std::string(),
+          valid_file ? cat("; valid: ", values["valid-input"].as<std::string>()) : std::string());
   if (values.count("split-count") && values.count("shard-samples")) {
     throw Error(ExitCode::kUsage, "--split-count and --shard-samples both size the train shards; give one");
   }
@@ -160,8 +162,8 @@ std::string report_text(const CriteoPlan& plan, const PipelineResult& result, co
       << writer.samples(ctr::Split::kTest) << '\n'
       << "lines read: " << result.lines << "\nbad lines skipped: " << result.bad_lines << '\n';
   for (const std::string& bad : result.first_bad) out << "bad line: " << bad << '\n';
-  out << std::fixed << std::setprecision(1) << "seconds: " << result.seconds << " (parse and write; threads "
-      << threads << ")\nlines per second: " << std::setprecision(0)
+  out << std::fixed << std::setprecision(1) << "seconds: " << result.seconds << " (parse and write; threads " << threads
+      << ")\nlines per second: " << std::setprecision(0)
       << static_cast<double>(result.lines) / std::max(result.seconds, 1e-9) << '\n';
   return out.str();
 }
@@ -173,7 +175,8 @@ void convert_criteo(int argc, char** argv) {
   const po::options_description flags = criteo_flags();
   if (!parse_ctr_flags(argc, argv, flags, kUsage, values)) return;
   for (const char* flag : {"input", "output"}) {
-    if (!values.count(flag)) throw Error(ExitCode::kUsage, cat("missing --", flag, " (see pstrain-data criteo --help)"));
+    if (!values.count(flag))
+      throw Error(ExitCode::kUsage, cat("missing --", flag, " (see pstrain-data criteo --help)"));
   }
   const fs::path output = values["output"].as<std::string>();
   refuse_converted_folder(output);

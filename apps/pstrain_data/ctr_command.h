@@ -22,8 +22,8 @@ void convert_movielens(int argc, char** argv);
 void generate_synthetic_ctr(int argc, char** argv);
 
 // argv[2...] against `flags`; false when --help was printed (with `usage` first).
-bool parse_ctr_flags(int argc, char** argv, const boost::program_options::options_description& flags,
-                     const char* usage, boost::program_options::variables_map& values);
+bool parse_ctr_flags(int argc, char** argv, const boost::program_options::options_description& flags, const char* usage,
+                     boost::program_options::variables_map& values);
 std::uint64_t ctr_count_flag(const boost::program_options::variables_map& values, const char* flag,
                              std::uint64_t fallback);
 // A fraction in [0, 1) (0: none), `fallback` when not given.

@@ -1,9 +1,9 @@
 #include "ctr_pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <thread>
-#include <algorithm>
 
 #include "core/error.h"
 #include "data/ctr/criteo.h"
@@ -41,7 +41,7 @@ struct Done {
 ctr::Split split_of(const StreamPlan& plan, const LineOrderSplit& split, std::uint64_t line) {
   if (plan.fixed) return *plan.fixed;
   const std::uint64_t global = plan.global_base + line;
-  return global < split.valid_begin ? ctr::Split::kTrain
+  return global < split.valid_begin  ? ctr::Split::kTrain
          : global < split.test_begin ? ctr::Split::kValid
                                      : ctr::Split::kTest;
 }
@@ -64,7 +64,8 @@ void account(const StreamPlan& plan, const Done& done, PipelineResult& result) {
   result.lines += block.lines;
   result.bad_lines += block.bad_lines;
   for (const ctr::BadLine& bad : block.first_bad) {
-    if (result.first_bad.size() < 5) result.first_bad.push_back(cat(plan.stream->name(), ":", bad.line, ": ", bad.reason));
+    if (result.first_bad.size() < 5)
+      result.first_bad.push_back(cat(plan.stream->name(), ":", bad.line, ": ", bad.reason));
   }
   for (std::size_t f = 0; f < result.fields.size(); ++f) {
     result.fields[f].add(block.columns, f, false);

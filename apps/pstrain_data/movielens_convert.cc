@@ -72,7 +72,8 @@ void convert_movielens(int argc, char** argv) {
   const fs::path input = values["input"].as<std::string>(), output = values["output"].as<std::string>();
   refuse_converted_folder(output);
   const double fraction = ctr_fraction_flag(values, "test-fraction", kDefaultTestFraction);
-  if (fraction == 0) throw Error(ExitCode::kUsage, "--test-fraction must be > 0: the test set is a part of each user's");
+  if (fraction == 0)
+    throw Error(ExitCode::kUsage, "--test-fraction must be > 0: the test set is a part of each user's");
   if (std::error_code ec; !fs::is_directory(input, ec)) {
     throw Error(ExitCode::kInputData, cat("input folder ", input.string(), " does not exist"));
   }

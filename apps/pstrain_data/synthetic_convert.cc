@@ -82,7 +82,8 @@ class TextOutput {
  public:
   explicit TextOutput(fs::path path) : path_(std::move(path)), temp_(cat(path_.string(), ".tmp-", ::getpid())) {
     gz_ = path_.extension() == ".gz";
-    file_ = gz_ ? static_cast<void*>(gzopen(temp_.c_str(), "wb1")) : static_cast<void*>(std::fopen(temp_.c_str(), "wb"));
+    file_ =
+        gz_ ? static_cast<void*>(gzopen(temp_.c_str(), "wb1")) : static_cast<void*>(std::fopen(temp_.c_str(), "wb"));
     if (file_ == nullptr) throw Error(ExitCode::kOutput, cat("cannot write ", path_.string()));
   }
   ~TextOutput() {
@@ -107,7 +108,8 @@ class TextOutput {
  private:
   bool close() {
     if (file_ == nullptr) return true;
-    const bool ok = gz_ ? gzclose(static_cast<gzFile>(file_)) == Z_OK : std::fclose(static_cast<std::FILE*>(file_)) == 0;
+    const bool ok =
+        gz_ ? gzclose(static_cast<gzFile>(file_)) == Z_OK : std::fclose(static_cast<std::FILE*>(file_)) == 0;
     file_ = nullptr;
     return ok;
   }
@@ -186,8 +188,8 @@ void generate_synthetic_ctr(int argc, char** argv) {
            << "\nsplit: train lines 1-" << split.valid_begin << ", valid " << split.test_begin - split.valid_begin
            << " lines, test " << split.test_begin + 1 << "-" << lines << "\nsamples: train "
            << writer->samples(ctr::Split::kTrain) << " in shards of at most " << shard_samples << '\n'
-           << metrics << std::fixed << std::setprecision(1) << "seconds: " << result.seconds << " (generate, parse, write; threads "
-           << options.threads << ")\n";
+           << metrics << std::fixed << std::setprecision(1) << "seconds: " << result.seconds
+           << " (generate, parse, write; threads " << options.threads << ")\n";
     publish_ctr_folder(*staging, shards, ctr::field_stats_text(ctr::criteo_layout("synthetic-ctr"), result.fields),
                        report.str());
   }

@@ -111,7 +111,7 @@ std::vector<std::filesystem::path> list_train_shards_as_found(const std::filesys
 inline constexpr const char* kTestShardFileName = "test.h5";
 inline constexpr const char* kValidShardFileName = "valid.h5";  // token folders with a validation split
 // CTR folders also hold ctr_fields.tsv and ctr_conversion.txt (data/ctr_file_names.h).
-std::string train_shard_file_name(std::size_t index);           // "train-00007.h5"
+std::string train_shard_file_name(std::size_t index);  // "train-00007.h5"
 // Removes train-NNNNN.h5 files with index >= first_index; returns what it removed. Throws Error(kOutput).
 std::vector<std::filesystem::path> remove_train_shards_from(const std::filesystem::path& folder,
                                                             std::size_t first_index);

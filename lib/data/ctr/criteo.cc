@@ -140,8 +140,9 @@ bool criteo_line_labeled(std::string_view line, const std::string& file) {
   if (found == kCriteoLabeledColumns) return true;
   if (found == kCriteoLabeledColumns - 1) return false;
   throw Error(ExitCode::kInputData,
-              cat(file, ":1: expected 40 tab-separated columns (label, 13 integers, 26 categorical) or 39 (no "
-                        "label), found ",
+              cat(file,
+                  ":1: expected 40 tab-separated columns (label, 13 integers, 26 categorical) or 39 (no "
+                  "label), found ",
                   found, " (not the Criteo format?)"));
 }
 
@@ -160,14 +161,12 @@ CriteoBlock parse_criteo_block(std::string_view text, std::uint64_t first_line, 
       block.sample_lines.push_back(line_index);
       continue;
     }
-    const std::string where =
-        problem->column == 0 ? std::string()
-                             : cat("column ", problem->column, " (", column_name(problem->column - 1, options.labeled),
-                                   "): ");
+    const std::string where = problem->column == 0 ? std::string()
+                                                   : cat("column ", problem->column, " (",
+                                                         column_name(problem->column - 1, options.labeled), "): ");
     if (!options.skip_bad) {
-      throw Error(ExitCode::kInputData,
-                  cat(options.file, ":", line_index + 1, ": ", where, problem->reason,
-                      " (--skip-bad-lines leaves such lines out and counts them)"));
+      throw Error(ExitCode::kInputData, cat(options.file, ":", line_index + 1, ": ", where, problem->reason,
+                                            " (--skip-bad-lines leaves such lines out and counts them)"));
     }
     ++block.bad_lines;
     if (block.first_bad.size() < kBadLinesKept) block.first_bad.push_back({line_index + 1, where + problem->reason});

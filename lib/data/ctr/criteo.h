@@ -44,13 +44,13 @@ struct CriteoBlock {
   std::vector<std::uint64_t> sample_lines;  // 0-based line index in the file of each sample
   std::uint64_t lines = 0;                  // lines in the block, bad ones included
   std::uint64_t bad_lines = 0;
-  std::vector<BadLine> first_bad;           // the first few
-  std::vector<HyperLogLog> distinct;        // per field: the ids of this block's samples
+  std::vector<BadLine> first_bad;     // the first few
+  std::vector<HyperLogLog> distinct;  // per field: the ids of this block's samples
 };
 
 struct CriteoParseOptions {
-  std::string file;         // for messages
-  bool labeled = true;      // 40 columns; false: 39
+  std::string file;     // for messages
+  bool labeled = true;  // 40 columns; false: 39
   bool skip_bad = false;
   bool count_distinct = true;
 };

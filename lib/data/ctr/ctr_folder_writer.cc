@@ -18,7 +18,10 @@ const char* split_name(Split split) {
 
 CtrFolderWriter::CtrFolderWriter(std::filesystem::path folder, CtrLayout layout, std::uint64_t shard_samples,
                                  std::string source)
-    : folder_(std::move(folder)), layout_(std::move(layout)), shard_samples_(shard_samples), source_(std::move(source)) {
+    : folder_(std::move(folder)),
+      layout_(std::move(layout)),
+      shard_samples_(shard_samples),
+      source_(std::move(source)) {
   PSTRAIN_ASSERT(shard_samples_ > 0, "shard_samples 0");
 }
 

@@ -40,7 +40,7 @@ struct CtrLayout {
 
 struct CtrMeta {
   CtrLayout layout;
-  std::string source;                  // where the samples came from
+  std::string source;  // where the samples came from
   std::uint64_t sample_count = 0;
   bool labeled = true;                 // false: a file without labels (Criteo's own test file), for prediction
   std::vector<std::uint64_t> max_bag;  // per field

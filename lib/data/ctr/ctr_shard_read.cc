@@ -175,8 +175,8 @@ void check_values(const fs::path& path, const CtrMeta& meta, std::uint64_t first
   }
   for (std::size_t i = 0; i < batch.dense.size(); ++i) {
     if (!std::isfinite(batch.dense[i])) {
-      bad(path, cat("dense feature ", i % batch.dense_count, " of sample ", first + i / batch.dense_count,
-                    " is not finite"));
+      bad(path,
+          cat("dense feature ", i % batch.dense_count, " of sample ", first + i / batch.dense_count, " is not finite"));
     }
   }
 }
@@ -227,8 +227,8 @@ CtrBatch CtrShardRows::read(std::uint64_t first, std::uint64_t count) const {
         }
       }
       const std::uint64_t shift = ids.values.size();
-      const auto values = read_range<std::uint64_t>(field.values, H5::PredType::NATIVE_UINT64, offsets[0],
-                                                    offsets[count] - offsets[0]);
+      const auto values =
+          read_range<std::uint64_t>(field.values, H5::PredType::NATIVE_UINT64, offsets[0], offsets[count] - offsets[0]);
       ids.values.insert(ids.values.end(), values.begin(), values.end());
       for (std::size_t s = 1; s <= count; ++s) ids.offsets.push_back(offsets[s] - offsets[0] + shift);
     }

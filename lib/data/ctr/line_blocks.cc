@@ -21,7 +21,8 @@ bool LineBlocks::next(std::string& block) {
       ended_ = true;
       if (reader_.cut_off()) {
         throw Error(ExitCode::kInputData,
-                    cat(path_.string(), ": truncated gzip data: the file ends inside its compressed stream, after line ",
+                    cat(path_.string(),
+                        ": truncated gzip data: the file ends inside its compressed stream, after line ",
                         lines_ + static_cast<std::uint64_t>(std::count(block.begin(), block.end(), '\n')),
                         " (an incomplete download?)"));
       }

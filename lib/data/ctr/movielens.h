@@ -22,10 +22,11 @@
 namespace pstrain::data::ctr {
 
 // The genres GroupLens lists in ml-latest's README, in that order: genre id = place + 1.
-inline constexpr std::array<std::string_view, 19> kMovieLensGenres{
-    "Action",  "Adventure", "Animation", "Children", "Comedy",  "Crime",    "Documentary",
-    "Drama",   "Fantasy",   "Film-Noir", "Horror",   "IMAX",    "Musical",  "Mystery",
-    "Romance", "Sci-Fi",    "Thriller",  "War",      "Western"};
+inline constexpr std::array<std::string_view, 19> kMovieLensGenres{"Action",   "Adventure", "Animation",   "Children",
+                                                                   "Comedy",   "Crime",     "Documentary", "Drama",
+                                                                   "Fantasy",  "Film-Noir", "Horror",      "IMAX",
+                                                                   "Musical",  "Mystery",   "Romance",     "Sci-Fi",
+                                                                   "Thriller", "War",       "Western"};
 
 CtrLayout movielens_layout();
 

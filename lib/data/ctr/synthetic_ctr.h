@@ -24,9 +24,11 @@
 namespace pstrain::data::ctr {
 
 // Criteo Kaggle's distinct values per categorical field C1 ... C26.
-inline constexpr std::array<std::uint64_t, 26> kSyntheticCardinalities{
-    1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 93145, 5683, 8351593, 3194,
-    27,   14992, 5461306, 10,    5652, 2173, 4, 7046547, 18, 15, 286181, 105, 142572};
+inline constexpr std::array<std::uint64_t, 26> kSyntheticCardinalities{1460,  583,   10131227, 2202608, 305,  24,
+                                                                       12517, 633,   3,        93145,   5683, 8351593,
+                                                                       3194,  27,    14992,    5461306, 10,   5652,
+                                                                       2173,  4,     7046547,  18,      15,   286181,
+                                                                       105,   142572};
 
 struct SyntheticLine {
   double probability = 0;  // of a click
