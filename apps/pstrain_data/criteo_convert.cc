@@ -29,7 +29,7 @@ constexpr std::size_t kBlockBytes = std::size_t{4} << 20;
 constexpr std::uint64_t kDefaultShardSamples = 1'000'000;  // about 470 MB of shard for Criteo's 13 + 26 columns
 constexpr double kDefaultTestFraction = 0.1;
 
-const char* const kUsage =
+constexpr const char* kUsage =
     "usage: pstrain-data criteo --input FILE... --output DIR [--test-input FILE] [--valid-input FILE]\n"
     "                           [--test-fraction F] [--valid-fraction F] [--split-count N | --shard-samples N]\n"
     "                           [--threads N] [--skip-bad-lines]\n"

@@ -82,7 +82,7 @@ void publish_ctr_folder(StagingFolder& staging, std::vector<std::string> shard_n
   std::vector<std::string> names{data::kCtrFieldsFileName, data::kCtrReportFileName};
   names.insert(names.end(), shard_names.begin(), shard_names.end());
   data::write_data_manifest(staging.path());
-  names.push_back(pstrain::kManifestName);  // last: the folder is whole once it exists
+  names.emplace_back(pstrain::kManifestName);  // last: the folder is whole once it exists
   staging.publish(names);
 }
 

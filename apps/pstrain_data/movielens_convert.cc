@@ -22,7 +22,7 @@ namespace {
 
 constexpr double kDefaultTestFraction = 0.1;
 
-const char* const kUsage =
+constexpr const char* kUsage =
     "usage: pstrain-data movielens --input DIR --output DIR [--split-count N] [--test-fraction F]\n"
     "\n"
     "Converts GroupLens's MovieLens ratings (DIR holds ratings.csv and movies.csv) into CTR shards, one sample per\n"

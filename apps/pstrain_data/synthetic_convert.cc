@@ -32,7 +32,7 @@ namespace {
 
 constexpr std::uint64_t kLinesPerJob = 16384;
 
-const char* const kUsage =
+constexpr const char* kUsage =
     "usage: pstrain-data synthetic-ctr --lines N [--seed S] [--output DIR] [--text-output FILE.txt|FILE.gz]\n"
     "                                  [--test-fraction F] [--valid-fraction F] [--split-count N | --shard-samples N]\n"
     "                                  [--threads N]\n"

@@ -59,7 +59,7 @@ void CtrFolderWriter::append(Split split, const CtrColumns& columns, std::size_t
     if (train.samples() == shard_samples_) {
       train.finish(source_);
       train_.reset();
-      names_.push_back(train_shard_file_name(names_.size()));
+      names_.emplace_back(train_shard_file_name(names_.size()));
     }
   }
 }
@@ -68,7 +68,7 @@ std::vector<std::string> CtrFolderWriter::finish() {
   if (train_) {
     train_->finish(source_);
     train_.reset();
-    names_.push_back(train_shard_file_name(names_.size()));
+    names_.emplace_back(train_shard_file_name(names_.size()));
   }
   if (names_.empty()) throw Error(ExitCode::kInputData, cat(source_, ": no training samples"));
   if (!test_) throw Error(ExitCode::kInputData, cat(source_, ": no test samples"));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <string_view>
 
 #include "core/counter_random.h"
 #include "core/error.h"
@@ -43,9 +44,10 @@ double centered(std::uint64_t seed, std::uint64_t salt, std::size_t field, std::
   return (2 * uniform(key, k) - 1) * kSqrt3 * scale;
 }
 
+constexpr std::string_view kHexDigits = "0123456789abcdef";
+
 void put_hex(std::string& out, std::uint64_t id) {
-  static const char* const kDigits = "0123456789abcdef";
-  for (int shift = 28; shift >= 0; shift -= 4) out += kDigits[(id >> shift) & 0xf];
+  for (int shift = 28; shift >= 0; shift -= 4) out += kHexDigits[(id >> shift) & 0xf];
 }
 
 }  // namespace
@@ -79,7 +81,7 @@ void SyntheticCtr::draw(std::uint64_t line, Draw& out) const {
   for (std::size_t f = 0; f < kFields; ++f) {
     const double u = uniform(key, k++);
     out.bag[f] = kMultiHot[f] ? static_cast<std::size_t>(u * (kMaxBag + 1)) : (u < kEmpty[f] ? 0 : 1);
-    const double card = static_cast<double>(kSyntheticCardinalities[f]);
+    const auto card = static_cast<double>(kSyntheticCardinalities[f]);
     const double span = std::pow(card + 1, 1 - kZipfExponent) - 1;
     double weights = 0;
     for (std::size_t b = 0; b < out.bag[f]; ++b) {
