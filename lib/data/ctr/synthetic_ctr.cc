@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::size_t kDense = 13, kFields = 26, kMaxBag = 5, kFactors = 4;
 constexpr double kZipfExponent = 1.1;
-constexpr double kBias = -2.6;  // about 25% clicks, as Criteo Kaggle's 25.6%
+constexpr double kBias = -2.6;  // about 18% clicks (seed 1, 10M lines: 18.4%; Criteo Kaggle: 25.6%)
 constexpr double kSqrt3 = 1.7320508075688772;
 // Salts that keep the hash streams of ids, weights and factors apart.
 constexpr std::uint64_t kIdSalt = 0x1d5, kWeightSalt = 0x3e1, kFactorSalt = 0x7f3;

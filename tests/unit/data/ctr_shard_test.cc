@@ -5,6 +5,7 @@
 #include <fstream>
 #include <random>
 
+#include "data/ctr/ctr_folder_writer.h"
 #include "data/ctr/ctr_shard.h"
 #include "data/shard.h"
 #include "test_files.h"
@@ -165,6 +166,37 @@ TEST(CtrShard, ImageShardIsNotReadAsCtr) {
   EXPECT_FALSE(is_ctr_shard(dir / "train-00000.h5"));
   expect_error([&] { CtrShardRows rows(dir / "train-00000.h5"); }, ExitCode::kInputData,
                {"missing attribute 'ctr_format_version'"});
+}
+
+TEST(CtrFolderWriter, TrainShardsFillUpInOrderAcrossAppends) {
+  TempDir dir;
+  const Reference ref = random_reference(50, 8);
+  const CtrColumns columns = columns_of(ref);
+  CtrFolderWriter writer(dir.path(), small_layout(), 16, "unit test");
+  writer.append(Split::kTrain, columns, 0, 10);
+  writer.append(Split::kTrain, columns, 10, 30);  // crosses two shard boundaries
+  writer.append(Split::kValid, columns, 40, 4);
+  writer.append(Split::kTest, columns, 44, 6);
+  EXPECT_EQ(writer.finish(),
+            (std::vector<std::string>{"train-00000.h5", "train-00001.h5", "train-00002.h5", "valid.h5", "test.h5"}));
+  std::size_t first = 0;
+  for (const auto& [name, count] : {std::pair{"train-00000.h5", 16},
+                                    {"train-00001.h5", 16},
+                                    {"train-00002.h5", 8},
+                                    {"valid.h5", 4},
+                                    {"test.h5", 6}}) {
+    const CtrBatch batch = read_ctr_shard(dir / name);
+    ASSERT_EQ(batch.samples, static_cast<std::size_t>(count)) << name;
+    expect_batch_matches(batch, ref, first);
+    first += batch.samples;
+  }
+}
+
+TEST(CtrFolderWriter, NoTestSamplesIsAnError) {
+  TempDir dir;
+  CtrFolderWriter writer(dir.path(), small_layout(), 16, "only train");
+  writer.append(Split::kTrain, columns_of(random_reference(5, 9)), 0, 5);
+  expect_error([&] { writer.finish(); }, ExitCode::kInputData, {"only train", "no test samples"});
 }
 
 }  // namespace
