@@ -73,6 +73,22 @@ void account(const StreamPlan& plan, const Done& done, PipelineResult& result) {
   }
 }
 
+// Makes and parses one round of jobs at once, job 0 on this thread; the blocks in job order.
+std::vector<Done> parse_round(const std::vector<TextJob>& jobs, const ctr::CriteoParseOptions& parse,
+                              const PipelineOptions& options) {
+  const auto work = [&](const TextJob& job) {
+    Done done{job.make_text(), {}};
+    if (options.parse) done.block = ctr::parse_criteo_block(done.text, job.first_line, parse);
+    return done;
+  };
+  std::vector<std::future<Done>> others;
+  for (std::size_t i = 1; i < jobs.size(); ++i) others.push_back(std::async(std::launch::async, work, jobs[i]));
+  std::vector<Done> done;
+  done.push_back(work(jobs[0]));
+  for (std::future<Done>& other : others) done.push_back(other.get());  // rethrows a worker's error
+  return done;
+}
+
 void run_stream(StreamPlan& plan, const LineOrderSplit& split, ctr::CtrFolderWriter* writer,
                 const PipelineOptions& options, PipelineResult& result) {
   ctr::CriteoParseOptions parse;
@@ -80,6 +96,9 @@ void run_stream(StreamPlan& plan, const LineOrderSplit& split, ctr::CtrFolderWri
   parse.labeled = plan.labeled;
   parse.skip_bad = options.skip_bad;
   parse.count_distinct = options.count_distinct;
+  // Round k's blocks are written (on_text, the shards) on their own thread while round k + 1 is read and parsed;
+  // only that thread touches `writer` and `result` until it is joined.
+  std::future<void> writing;
   for (;;) {
     std::vector<TextJob> jobs;
     while (jobs.size() < options.threads) {
@@ -87,24 +106,19 @@ void run_stream(StreamPlan& plan, const LineOrderSplit& split, ctr::CtrFolderWri
       if (!job) break;
       jobs.push_back(std::move(*job));
     }
-    if (jobs.empty()) return;
-    const auto work = [&](const TextJob& job) {
-      Done done{job.make_text(), {}};
-      if (options.parse) done.block = ctr::parse_criteo_block(done.text, job.first_line, parse);
-      return done;
-    };
-    std::vector<std::future<Done>> others;
-    for (std::size_t i = 1; i < jobs.size(); ++i) others.push_back(std::async(std::launch::async, work, jobs[i]));
-    std::vector<Done> done;
-    done.push_back(work(jobs[0]));
-    for (std::future<Done>& other : others) done.push_back(other.get());  // rethrows a worker's error
-    for (const Done& one : done) {
-      if (options.on_text) options.on_text(one.text);
-      if (!options.parse) continue;
-      account(plan, one, result);
-      if (writer != nullptr) route(plan, split, one.block, *writer);
-    }
+    if (jobs.empty()) break;
+    auto done = std::make_shared<std::vector<Done>>(parse_round(jobs, parse, options));
+    if (writing.valid()) writing.get();  // rethrows the writer's error
+    writing = std::async(std::launch::async, [&plan, &split, writer, &options, &result, done] {
+      for (const Done& one : *done) {
+        if (options.on_text) options.on_text(one.text);
+        if (!options.parse) continue;
+        account(plan, one, result);
+        if (writer != nullptr) route(plan, split, one.block, *writer);
+      }
+    });
   }
+  if (writing.valid()) writing.get();
 }
 
 }  // namespace

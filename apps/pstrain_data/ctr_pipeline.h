@@ -1,12 +1,12 @@
 #pragma once
 // The streaming conversion that pstrain-data criteo and synthetic-ctr share: text in the Criteo format, block by
 // block (a few MB of whole lines), parsed on several threads, routed in line order to the train, valid and test
-// shards. Memory is bounded by `threads` blocks whatever the input's size; the shards' content does not depend on
+// shards. Memory is bounded by 2 x `threads` blocks whatever the input's size; the shards' content does not depend on
 // the thread count (blocks are parsed apart and written in order).
 //
 // Protocol of one round: the main thread takes up to `threads` jobs from the stream (a file's next blocks, read
-// serially; or the generator's next line ranges), runs them at once (job 0 on itself), then, in job order, hands
-// each block's text to on_text and its samples to the writer.
+// serially; or the generator's next line ranges) and runs them at once (job 0 on itself); a writer thread then
+// hands each block, in job order, to on_text and the shards, while the main thread goes on with the next round.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
