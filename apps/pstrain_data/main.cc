@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "core/options.h"
 #include "core/parse_number.h"
+#include "ctr_command.h"
 #include "data/cifar.h"
 #include "data/idx.h"
 #include "data/shard.h"
@@ -56,6 +57,7 @@ const char* const kUsage =
     "       pstrain-data npy --features X.npy --labels Y.npy [--test-features X.npy --test-labels Y.npy] ...\n"
     "       pstrain-data csv --train F.csv [--valid F.csv] [--test F.csv] [--label-column COL] ...\n"
     "       pstrain-data manifest --output DIR\n"
+    "       pstrain-data criteo | movielens | synthetic-ctr ...   click logs (pstrain-data criteo --help, ...)\n"
     "\n"
     "Converts a downloaded dataset into HDF5 shards for pstrain: OUTPUT/train-00000.h5 ... and OUTPUT/test.h5.\n"
     "All input is read and validated before anything is written. OUTPUT may exist, but not hold a conversion:\n"
@@ -79,6 +81,8 @@ const char* const kUsage =
     "  csv                    one sample per line: numbers separated by commas, one column the integer label\n"
     "                         (--label-column: last (default), first, a 0-based index or a header name); a first\n"
     "                         line that is not numbers is a header\n"
+    "  criteo, movielens,     click-through-rate data: CTR shards of dense features and bags of raw 64-bit ids\n"
+    "  synthetic-ctr          per categorical field (each subcommand's --help; docs/data.md)\n"
     "  manifest               no conversion: checks the shards in OUTPUT that another program wrote (h5py,\n"
     "                         data/README.md) and writes OUTPUT/MANIFEST, their sizes and checksums\n"
     "\n"
@@ -379,6 +383,10 @@ void convert(const Options& options) {
 int main(int argc, char** argv) {
   pstrain::Logger::instance().set_identity("pstrain-data");
   try {
+    if (argc >= 2 && pstrain_data::is_ctr_command(argv[1])) {  // their own flags (ctr_command.h)
+      pstrain_data::run_ctr_command(argc, argv);
+      return 0;
+    }
     const std::optional<Options> options = parse_options(argc, argv);
     // Before any input is read: a conversion never goes into a folder that holds another.
     if (options && options->dataset != "manifest") pstrain_data::refuse_converted_folder(options->output);

@@ -110,7 +110,8 @@ std::vector<std::filesystem::path> list_train_shards_as_found(const std::filesys
 // earlier conversion with a larger split count (so that list_train_shards sees one consistent set).
 inline constexpr const char* kTestShardFileName = "test.h5";
 inline constexpr const char* kValidShardFileName = "valid.h5";  // token folders with a validation split
-std::string train_shard_file_name(std::size_t index);           // "train-00007.h5"
+// CTR folders also hold ctr_fields.tsv and ctr_conversion.txt (data/ctr_file_names.h).
+std::string train_shard_file_name(std::size_t index);  // "train-00007.h5"
 // Removes train-NNNNN.h5 files with index >= first_index; returns what it removed. Throws Error(kOutput).
 std::vector<std::filesystem::path> remove_train_shards_from(const std::filesystem::path& folder,
                                                             std::size_t first_index);
@@ -132,7 +133,8 @@ inline constexpr const char* kConversionStagingPrefix = ".pstrain-data-partial-"
 // written through write_shard alone) are read unchecked.
 inline constexpr ManifestKind kDataManifest{"pstrain-data", 1, "data folder"};
 
-// Writes the MANIFEST of a converted folder: the train shards, test.h5, and valid.h5 and vocab.txt where present.
+// Writes the MANIFEST of a converted folder: the train shards, test.h5, and valid.h5, vocab.txt, ctr_fields.tsv
+// and ctr_conversion.txt where present.
 void write_data_manifest(const std::filesystem::path& folder);
 
 // Throws Error(kInputData) naming the file when its folder has a MANIFEST that does not list it or lists it with

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "data/ctr_file_names.h"
 #include "data/shard.h"
 #include "data/vocabulary.h"
 
@@ -133,7 +134,8 @@ std::vector<std::string> conversion_files_in(const fs::path& folder) {
   const auto written_by_a_conversion = [](const std::string& name) {
     const std::string base = name.substr(0, name.find(".tmp-"));  // a shard or vocab.txt being written
     return train_index(base) || base == kTestShardFileName || base == kValidShardFileName ||
-           base == kVocabularyFileName || base == kManifestName || name.starts_with(kConversionStagingPrefix);
+           base == kVocabularyFileName || base == kCtrFieldsFileName || base == kCtrReportFileName ||
+           base == kManifestName || name.starts_with(kConversionStagingPrefix);
   };
   std::vector<std::string> found;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {

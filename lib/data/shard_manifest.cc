@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "data/ctr_file_names.h"
 #include "data/shard.h"
 #include "data/vocabulary.h"
 
@@ -74,7 +75,7 @@ void write_data_manifest(const fs::path& folder) {
   std::vector<std::string> names;
   for (const fs::path& shard : list_train_shards_as_found(folder)) names.push_back(shard.filename().string());
   names.push_back(kTestShardFileName);
-  for (const char* optional : {kValidShardFileName, kVocabularyFileName}) {
+  for (const char* optional : {kValidShardFileName, kVocabularyFileName, kCtrFieldsFileName, kCtrReportFileName}) {
     std::error_code ec;
     if (fs::is_regular_file(folder / optional, ec)) names.push_back(optional);
   }

@@ -214,6 +214,11 @@ OpenShard open_shard(const fs::path& path, bool checksummed,
 
   OpenShard shard;
   shard.file.openFile(path.string(), H5F_ACC_RDONLY, access);
+  if (shard.file.attrExists("ctr_format_version")) {  // data/ctr/ctr_shard.h
+    bad(path,
+        "is a CTR shard (dense features and bags of categorical ids, pstrain-data criteo | movielens | "
+        "synthetic-ctr): read it with data::ctr::CtrShardRows");
+  }
   const auto version = read_unsigned<std::uint32_t>(shard.file, path, hdf5::kAttrFormatVersion);
   if (version < hdf5::kOldestReadableVersion || version > hdf5::kFormatVersion) {
     bad(path,
