@@ -1,0 +1,58 @@
+// The click-through-rate layers (embedding_bag, dot_interaction, fm) and loss=bce inside DLRM- and DeepFM-shaped
+// graphs, against central finite differences of the mean batch loss: the embedding tables sit below the
+// interactions, so a wrong gradient from dot_interaction or fm to its inputs spoils the tables' gradients.
+#include <gtest/gtest.h>
+
+#include "backend_test_util.h"
+#include "ctr_test_util.h"
+#include "model_test_util.h"
+#include "nn/graph_model.h"
+#include "nn/model_plan.h"
+
+namespace pstrain::nn {
+namespace {
+
+using compute::testing::random_floats;
+
+struct CtrCase {
+  std::string name;
+  std::string text;
+};
+
+class CtrGradientTest : public compute::testing::BackendTest, public ::testing::WithParamInterface<CtrCase> {};
+
+TEST_P(CtrGradientTest, ParameterGradientsMatchFiniteDifferences) {
+  const std::size_t batch = 5;
+  auto model = make_graph_model(*backend_, plan_model(parse_model_text(GetParam().text, GetParam().name), {3}, 2), batch);
+  ASSERT_EQ(model->categorical_fields(), 3u);
+  model->initialize(5);
+  const core::JaggedIds fields = testing::random_fields(3, batch, 11);
+  model->set_categorical(&fields);
+  testing::GradientCheck check(*model, random_floats(batch * 3, 43), {0, 1, 1, 0, 1});
+  testing::expect_gradients_match_finite_differences(*model, check);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ctr, CtrGradientTest,
+    ::testing::Values(
+        // DLRM: a bottom MLP on the dense features, a table per field and a shared one, their dot products.
+        CtrCase{"dlrm",
+                "bottom dense units=4\n"
+                "e0 embedding_bag field=0 rows=7 dim=4\n"
+                "e12 embedding_bag fields=1,2 rows=5 dim=4 pooling=mean\n"
+                "x dot_interaction inputs=bottom,e0,e12\n"
+                "top dense units=3\nact tanh\nlogit dense units=1 loss=bce\n"},
+        // DeepFM: wide weights (tables of dim 1), the FM term and a deep part over the same field vectors.
+        CtrCase{"deepfm",
+                "w0 embedding_bag field=0 rows=6 dim=1 seed=9\n"
+                "w2 embedding_bag field=2 rows=6 dim=1\n"
+                "v embedding_bag fields=0-1 rows=9 dim=3\n"
+                "u embedding_bag field=2 rows=4 dim=3 pooling=mean\n"
+                "f fm inputs=v,u\n"
+                "flat flatten inputs=v\ndeep dense units=4\nact tanh\nd dense units=1\n"
+                "dense_part dense units=1 inputs=input\n"
+                "logit add inputs=w0,w2,f,d,dense_part loss=bce\n"}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace pstrain::nn
