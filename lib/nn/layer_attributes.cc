@@ -76,9 +76,11 @@ std::vector<std::size_t> LayerAttributes::non_negative_list(const std::string& k
       fail(cat(key, "=", *text, ": '", item, "' is not an integer in [0, 2^31) nor a range A-B with A <= B"));
     }
     // The list is a handful of field indices: a bound keeps a typo (0-2000000000) from running for minutes.
-    if (last - first >= kMaxListLength - values.size()) fail(cat(key, "=", *text, " lists more than ", kMaxListLength, " values"));
+    if (last - first >= kMaxListLength - values.size())
+      fail(cat(key, "=", *text, " lists more than ", kMaxListLength, " values"));
     for (std::size_t value = first; value <= last; ++value) {
-      if (std::find(values.begin(), values.end(), value) != values.end()) fail(cat(key, "=", *text, " names ", value, " twice"));
+      if (std::find(values.begin(), values.end(), value) != values.end())
+        fail(cat(key, "=", *text, " names ", value, " twice"));
       values.push_back(value);
     }
     if (comma == std::string_view::npos) return values;

@@ -53,13 +53,14 @@ BatchResult BinaryCrossEntropy::operator()(compute::Backend& backend, const floa
   for (std::size_t row = 0; row < count; ++row) {
     const int label = host_labels[row];
     if (label != 0 && label != 1) {
-      throw Error(ExitCode::kInputData,
-                  cat("sample ", row, " of the batch has label ", label, ": binary cross-entropy needs labels 0 and 1"));
+      throw Error(ExitCode::kInputData, cat("sample ", row, " of the batch has label ", label,
+                                            ": binary cross-entropy needs labels 0 and 1"));
     }
     const double logit = host_logits[row];
     result.loss_sum += loss(logit, label);
     if ((logit > 0) == (label == 1)) ++result.correct;
-    if (dlogits != nullptr) host_gradients[row] = static_cast<float>(gradient(logit, label) / static_cast<double>(count));
+    if (dlogits != nullptr)
+      host_gradients[row] = static_cast<float>(gradient(logit, label) / static_cast<double>(count));
   }
   if (dlogits != nullptr) backend.copy_from_host(dlogits, host_gradients.data(), count * sizeof(float));
   return result;

@@ -38,8 +38,8 @@ void PredictionRun::add(std::span<const float> logits, std::span<const std::int3
   PSTRAIN_ASSERT(logits.size() == labels.size(), logits.size(), " logits for ", labels.size(), " labels");
   for (std::size_t i = 0; i < logits.size(); ++i) {
     if (labels[i] != 0 && labels[i] != 1) {
-      throw Error(ExitCode::kInputData, cat("test sample ", size(), " has label ", labels[i],
-                                            ": click-through metrics need labels 0 and 1"));
+      throw Error(ExitCode::kInputData,
+                  cat("test sample ", size(), " has label ", labels[i], ": click-through metrics need labels 0 and 1"));
     }
     if (std::isnan(logits[i])) {
       throw Error(ExitCode::kInputData, cat("test sample ", size(), " has a NaN prediction (the model diverged)"));

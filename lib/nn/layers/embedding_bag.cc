@@ -72,8 +72,7 @@ class EmbeddingBagLayer final : public Layer {
       for (std::size_t sample = 0; sample < batch; ++sample) {
         const float* gradient = dy + (sample * fields_.size() + slot) * dim_;
         const std::size_t bag_size = ids.bag(fields_[slot], sample).size();
-        const float weight =
-            pooling_ == Pooling::kMean && bag_size > 0 ? 1.0f / static_cast<float>(bag_size) : 1.0f;
+        const float weight = pooling_ == Pooling::kMean && bag_size > 0 ? 1.0f / static_cast<float>(bag_size) : 1.0f;
         for (std::size_t i = 0; i < bag_size; ++i) {
           float* row = table_.gradient + row_of_id_[next++] * dim_;
           for (std::size_t k = 0; k < dim_; ++k) row[k] += weight * gradient[k];
@@ -86,7 +85,8 @@ class EmbeddingBagLayer final : public Layer {
   // A batch whose fields the trainer did not give, or gave for another batch, is a wiring mistake, not data.
   const core::JaggedIds& checked_ids(const StepContext& step) const {
     PSTRAIN_ASSERT(step.categorical != nullptr,
-                   "embedding_bag reads the batch's categorical fields, and the step has none (Model::set_categorical)");
+                   "embedding_bag reads the batch's categorical fields, and the step has none "
+                   "(Model::set_categorical)");
     const core::JaggedIds& ids = *step.categorical;
     PSTRAIN_ASSERT(ids.samples == static_cast<std::size_t>(step.batch), "the categorical fields hold ", ids.samples,
                    " samples for a batch of ", step.batch);
@@ -114,8 +114,8 @@ LayerPlan plan_embedding_bag(LayerAttributes& attributes, const std::vector<Shap
     attributes.fail("needs field=F (a table of its own) or fields=F1,F2,... (a table the fields share), not both");
   }
   LayerPlan plan;
-  plan.categorical_fields =
-      one_field ? std::vector<std::size_t>{attributes.non_negative("field", 0)} : attributes.non_negative_list("fields");
+  plan.categorical_fields = one_field ? std::vector<std::size_t>{attributes.non_negative("field", 0)}
+                                      : attributes.non_negative_list("fields");
   const std::size_t rows = attributes.positive("rows");
   const std::size_t dim = attributes.positive("dim");
   const float limit =

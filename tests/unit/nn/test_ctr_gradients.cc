@@ -23,7 +23,8 @@ class CtrGradientTest : public compute::testing::BackendTest, public ::testing::
 
 TEST_P(CtrGradientTest, ParameterGradientsMatchFiniteDifferences) {
   const std::size_t batch = 5;
-  auto model = make_graph_model(*backend_, plan_model(parse_model_text(GetParam().text, GetParam().name), {3}, 2), batch);
+  auto model =
+      make_graph_model(*backend_, plan_model(parse_model_text(GetParam().text, GetParam().name), {3}, 2), batch);
   ASSERT_EQ(model->categorical_fields(), 3u);
   model->initialize(5);
   const core::JaggedIds fields = testing::random_fields(3, batch, 11);

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <set>
+#include <sstream>
+#include <utility>
 
 #include "backend_test_util.h"
 #include "core/error.h"
@@ -33,7 +36,12 @@ BuiltLayer build_layer(compute::Backend& backend, const std::string& type, std::
   LayerAttributes attributes(text, "test: ");
   built.plan = layer_type.plan(attributes, inputs);
   attributes.check_all_used();
-  LayerBuild build{.backend = backend, .inputs = inputs, .plan = built.plan, .max_batch = max_batch};
+  LayerBuild build{.backend = backend,
+                   .inputs = inputs,
+                   .plan = built.plan,
+                   .parameters = {},
+                   .state = {},
+                   .max_batch = max_batch};
   if (!built.plan.parameters.empty()) {
     built.values = random_floats(element_count(built.plan.parameters[0].shape), 3);
     built.gradients.assign(built.values.size(), -7.0f);  // backward must overwrite every element
@@ -50,9 +58,9 @@ TEST_F(CtrLayerTest, EmbeddingBagSumsAndAveragesTheHashedRowsAndGivesZerosForAnE
   const std::uint64_t big = (1ULL << 53) + 1;  // 2^53 + 1: no double holds it
   const core::JaggedIds ids = testing::fields_of({{{5}, {}, {5, big, big}}, {{7, 8}, {9}, {}}});
   for (const std::string pooling : {"sum", "mean"}) {
-    BuiltLayer bag = build_layer(*backend_, "embedding_bag",
-                                 {{"fields", "0,1"}, {"rows", "11"}, {"dim", "2"}, {"seed", "4"}, {"pooling", pooling}},
-                                 {}, 3);
+    BuiltLayer bag =
+        build_layer(*backend_, "embedding_bag",
+                    {{"fields", "0,1"}, {"rows", "11"}, {"dim", "2"}, {"seed", "4"}, {"pooling", pooling}}, {}, 3);
     ASSERT_EQ(bag.plan.output, (Shape{2, 2}));
     std::vector<float> output(3 * 4, -1.0f);
     const StepContext step{.batch = 3, .categorical = &ids};
@@ -158,7 +166,8 @@ TEST_F(CtrLayerTest, FmIsTheSumOfPairwiseDotProducts) {
   const std::vector<const float*> inputs{stack.data(), single.data()};
   fm.layer->forward(StepContext{.batch = batch}, inputs, output.data());
   for (int s = 0; s < batch; ++s) {
-    const std::vector<const float*> v{&stack[s * 3 * d], &stack[s * 3 * d + d], &stack[s * 3 * d + 2 * d], &single[s * d]};
+    const std::vector<const float*> v{&stack[s * 3 * d], &stack[s * 3 * d + d], &stack[s * 3 * d + 2 * d],
+                                      &single[s * d]};
     double expected = 0;
     for (std::size_t i = 0; i < 4; ++i) {
       for (std::size_t j = i + 1; j < 4; ++j) {
@@ -195,14 +204,16 @@ TEST(CtrModelFileTest, EmbeddingBagMistakesAreNamed) {
 }
 
 TEST(CtrModelFileTest, InteractionMistakesAreNamed) {
-  expect_usage_error("a embedding_bag field=0 rows=4 dim=2\nb embedding_bag field=1 rows=4 dim=3\n"
-                     "f fm inputs=a,b\no dense units=1 loss=bce\n",
-                     {"m.model:3:", "one width"});
+  expect_usage_error(
+      "a embedding_bag field=0 rows=4 dim=2\nb embedding_bag field=1 rows=4 dim=3\n"
+      "f fm inputs=a,b\no dense units=1 loss=bce\n",
+      {"m.model:3:", "one width"});
   expect_usage_error("a embedding_bag field=0 rows=4 dim=2\nf fm inputs=a\no dense units=1 loss=bce\n",
                      {"m.model:2:", "at least 2 vectors"});
-  expect_usage_error("a embedding_bag fields=0,1 rows=4 dim=2\nb embedding_bag field=1 rows=4 dim=2\n"
-                     "x dot_interaction inputs=a,b\no dense units=1 loss=bce\n",
-                     {"m.model:3:", "bottom MLP's output"});
+  expect_usage_error(
+      "a embedding_bag fields=0,1 rows=4 dim=2\nb embedding_bag field=1 rows=4 dim=2\n"
+      "x dot_interaction inputs=a,b\no dense units=1 loss=bce\n",
+      {"m.model:3:", "bottom MLP's output"});
 }
 
 TEST(CtrModelFileTest, LossMistakesAreNamed) {
@@ -225,6 +236,24 @@ TEST(CtrModelFileTest, ThePlanSaysWhichFieldsAndWhichLoss) {
   const ModelPlan softmax = plan_model(parse_model_text("o dense units=3\n", "m.model"), {3}, 3);
   EXPECT_EQ(softmax.categorical_fields, 0u);
   EXPECT_EQ(softmax.loss, LossKind::kSoftmaxCrossEntropy);
+}
+
+// The DLRM and DeepFM descriptions that docs/model-files.md shows, read from it: they must stay valid.
+TEST(CtrModelFileTest, TheDocumentedDlrmAndDeepFmDescriptionsPlan) {
+  std::ifstream file(std::string(PSTRAIN_EXAMPLES_DIR) + "/../docs/model-files.md");
+  ASSERT_TRUE(file) << "docs/model-files.md";
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  for (const auto& [title, fields] : {std::pair<std::string, std::size_t>{"# DLRM", 8}, {"# DeepFM", 8}}) {
+    const std::size_t start = doc.find("```text\n" + title);
+    ASSERT_NE(start, std::string::npos) << title;
+    const std::size_t body = doc.find('\n', start) + 1;
+    const std::string description = doc.substr(body, doc.find("```", body) - body);
+    const ModelPlan plan = plan_model(parse_model_text(description, title), {13}, 2);
+    EXPECT_EQ(plan.categorical_fields, fields) << title;
+    EXPECT_EQ(plan.loss, LossKind::kBinaryCrossEntropy) << title;
+  }
 }
 
 }  // namespace

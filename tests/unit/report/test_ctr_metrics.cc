@@ -60,12 +60,12 @@ TEST(CtrMetricsTest, ExactAucEqualsTheNaivePairCountOnRandomDataWithTies) {
 }
 
 TEST(CtrMetricsTest, ClosedFormAucs) {
-  EXPECT_EQ(auc_of({-2, -1, 0.5f, 3}, {0, 0, 1, 1}), 1.0);           // perfect ranking
-  EXPECT_EQ(auc_of({-2, -1, 0.5f, 3}, {1, 1, 0, 0}), 0.0);           // reversed
+  EXPECT_EQ(auc_of({-2, -1, 0.5f, 3}, {0, 0, 1, 1}), 1.0);                  // perfect ranking
+  EXPECT_EQ(auc_of({-2, -1, 0.5f, 3}, {1, 1, 0, 0}), 0.0);                  // reversed
   EXPECT_EQ(auc_of({0.7f, 0.7f, 0.7f, 0.7f, 0.7f}, {1, 0, 0, 1, 0}), 0.5);  // all tied
-  EXPECT_EQ(auc_of({-0.0f, 0.0f}, {1, 0}), 0.5);                     // -0 ties +0
-  EXPECT_EQ(auc_of({1, 2, 2, 3}, {0, 1, 0, 1}), 0.875);              // 3.5 of 4 pairs
-  EXPECT_TRUE(std::isnan(auc_of({1, 2}, {1, 1})));                   // no non-click: undefined
+  EXPECT_EQ(auc_of({-0.0f, 0.0f}, {1, 0}), 0.5);                            // -0 ties +0
+  EXPECT_EQ(auc_of({1, 2, 2, 3}, {0, 1, 0, 1}), 0.875);                     // 3.5 of 4 pairs
+  EXPECT_TRUE(std::isnan(auc_of({1, 2}, {1, 1})));                          // no non-click: undefined
 }
 
 TEST(CtrMetricsTest, MergedRunsGiveBitIdenticalMetricsHoweverTheSamplesAreSplit) {
