@@ -19,6 +19,10 @@ struct CtrCase {
   std::string text;
 };
 
+void PrintTo(const CtrCase& ctr_case, std::ostream* out) {
+  *out << ctr_case.name;
+}
+
 class CtrGradientTest : public compute::testing::BackendTest, public ::testing::WithParamInterface<CtrCase> {};
 
 TEST_P(CtrGradientTest, ParameterGradientsMatchFiniteDifferences) {
