@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "backend_test_util.h"
+#include "core/error.h"
 #include "ctr_test_util.h"
 #include "model_test_util.h"
 #include "nn/graph_model.h"
+#include "nn/loss.h"
 #include "nn/model_plan.h"
 
 namespace pstrain::nn {
@@ -58,6 +60,30 @@ INSTANTIATE_TEST_SUITE_P(
                 "dense_part dense units=1 inputs=input\n"
                 "logit add inputs=w0,w2,f,d,dense_part loss=bce\n"}),
     [](const auto& info) { return info.param.name; });
+
+// Evaluation reads the fields too, returns one logit per sample (what the AUC ranks), and its loss is the mean
+// binary cross-entropy of those logits.
+class CtrModelTest : public compute::testing::BackendTest {};
+
+TEST_F(CtrModelTest, EvaluationReturnsOneLogitPerSampleWhoseBceIsTheLoss) {
+  const std::size_t batch = 4;
+  const std::string text = "e embedding_bag fields=0-2 rows=8 dim=2\nx fm\no dense units=1 loss=bce\n";
+  auto model = make_graph_model(*backend_, plan_model(parse_model_text(text, "m.model"), {3}, 2), batch);
+  model->initialize(3);
+  EXPECT_EQ(model->output_size(), 1u);
+  const core::JaggedIds fields = testing::random_fields(3, batch, 12);
+  const auto features = random_floats(batch * 3, 1);
+  const std::vector<std::int32_t> labels{1, 0, 0, 1};
+  EXPECT_THROW(model->evaluate_batch(features, labels, batch), Error);  // no fields given yet
+  model->set_categorical(&fields);
+  std::vector<float> logits(batch);
+  const BatchResult result = model->evaluate_batch_logits(features, labels, batch, logits);
+  double expected = 0;
+  for (std::size_t i = 0; i < batch; ++i) expected += BinaryCrossEntropy::loss(logits[i], labels[i]);
+  EXPECT_NEAR(result.loss_sum, expected, 1e-6);
+  EXPECT_EQ(result.count, batch);
+  EXPECT_EQ(model->train_batch(features, labels, batch).loss_sum, result.loss_sum);
+}
 
 }  // namespace
 }  // namespace pstrain::nn
