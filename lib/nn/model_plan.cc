@@ -310,6 +310,10 @@ std::string describe_model(const ModelPlan& plan) {
   std::snprintf(line, sizeof line, "%-16s %-15s %-16s %12zu %16.0f\n", "total", "", "", plan.parameter_count,
                 plan.forward_flops);
   out << line << "non-trainable state: " << plan.state_count << " floats; training costs about 3x the forward FLOPs\n";
+  // Only for models that differ from the classifiers' default, so that their descriptions stay as they were.
+  if (plan.loss != LossKind::kSoftmaxCrossEntropy || plan.categorical_fields > 0) {
+    out << "loss: " << to_string(plan.loss) << "; reads " << plan.categorical_fields << " categorical field(s)\n";
+  }
   return out.str();
 }
 

@@ -233,6 +233,8 @@ TEST(CtrModelFileTest, ThePlanSaysWhichFieldsAndWhichLoss) {
   EXPECT_TRUE(plan.parameters[0].row_table);
   EXPECT_EQ(plan.parameters[0].shape, (Shape{4, 2}));
   EXPECT_TRUE(plan.nodes[0].inputs.empty());
+  EXPECT_NE(describe_model(plan).find("loss: bce; reads 5 categorical field(s)"), std::string::npos)
+      << describe_model(plan);
   const ModelPlan softmax = plan_model(parse_model_text("o dense units=3\n", "m.model"), {3}, 3);
   EXPECT_EQ(softmax.categorical_fields, 0u);
   EXPECT_EQ(softmax.loss, LossKind::kSoftmaxCrossEntropy);
