@@ -47,9 +47,11 @@ struct LayerPlan {
   std::vector<TensorSpec> parameters;  // trainable: pushed, pulled, updated by the optimizer
   std::vector<TensorSpec> state;       // non-trainable: kept by the trainers, saved with the parameters
   double forward_flops = 0;            // per sample; multiply-add counts 2
-  // The categorical fields (core/jagged_ids.h) the layer reads from StepContext::categorical, for a layer that
-  // looks up ids (embedding_bag): the model then needs each batch's fields as well as its features.
+  // For a layer that looks up categorical ids (embedding_bag): the fields (core/jagged_ids.h) it reads from
+  // StepContext::categorical, so the model needs each batch's fields as well as its features, and the seed of the
+  // hash that maps their ids to its table's rows (nn/id_hash.h), so that servers can resolve ids as it does.
   std::vector<std::size_t> categorical_fields;
+  std::uint64_t id_hash_seed = 0;
 };
 
 // One parameter of a created layer, in backend memory.

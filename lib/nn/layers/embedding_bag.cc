@@ -31,7 +31,7 @@ class EmbeddingBagLayer final : public Layer {
         rows_(build.plan.parameters[0].shape[0]),
         dim_(build.plan.parameters[0].shape[1]),
         pooling_(attributes.choice("pooling", "sum", {"sum", "mean"}) == "mean" ? Pooling::kMean : Pooling::kSum),
-        seed_(attributes.non_negative("seed", fields_[0])),
+        seed_(build.plan.id_hash_seed),
         table_(build.parameters[0]) {
     if (!backend_.host_accessible()) {
       attributes.fail(cat("runs on the CPU backend only (its ids are host data), not on ", backend_.name()));
@@ -120,9 +120,9 @@ LayerPlan plan_embedding_bag(LayerAttributes& attributes, const std::vector<Shap
   const std::size_t dim = attributes.positive("dim");
   const float limit =
       attributes.number("limit", static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))), 0.0f, 1e30f);
-  // Read here so that plan() rejects a bad value in a model file before any trainer builds the layer.
+  // pooling is the layer's own business, read here too so that a bad value fails before any trainer builds it.
   attributes.choice("pooling", "sum", {"sum", "mean"});
-  attributes.non_negative("seed", 0);
+  plan.id_hash_seed = attributes.non_negative("seed", plan.categorical_fields[0]);
   plan.output = one_field ? Shape{dim} : Shape{plan.categorical_fields.size(), dim};
   plan.parameters.push_back({"weight", {rows, dim}, {InitRule::Kind::kCounterUniform, limit}, /*row_table=*/true});
   return plan;

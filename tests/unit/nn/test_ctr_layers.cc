@@ -229,6 +229,7 @@ TEST(CtrModelFileTest, ThePlanSaysWhichFieldsAndWhichLoss) {
                                                      "m.model"),
                                     {3}, 2);
   EXPECT_EQ(plan.categorical_fields, 5u);
+  EXPECT_EQ(plan.nodes[0].plan.id_hash_seed, 1u);  // the first field it reads
   EXPECT_EQ(plan.loss, LossKind::kBinaryCrossEntropy);
   EXPECT_TRUE(plan.parameters[0].row_table);
   EXPECT_EQ(plan.parameters[0].shape, (Shape{4, 2}));
