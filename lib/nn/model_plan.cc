@@ -131,10 +131,8 @@ void drop_default_inputs(ModelSpec& spec) {
     const LayerType* type = layer_registry().find(node.type);
     if (type == nullptr || type->max_inputs > 0) continue;
     if (node.inputs_named) {
-      fail(spec, node,
-           cat("layer ", node.name, " (", node.type,
-               ") reads no layer (its input is the batch's "
-               "categorical fields): remove inputs="));
+      const std::string problem = "reads no layer (its input is the batch's categorical fields): remove inputs=";
+      fail(spec, node, cat("layer ", node.name, " (", node.type, ") ", problem));
     }
     node.inputs.clear();
   }
