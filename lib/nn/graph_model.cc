@@ -7,7 +7,10 @@
 namespace pstrain::nn {
 
 GraphModel::GraphModel(compute::Backend& backend, ModelPlan plan, std::size_t max_batch, float label_smoothing)
-    : backend_(backend), plan_(std::move(plan)), max_batch_(max_batch), loss_(plan_.classes, label_smoothing) {
+    : backend_(backend),
+      plan_(std::move(plan)),
+      max_batch_(max_batch),
+      loss_(make_loss(plan_.loss, plan_.classes, label_smoothing)) {
   parameters_ = compute::Buffer<float>(backend_, plan_.parameter_count);
   gradients_ = compute::Buffer<float>(backend_, plan_.parameter_count);
   state_ = compute::Buffer<float>(backend_, plan_.state_count);
@@ -129,10 +132,11 @@ BatchResult GraphModel::train_batch(std::span<const float> features, std::span<c
   const StepContext step{.batch = load_batch(features, labels, count),
                          .training = true,
                          .random_key = step_key_,
-                         .stream = stream_};
+                         .stream = stream_,
+                         .categorical = categorical_};
   const float* logits = forward(step);
   // The loss writes d(mean loss)/d(logits) straight into the output node's gradient, where backward starts.
-  const BatchResult result = loss_(backend_, logits, labels_.data(), nodes_.back().gradient_view, step.batch);
+  const BatchResult result = (*loss_)(backend_, logits, labels_.data(), nodes_.back().gradient_view, step.batch);
   backward(step);
   return result;
 }
@@ -140,18 +144,24 @@ BatchResult GraphModel::train_batch(std::span<const float> features, std::span<c
 BatchResult GraphModel::evaluate_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                                        std::size_t count) {
   if (count == 0) return {};
-  const StepContext step{.batch = load_batch(features, labels, count), .training = false, .random_key = 0};
-  return loss_(backend_, forward(step), labels_.data(), nullptr, step.batch);
+  const StepContext step{.batch = load_batch(features, labels, count),
+                         .training = false,
+                         .random_key = 0,
+                         .categorical = categorical_};
+  return (*loss_)(backend_, forward(step), labels_.data(), nullptr, step.batch);
 }
 
 BatchResult GraphModel::evaluate_batch_logits(std::span<const float> features, std::span<const std::int32_t> labels,
                                               std::size_t count, std::span<float> host_logits) {
   if (count == 0) return {};
-  PSTRAIN_ASSERT(host_logits.size() == count * plan_.classes, "logits hold ", host_logits.size(), " floats, expected ",
-                 count, " x ", plan_.classes);
-  const StepContext step{.batch = load_batch(features, labels, count), .training = false, .random_key = 0};
+  PSTRAIN_ASSERT(host_logits.size() == count * output_size(), "logits hold ", host_logits.size(), " floats, expected ",
+                 count, " x ", output_size());
+  const StepContext step{.batch = load_batch(features, labels, count),
+                         .training = false,
+                         .random_key = 0,
+                         .categorical = categorical_};
   const float* logits = forward(step);
-  const BatchResult result = loss_(backend_, logits, labels_.data(), nullptr, step.batch);
+  const BatchResult result = (*loss_)(backend_, logits, labels_.data(), nullptr, step.batch);
   backend_.copy_to_host(host_logits.data(), logits, host_logits.size_bytes());
   return result;
 }

@@ -36,12 +36,16 @@ class GraphModel final : public Model {
   std::size_t parameter_count() const override { return plan_.parameter_count; }
   std::size_t input_size() const override { return element_count(plan_.input); }
   std::size_t num_classes() const override { return plan_.classes; }
+  // Floats of the output per sample: classes for softmax, 1 for loss=bce.
+  std::size_t output_size() const { return element_count(plan_.nodes.back().plan.output); }
 
   void initialize(std::uint64_t seed) override;
   const std::vector<ParameterInfo>& state_layout() const override { return plan_.state; }
   void get_state(std::span<float> host_out) const override;
   void set_state(std::span<const float> host_in) override;
   void set_step_key(std::uint64_t key) override { step_key_ = key; }
+  std::size_t categorical_fields() const override { return plan_.categorical_fields; }
+  void set_categorical(const core::JaggedIds* fields) override { categorical_ = fields; }
 
   void get_parameters(std::span<float> host_out) const override;
   void set_parameters(std::span<const float> host_in) override;
@@ -59,7 +63,7 @@ class GraphModel final : public Model {
                           std::size_t count) override;
   BatchResult evaluate_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                              std::size_t count) override;
-  // evaluate_batch, and the logits (count x classes) copied to `host_logits`: predictions and confusion
+  // evaluate_batch, and the logits (count x output_size()) copied to `host_logits`: predictions and confusion
   // matrices of a saved model (lib/inference).
   BatchResult evaluate_batch_logits(std::span<const float> features, std::span<const std::int32_t> labels,
                                     std::size_t count, std::span<float> host_logits);
@@ -89,8 +93,9 @@ class GraphModel final : public Model {
   compute::Backend& backend_;
   ModelPlan plan_;
   std::size_t max_batch_;
-  SoftmaxCrossEntropy loss_;
+  std::unique_ptr<Loss> loss_;
   std::uint64_t step_key_ = 0;
+  const core::JaggedIds* categorical_ = nullptr;
   ParameterStream* stream_ = nullptr;
   compute::Buffer<float> parameters_;
   compute::Buffer<float> gradients_;

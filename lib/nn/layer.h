@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compute/backend.h"
+#include "core/jagged_ids.h"
 #include "nn/layer_attributes.h"
 #include "nn/parameter_stream.h"
 #include "nn/shape.h"
@@ -46,6 +47,11 @@ struct LayerPlan {
   std::vector<TensorSpec> parameters;  // trainable: pushed, pulled, updated by the optimizer
   std::vector<TensorSpec> state;       // non-trainable: kept by the trainers, saved with the parameters
   double forward_flops = 0;            // per sample; multiply-add counts 2
+  // For a layer that looks up categorical ids (embedding_bag): the fields (core/jagged_ids.h) it reads from
+  // StepContext::categorical, so the model needs each batch's fields as well as its features, and the seed of the
+  // hash that maps their ids to its table's rows (nn/id_hash.h), so that servers can resolve ids as it does.
+  std::vector<std::size_t> categorical_fields;
+  std::uint64_t id_hash_seed = 0;
 };
 
 // One parameter of a created layer, in backend memory.
@@ -73,6 +79,9 @@ struct StepContext {
   // Training with communication behind computation: null otherwise. Only layers that stream their own
   // parameters (Layer::streams_parameters) call it; the graph reports the others'.
   ParameterStream* stream = nullptr;
+  // The batch's categorical fields (host memory, `batch` samples), for the layers that read them (LayerPlan::
+  // categorical_fields); null for a model that reads none.
+  const core::JaggedIds* categorical = nullptr;
 };
 
 class Layer {

@@ -1,12 +1,31 @@
 #include "nn/layer_attributes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/parse_number.h"
 
 namespace pstrain::nn {
+
+namespace {
+
+constexpr std::size_t kMaxListLength = 4096;
+
+// Decimal digits below 2^31; false for anything else (empty, a sign, an overflow).
+bool parse_count(std::string_view text, std::size_t& value) {
+  value = 0;
+  if (text.empty()) return false;
+  for (const char c : text) {
+    if (c < '0' || c > '9' || value > (std::numeric_limits<int>::max() - 9) / 10) return false;
+    value = value * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return true;
+}
+
+}  // namespace
 
 LayerAttributes::LayerAttributes(std::map<std::string, std::string> values, std::string where)
     : values_(std::move(values)), where_(std::move(where)) {}
@@ -36,13 +55,38 @@ std::size_t LayerAttributes::non_negative(const std::string& key, std::size_t fa
   const std::string* text = find(key);
   if (text == nullptr) return fallback;
   std::size_t value = 0;
-  for (const char c : *text) {
-    if (c < '0' || c > '9' || value > (std::numeric_limits<int>::max() - 9) / 10) {
-      fail(cat(key, "=", *text, " is not an integer in [0, 2^31)"));
-    }
-    value = value * 10 + static_cast<std::size_t>(c - '0');
-  }
+  if (!parse_count(*text, value)) fail(cat(key, "=", *text, " is not an integer in [0, 2^31)"));
   return value;
+}
+
+std::vector<std::size_t> LayerAttributes::non_negative_list(const std::string& key) {
+  const std::string* text = find(key);
+  if (text == nullptr) fail(cat("needs ", key, "=A[,B,C-D...]"));
+  std::vector<std::size_t> values;
+  std::string_view rest = *text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const std::size_t dash = item.find('-');
+    std::size_t first = 0;
+    std::size_t last = 0;
+    const bool valid = dash == std::string_view::npos
+                           ? parse_count(item, first) && parse_count(item, last)
+                           : parse_count(item.substr(0, dash), first) && parse_count(item.substr(dash + 1), last);
+    if (!valid || last < first) {
+      fail(cat(key, "=", *text, ": '", item, "' is not an integer in [0, 2^31) nor a range A-B with A <= B"));
+    }
+    // The list is a handful of field indices: a bound keeps a typo (0-2000000000) from running for minutes.
+    if (last - first >= kMaxListLength - values.size())
+      fail(cat(key, "=", *text, " lists more than ", kMaxListLength, " values"));
+    for (std::size_t value = first; value <= last; ++value) {
+      if (std::find(values.begin(), values.end(), value) != values.end())
+        fail(cat(key, "=", *text, " names ", value, " twice"));
+      values.push_back(value);
+    }
+    if (comma == std::string_view::npos) return values;
+    rest = rest.substr(comma + 1);
+  }
 }
 
 float LayerAttributes::number(const std::string& key, float fallback, float low, float high) {

@@ -23,6 +23,11 @@ class LayerAttributes {
   float number(const std::string& key, float fallback, float low, float high);
   bool flag(const std::string& key, bool fallback);  // true/false
   std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed);
+  // Non-negative integers separated by commas, a range A-B standing for A, A+1, ..., B: `fields=0,3,5-7`.
+  // Required; every value below 2^31, none twice.
+  std::vector<std::size_t> non_negative_list(const std::string& key);
+  // Whether the node gives `key` (without marking it known).
+  bool has(const std::string& key) const { return values_.count(key) > 0; }
 
   // Error(kUsage) for a key no read asked for.
   void check_all_used() const;

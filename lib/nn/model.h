@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compute/backend.h"
+#include "core/jagged_ids.h"
 #include "nn/parameter_stream.h"
 
 namespace pstrain::nn {
@@ -52,6 +53,11 @@ class Model {
   // The key of the random draws of the next training steps (dropout masks), built by the caller from the seed,
   // the global step and the trainer (core/counter_random.h): a resumed step draws what the original drew.
   virtual void set_step_key(std::uint64_t key) = 0;
+  // How many categorical fields the model's batches carry (1 + the highest field it reads, model_plan.h), 0 for
+  // a model of features only; and the fields (host memory) of the samples the next train_batch or
+  // evaluate_batch calls receive, one JaggedIds sample per sample, kept by the caller until then.
+  virtual std::size_t categorical_fields() const { return 0; }
+  virtual void set_categorical(const core::JaggedIds* fields) { static_cast<void>(fields); }
   virtual void get_parameters(std::span<float> host_out) const = 0;
   virtual void set_parameters(std::span<const float> host_in) = 0;
   virtual void get_gradients(std::span<float> host_out) const = 0;

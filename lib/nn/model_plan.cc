@@ -124,6 +124,53 @@ void check_all_used(const ModelPlan& model) {
   }
 }
 
+// A layer that reads no layer (embedding_bag) does not read the line above either; naming inputs for it is a
+// mistake in the description.
+void drop_default_inputs(ModelSpec& spec) {
+  for (NodeSpec& node : spec.nodes) {
+    const LayerType* type = layer_registry().find(node.type);
+    if (type == nullptr || type->max_inputs > 0) continue;
+    if (node.inputs_named) {
+      const std::string problem = "reads no layer (its input is the batch's categorical fields): remove inputs=";
+      fail(spec, node, cat("layer ", node.name, " (", node.type, ") ", problem));
+    }
+    node.inputs.clear();
+  }
+}
+
+// The last line's loss= (softmax by default) and the output shape it needs.
+void plan_loss(ModelPlan& model) {
+  for (std::size_t i = 0; i + 1 < model.spec.nodes.size(); ++i) {
+    if (!model.spec.nodes[i].loss.empty()) {
+      fail(model.spec, model.spec.nodes[i], "loss= belongs on the last line (the model's output)");
+    }
+  }
+  const NodeSpec& last = model.spec.nodes.back();
+  try {
+    model.loss = last.loss.empty() ? LossKind::kSoftmaxCrossEntropy : parse_loss(last.loss);
+  } catch (const Error& error) {
+    fail(model.spec, last, error.what());
+  }
+  const PlannedNode& output = model.nodes.back();
+  if (model.loss == LossKind::kBinaryCrossEntropy) {
+    if (model.classes != 2) {
+      fail(model.spec, last, cat("loss=bce needs data of 2 classes (labels 0 and 1); the data have ", model.classes));
+    }
+    if (output.plan.output != Shape{1}) {
+      fail(model.spec, output.spec,
+           cat("the model's output (layer ", output.spec.name, ") has shape ", to_string(output.plan.output),
+               "; loss=bce reads one logit per sample, so it must be 1 (end with a dense layer of units=1)"));
+    }
+    return;
+  }
+  if (output.plan.output != Shape{model.classes}) {
+    fail(model.spec, output.spec,
+         cat("the model's output (layer ", output.spec.name, ") has shape ", to_string(output.plan.output),
+             "; the data have ", model.classes, " classes, so it must be ", model.classes,
+             " (end with a dense layer of units=", model.classes, ")"));
+  }
+}
+
 }  // namespace
 
 Shape model_input_shape(const std::vector<std::size_t>& data_sample_shape) {
@@ -138,6 +185,7 @@ ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes) {
   model.spec = std::move(spec);
   model.input = input;
   model.classes = classes;
+  drop_default_inputs(model.spec);
   const std::vector<std::size_t> order = evaluation_order(model.spec);
   // The output is the last line of the description; evaluation order keeps it last unless a line after it
   // feeds it, and then that line's output is unused, which check_all_used reports.
@@ -147,6 +195,9 @@ ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes) {
     add_tensors(model, node, node.plan.parameters, true, node.parameters);
     add_tensors(model, node, node.plan.state, false, node.state);
     model.forward_flops += node.plan.forward_flops;
+    for (const std::size_t field : node.plan.categorical_fields) {
+      model.categorical_fields = std::max(model.categorical_fields, field + 1);
+    }
     position[node.spec.name] = static_cast<int>(model.nodes.size());
     model.nodes.push_back(std::move(node));
   }
@@ -157,13 +208,7 @@ ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes) {
              "must be the last line"));
   }
   check_all_used(model);
-  const PlannedNode& output = model.nodes.back();
-  if (output.plan.output != Shape{classes}) {
-    fail(model.spec, output.spec,
-         cat("the model's output (layer ", output.spec.name, ") has shape ", to_string(output.plan.output),
-             "; the data have ", classes, " classes, so it must be ", classes,
-             " (end with a dense layer of units=", classes, ")"));
-  }
+  plan_loss(model);
   if (model.parameter_count == 0)
     throw Error(ExitCode::kUsage, cat(model.spec.source, ": the model has no parameters to train"));
   return model;
@@ -263,6 +308,10 @@ std::string describe_model(const ModelPlan& plan) {
   std::snprintf(line, sizeof line, "%-16s %-15s %-16s %12zu %16.0f\n", "total", "", "", plan.parameter_count,
                 plan.forward_flops);
   out << line << "non-trainable state: " << plan.state_count << " floats; training costs about 3x the forward FLOPs\n";
+  // Only for models that differ from the classifiers' default, so that their descriptions stay as they were.
+  if (plan.loss != LossKind::kSoftmaxCrossEntropy || plan.categorical_fields > 0) {
+    out << "loss: " << to_string(plan.loss) << "; reads " << plan.categorical_fields << " categorical field(s)\n";
+  }
   return out.str();
 }
 

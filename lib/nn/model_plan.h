@@ -16,6 +16,7 @@
 
 #include "nn/layer.h"
 #include "nn/layer_registry.h"
+#include "nn/loss.h"
 #include "nn/model.h"
 #include "nn/model_spec.h"
 
@@ -38,6 +39,10 @@ struct ModelPlan {
   ModelSpec spec;
   Shape input;  // one sample of the data
   std::size_t classes = 0;
+  LossKind loss = LossKind::kSoftmaxCrossEntropy;  // the last line's loss=
+  // 1 + the highest categorical field any layer reads (LayerPlan::categorical_fields): the batches must carry at
+  // least these fields (core/jagged_ids.h, Model::set_categorical). 0: the model reads features only.
+  std::size_t categorical_fields = 0;
   std::vector<PlannedNode> nodes;  // in evaluation order; the last one is the output (the logits)
   std::vector<ParameterInfo> parameters;
   std::vector<InitRule> parameter_init;  // parallel to parameters
@@ -53,7 +58,8 @@ Shape model_input_shape(const std::vector<std::size_t>& data_sample_shape);
 
 // Throws Error(kUsage) naming SOURCE:LINE and the problem: an unknown layer type, an input that names no layer,
 // a cycle, a layer whose input shape it cannot take, a wrong number of inputs, an unknown attribute, a layer
-// whose output nothing reads, an output that is not {classes}.
+// whose output nothing reads, an output that is not {classes} (softmax) or {1} over 2 classes (bce), a loss=
+// elsewhere than on the last line.
 ModelPlan plan_model(ModelSpec spec, const Shape& input, std::size_t classes);
 
 // The documented initialisation, on the host, from the plan alone (servers start from it without a model): one

@@ -59,11 +59,15 @@ NodeSpec parse_line(const std::vector<std::string>& words, const std::string& so
     if (key == "inputs") {
       if (!node.inputs.empty()) fail(source, line, "inputs= given twice");
       node.inputs = split(value, ',');
+      node.inputs_named = true;
       std::set<std::string> seen;
       for (const std::string& input : node.inputs) {
         if (!is_name(input)) fail(source, line, cat("'", input, "' in inputs= is not a layer name"));
         if (!seen.insert(input).second) fail(source, line, cat("inputs= names '", input, "' twice"));
       }
+    } else if (key == "loss") {
+      if (!node.loss.empty()) fail(source, line, "loss= given twice");
+      node.loss = value;
     } else if (!node.attributes.emplace(key, value).second) {
       fail(source, line, cat("attribute '", key, "' given twice"));
     }

@@ -7,7 +7,9 @@
 //
 // NAME is [A-Za-z_][A-Za-z0-9_]*, unique, and not "input" (the data). A layer reads the layer on the line above
 // (the first one reads the data), or the layers listed in `inputs=NAME[,NAME...]` (residual add, concatenation),
-// which may name `input`. The last line is the model's output: the logits the loss reads. TYPE is one of the
+// which may name `input`. A layer type that reads no layer (embedding_bag: its input is the batch's categorical
+// fields) ignores the line above. The last line is the model's output: the logits the loss reads, and the only
+// line that may say which loss with `loss=softmax|bce` (softmax cross-entropy by default). TYPE is one of the
 // registered layer types (layer_registry.h); every other key is the type's own attribute. The whole format is
 // documented for users in docs/model-files.md.
 #include <filesystem>
@@ -23,6 +25,8 @@ struct NodeSpec {
   std::string type;
   std::map<std::string, std::string> attributes;  // without "inputs"
   std::vector<std::string> inputs;                // never empty after parsing
+  bool inputs_named = false;                      // by inputs=, rather than the line above
+  std::string loss;                               // loss=, empty when not given
   int line = 0;                                   // 1-based line in the source
 };
 

@@ -59,6 +59,13 @@ inline std::vector<LayerCase> layer_cases() {
        "a dense units=3\nb dense units=2 inputs=input\nc concat inputs=b,a\nd dense units=3\n",
        {4}},
       {"embedding", "a embedding vocab=6 dim=3\nb flatten\nc dense units=3\n", {4}, true},
+      // The CTR interactions over dense layers' outputs, so that the GPU tests run them too (embedding_bag, their
+      // usual input, is CPU-only; test_ctr_gradients.cc checks them over it).
+      {"dot_interaction",
+       "a dense units=3\nb dense units=3 inputs=input\nc dense units=3 inputs=input\n"
+       "x dot_interaction inputs=a,b,c\nd dense units=3\n",
+       {4}},
+      {"fm", "a dense units=3\nb tanh\nc dense units=3 inputs=input\nf fm inputs=b,c\ng dense units=3\n", {5}},
   };
 }
 
