@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "core/options.h"
+#include "core/parse_number.h"
 #include "data/ctr_file_names.h"
 #include "data/shard.h"
 #include "output_folder.h"
@@ -45,33 +46,22 @@ bool parse_ctr_flags(int argc, char** argv, const po::options_description& flags
 std::uint64_t ctr_count_flag(const po::variables_map& values, const char* flag, std::uint64_t fallback) {
   if (!values.count(flag)) return fallback;
   const std::string text = values[flag].as<std::string>();
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    if (!text.empty() && text[0] >= '0' && text[0] <= '9') value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || value == 0) {
+  const bool digits = !text.empty() && text[0] >= '0' && text[0] <= '9';  // no spaces, no sign
+  const std::optional<std::uint64_t> value = digits ? pstrain::parse_number<std::uint64_t>(text) : std::nullopt;
+  if (!value || *value == 0) {
     throw Error(ExitCode::kUsage, cat("--", flag, " must be a whole number > 0, got '", text, "'"));
   }
-  return value;
+  return *value;
 }
 
 double ctr_fraction_flag(const po::variables_map& values, const char* flag, double fallback) {
   if (!values.count(flag)) return fallback;
   const std::string text = values[flag].as<std::string>();
-  std::size_t used = 0;
-  double value = -1;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !(value >= 0 && value < 1)) {
+  const std::optional<double> value = pstrain::parse_number<double>(text);
+  if (!value || !(*value >= 0 && *value < 1)) {
     throw Error(ExitCode::kUsage, cat("--", flag, " must be a fraction, 0 <= F < 1, got '", text, "'"));
   }
-  return value;
+  return *value;
 }
 
 void publish_ctr_folder(StagingFolder& staging, std::vector<std::string> shard_names, const std::string& fields_tsv,

@@ -14,15 +14,12 @@ namespace {
 
 constexpr std::size_t kMaxListLength = 4096;
 
-// Decimal digits below 2^31; false for anything else (empty, a sign, an overflow).
+// Decimal digits below 2^31; false for anything else (empty, a space, a sign, an overflow).
 bool parse_count(std::string_view text, std::size_t& value) {
-  value = 0;
-  if (text.empty()) return false;
-  for (const char c : text) {
-    if (c < '0' || c > '9' || value > (std::numeric_limits<int>::max() - 9) / 10) return false;
-    value = value * 10 + static_cast<std::size_t>(c - '0');
-  }
-  return true;
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  const std::optional<int> parsed = parse_number<int>(text);
+  value = parsed ? static_cast<std::size_t>(*parsed) : 0;
+  return parsed.has_value();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/parse_number.h"
 
 namespace pstrain::data::ctr {
 
@@ -34,13 +35,10 @@ struct Rating {
 }
 
 template <typename T>
-T parse_number(const std::string& text, const fs::path& path, std::uint64_t line, const char* what) {
-  T value{};
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    bad_line(path, line, cat(what, " '", text, "' is not a number"));
-  }
-  return value;
+T parse_field(const std::string& text, const fs::path& path, std::uint64_t line, const char* what) {
+  const std::optional<T> value = pstrain::parse_number<T>(text);
+  if (!value) bad_line(path, line, cat(what, " '", text, "' is not a number"));
+  return *value;
 }
 
 // The lines of a file after its header, which must name `header` (quotes dropped).
@@ -71,7 +69,7 @@ void read_csv(const fs::path& path, const std::vector<std::string>& header, OnLi
 std::unordered_map<std::uint64_t, Movie> read_movies(const fs::path& path) {
   std::unordered_map<std::uint64_t, Movie> movies;
   read_csv(path, {"movieId", "title", "genres"}, [&](const std::vector<std::string>& fields, std::uint64_t line) {
-    const auto id = parse_number<std::uint64_t>(fields[0], path, line, "movieId");
+    const auto id = parse_field<std::uint64_t>(fields[0], path, line, "movieId");
     Movie movie;
     movie.year = title_year(fields[1]);
     std::string_view genres = fields[2];
@@ -92,12 +90,12 @@ std::vector<Rating> read_ratings(const fs::path& path, const std::unordered_map<
   read_csv(path, {"userId", "movieId", "rating", "timestamp"},
            [&](const std::vector<std::string>& fields, std::uint64_t line) {
              Rating rating;
-             rating.user = parse_number<std::uint64_t>(fields[0], path, line, "userId");
-             rating.movie = parse_number<std::uint64_t>(fields[1], path, line, "movieId");
-             const auto stars = parse_number<double>(fields[2], path, line, "rating");
+             rating.user = parse_field<std::uint64_t>(fields[0], path, line, "userId");
+             rating.movie = parse_field<std::uint64_t>(fields[1], path, line, "movieId");
+             const auto stars = parse_field<double>(fields[2], path, line, "rating");
              if (!(stars >= 0.5 && stars <= 5)) bad_line(path, line, cat("rating ", fields[2], " is not 0.5 to 5"));
              rating.click = stars >= 4;
-             rating.timestamp = parse_number<std::int64_t>(fields[3], path, line, "timestamp");
+             rating.timestamp = parse_field<std::int64_t>(fields[3], path, line, "timestamp");
              if (!movies.count(rating.movie)) {
                bad_line(path, line, cat("movieId ", rating.movie, " is not in movies.csv"));
              }
