@@ -197,12 +197,17 @@ class Backend {
 
 std::unique_ptr<Backend> make_cpu_backend();
 
+// How a CUDA backend runs convolutions: cuDNN where the build has cuDNN support, the machine has a cuDNN 9 and it
+// has a deterministic algorithm for the shape (compute/cuda/cudnn_convolution.h), else im2col + cuBLAS; or
+// im2col + cuBLAS always (the path before cuDNN, and the tests' second path).
+enum class GpuConvolutions { kFastest, kIm2colGemm };
+
 // GPUs (compute/devices.cc or cuda/devices.cc, whichever the build has).
 // Number of CUDA devices this process can use; 0 when the build has no CUDA, there is no driver or no device.
 int gpu_count();
 // A CUDA backend on device `ordinal` (cudaSetDevice for this process). Throws pstrain::Error(kUsage) naming
 // the problem when the build has no CUDA or the ordinal does not exist.
-std::unique_ptr<Backend> make_gpu_backend(int ordinal);
+std::unique_ptr<Backend> make_gpu_backend(int ordinal, GpuConvolutions convolutions = GpuConvolutions::kFastest);
 // True when this binary was compiled with the CUDA backend.
 bool built_with_cuda();
 

@@ -129,7 +129,12 @@ PinnedLossTotals::~PinnedLossTotals() {
 
 // --- the backend
 
-CudaBackend::CudaBackend(int device) : device_(device), name_(describe_device(device)), cublas_(stream_.get()) {}
+CudaBackend::CudaBackend(int device, GpuConvolutions convolutions)
+    : device_(device),
+      convolutions_(convolutions),
+      name_(describe_device(device)),
+      cublas_(stream_.get()),
+      cudnn_(device, stream_.get()) {}
 
 CudaBackend::~CudaBackend() {
   make_current_nothrow(device_);
@@ -277,6 +282,14 @@ void CudaBackend::col2im(const float* columns, float* dx, const ConvGeometry& ge
   const ConvShape shape = conv_shape(geometry, batch);
   make_current();
   launch_col2im(stream(), columns, dx, shape, batch);
+}
+
+std::unique_ptr<ConvolutionKernel> CudaBackend::make_convolution(const ConvGeometry& geometry, int filters,
+                                                                 int max_batch) {
+  (void)conv_shape(geometry, max_batch);  // the same geometry checks as im2col's
+  if (convolutions_ == GpuConvolutions::kIm2colGemm) return nullptr;
+  make_current();
+  return cudnn_.make(*this, geometry, filters, max_batch);
 }
 
 void CudaBackend::max_pool_forward(const float* x, float* y, std::int32_t* argmax, const PoolGeometry& geometry,

@@ -38,20 +38,29 @@ using compute::testing::norm_close;
 using compute::testing::random_floats;
 using compute::testing::relative_close;
 
-class GpuModelTest : public ::testing::Test {
+// How gradient tensors are compared: element by element where the grid keeps the sums exact, as whole tensors
+// past batch norm, whose normalisation leaves the grid, and wherever cuDNN convolves (its Winograd and FFT
+// algorithms leave the grid too) (gpu_test_util.h, norm_close).
+enum class Gradients { kEveryElement, kWholeTensor };
+
+// Every case runs on both GPU convolution paths: im2col + cuBLAS, and cuDNN (skipped where the machine has none).
+class GpuModelTest : public ::testing::TestWithParam<compute::GpuConvolutions> {
  protected:
   void SetUp() override {
     if (compute::gpu_count() == 0) GTEST_SKIP() << "no GPU";
-    gpu_ = compute::make_gpu_backend(0);
+    gpu_ = compute::make_gpu_backend(0, GetParam());
+    const compute::ConvGeometry probe{.height = 28, .width = 28, .channels = 1, .kernel = 3, .stride = 1, .padding = 1};
+    if (cudnn() && !gpu_->make_convolution(probe, 8, 4)) GTEST_SKIP() << "no cuDNN on this machine";
+  }
+
+  bool cudnn() const { return GetParam() == compute::GpuConvolutions::kFastest; }
+  Gradients gradients(Gradients preferred = Gradients::kEveryElement) const {
+    return cudnn() ? Gradients::kWholeTensor : preferred;
   }
 
   std::unique_ptr<compute::Backend> cpu_ = std::make_unique<compute::CpuBackend>(compute::CpuConvolutions::kIm2colGemm);
   std::unique_ptr<compute::Backend> gpu_;
 };
-
-// How gradient tensors are compared: element by element where the grid keeps the sums exact, as whole tensors
-// past batch norm, whose normalisation leaves the grid (gpu_test_util.h, norm_close).
-enum class Gradients { kEveryElement, kWholeTensor };
 
 std::vector<float> gradients_of(const Model& model) {
   std::vector<float> values(model.parameter_count());
@@ -145,7 +154,7 @@ void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uin
   }
 }
 
-TEST_F(GpuModelTest, MlpMatchesCpuForEveryActivation) {
+TEST_P(GpuModelTest, MlpMatchesCpuForEveryActivation) {
   for (Activation activation : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
     SCOPED_TRACE(compute::to_string(activation));
     const MlpSpec spec{.input_size = 40,
@@ -155,11 +164,11 @@ TEST_F(GpuModelTest, MlpMatchesCpuForEveryActivation) {
                        .max_batch = 48};
     auto gpu = make_mlp(*gpu_, spec);
     auto cpu = make_mlp(*cpu_, spec);
-    expect_models_agree(*gpu, *cpu, spec.max_batch, 7);
+    expect_models_agree(*gpu, *cpu, spec.max_batch, 7, gradients());
   }
 }
 
-TEST_F(GpuModelTest, FashionSizedMlpMatchesCpu) {
+TEST_P(GpuModelTest, FashionSizedMlpMatchesCpu) {
   const MlpSpec spec{.input_size = 784,
                      .hidden = {256, 128},
                      .num_classes = 10,
@@ -167,17 +176,17 @@ TEST_F(GpuModelTest, FashionSizedMlpMatchesCpu) {
                      .max_batch = 64};
   auto gpu = make_mlp(*gpu_, spec);
   auto cpu = make_mlp(*cpu_, spec);
-  expect_models_agree(*gpu, *cpu, spec.max_batch, 8);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 8, gradients());
 }
 
-TEST_F(GpuModelTest, LogisticRegressionMatchesCpu) {
+TEST_P(GpuModelTest, LogisticRegressionMatchesCpu) {
   const MlpSpec spec{.input_size = 13, .hidden = {}, .num_classes = 3, .max_batch = 20};
   auto gpu = make_mlp(*gpu_, spec);
   auto cpu = make_mlp(*cpu_, spec);
-  expect_models_agree(*gpu, *cpu, spec.max_batch, 9);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 9, gradients());
 }
 
-TEST_F(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
+TEST_P(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
   for (Activation activation : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
     SCOPED_TRACE(compute::to_string(activation));
     const CnnSpec spec{.height = 12,
@@ -191,11 +200,11 @@ TEST_F(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
                        .max_batch = 16};
     auto gpu = make_cnn(*gpu_, spec);
     auto cpu = make_cnn(*cpu_, spec);
-    expect_models_agree(*gpu, *cpu, spec.max_batch, 10);
+    expect_models_agree(*gpu, *cpu, spec.max_batch, 10, gradients());
   }
 }
 
-TEST_F(GpuModelTest, OddSizedCnnWithLargeKernelMatchesCpu) {
+TEST_P(GpuModelTest, OddSizedCnnWithLargeKernelMatchesCpu) {
   const CnnSpec spec{.height = 9,
                      .width = 7,
                      .channels = 2,
@@ -207,18 +216,18 @@ TEST_F(GpuModelTest, OddSizedCnnWithLargeKernelMatchesCpu) {
                      .max_batch = 10};
   auto gpu = make_cnn(*gpu_, spec);
   auto cpu = make_cnn(*cpu_, spec);
-  expect_models_agree(*gpu, *cpu, spec.max_batch, 11);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 11, gradients());
 }
 
-TEST_F(GpuModelTest, MnistSizedCnnMatchesCpu) {
+TEST_P(GpuModelTest, MnistSizedCnnMatchesCpu) {
   CnnSpec spec;  // 28x28x1, conv {32, 64}, kernel 3, hidden {128}, 10 classes
   spec.max_batch = 32;
   auto gpu = make_cnn(*gpu_, spec);
   auto cpu = make_cnn(*cpu_, spec);
-  expect_models_agree(*gpu, *cpu, spec.max_batch, 12);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 12, gradients());
 }
 
-TEST_F(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
+TEST_P(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
   for (const testing::LayerCase& layer : testing::layer_cases()) {
     SCOPED_TRACE(layer.name);
     const std::size_t batch = 4;
@@ -237,7 +246,7 @@ TEST_F(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
     const auto labels = random_labels(batch, classes, 13);
     expect_same_batch_results(gpu->train_batch(features, labels, batch), cpu->train_batch(features, labels, batch),
                               "train_batch");
-    expect_same_gradients(*gpu, *cpu, "train_batch");
+    expect_same_gradients(*gpu, *cpu, "train_batch", gradients());
     std::vector<float> gpu_state(
         cpu->state_layout().empty() ? 0 : cpu->state_layout().back().offset + cpu->state_layout().back().size);
     std::vector<float> cpu_state(gpu_state.size());
@@ -249,7 +258,7 @@ TEST_F(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
   }
 }
 
-TEST_F(GpuModelTest, SmallResnetPresetMatchesCpu) {
+TEST_P(GpuModelTest, SmallResnetPresetMatchesCpu) {
   PresetOptions options;
   options.name = "resnet";
   options.width = 0.0625;  // 4, 8, 16, 32 channels
@@ -261,8 +270,14 @@ TEST_F(GpuModelTest, SmallResnetPresetMatchesCpu) {
   auto cpu = make_graph_model(*cpu_, plan(), 8);
   // Batch norm after every convolution: per-element errors of 1.1e-4 to 1.6e-4 in gradients of small entries
   // (on the H200, and between the CPU's two convolution algorithms alike), so whole tensors are compared.
-  expect_models_agree(*gpu, *cpu, 8, 14, Gradients::kWholeTensor);
+  expect_models_agree(*gpu, *cpu, 8, 14, gradients(Gradients::kWholeTensor));
 }
+
+INSTANTIATE_TEST_SUITE_P(ConvolutionPaths, GpuModelTest,
+                         ::testing::Values(compute::GpuConvolutions::kIm2colGemm, compute::GpuConvolutions::kFastest),
+                         [](const auto& info) {
+                           return info.param == compute::GpuConvolutions::kFastest ? "Cudnn" : "Im2colCublas";
+                         });
 
 }  // namespace
 }  // namespace pstrain::nn
