@@ -189,6 +189,14 @@ class Backend {
   virtual void* allocate_host_staging(std::size_t bytes);
   virtual void release_host_staging(void* pointer) noexcept;
 
+  // The points of a training step that split its GPU time into data, forward, backward and the time between steps,
+  // measured with events on a GPU backend's own stream (compute/cuda/step_timeline.h); no-ops on the CPU backend.
+  enum class StepPoint { kStart, kBatchLoaded, kForwardDone, kBackwardDone };
+  virtual void mark_step(StepPoint /*point*/) {}
+  // The mean of each phase over the steps marked since the last call, as one line for the log (empty where
+  // nothing was measured); starts a new count.
+  virtual std::string take_step_breakdown() { return {}; }
+
   // Waits for all queued work (a no-op on the CPU backend).
   virtual void synchronize() {}
   // The backend's CUDA stream (cudaStream_t) for NCCL, or null on the CPU backend.

@@ -429,4 +429,14 @@ void CudaBackend::synchronize() {
   CUDA_CHECK(cudaStreamSynchronize(stream()));
 }
 
+void CudaBackend::mark_step(StepPoint point) {
+  make_current();
+  timeline_.mark(point, stream());
+}
+
+std::string CudaBackend::take_step_breakdown() {
+  make_current();
+  return timeline_.take_breakdown();
+}
+
 }  // namespace pstrain::compute::cuda

@@ -25,6 +25,7 @@
 #include "compute/cuda/cublas_api.h"
 #include "compute/cuda/cudnn_convolution.h"
 #include "compute/cuda/kernels.h"
+#include "compute/cuda/step_timeline.h"
 
 namespace pstrain::compute::cuda {
 
@@ -146,6 +147,8 @@ class CudaBackend final : public Backend {
   void* allocate_host_staging(std::size_t bytes) override;
   void release_host_staging(void* pointer) noexcept override;
   void synchronize() override;
+  void mark_step(StepPoint point) override;
+  std::string take_step_breakdown() override;
   void* native_stream() override { return stream_.get(); }
 
  private:
@@ -161,6 +164,7 @@ class CudaBackend final : public Backend {
   DeviceScratch scratch_;
   PinnedLossTotals host_totals_;
   CudnnConvolutions cudnn_;  // before the stream it works on is destroyed
+  StepTimeline timeline_;
 };
 
 }  // namespace pstrain::compute::cuda
