@@ -116,7 +116,7 @@ struct Loaded {
 // Tries one file: the loaded API, or null with the reason in `reasons`.
 std::unique_ptr<CudnnApi> try_load(const std::string& path, Loaded& loaded, std::string& reasons) {
   try {
-    auto library = std::make_unique<SharedLibrary>(path, "");
+    auto library = std::make_unique<SharedLibrary>(path, "tried as cuDNN");
     auto api = std::make_unique<CudnnApi>(resolve(*library));
     if (api->version / 10000 != CUDNN_MAJOR) {
       reasons += cat("; ", path, " is cuDNN ", api->version, ", not major ", CUDNN_MAJOR);
