@@ -271,7 +271,9 @@ speed_run() {
     step "$name" 120 mpirun --oversubscribe --bind-to none -np 1 pstrain "${common[@]}" --device "$DEVICE" \
       --optimizer momentum --output-dir "$dir" || return 0
   else
-    step "$name" 120 "$PYTHON" "$REPO/benchmarks/torch_cnn.py" --mode single --device cuda --cudnn-benchmark off \
+    local torch_device=cuda
+    [[ "$DEVICE" == gpu ]] || torch_device=cpu  # a dry run without a GPU
+    step "$name" 120 "$PYTHON" "$REPO/benchmarks/torch_cnn.py" --mode single --device "$torch_device" --cudnn-benchmark off \
       "${common[@]}" || return 0
     grep '^{' "$LOGS/$name.log" | tail -n 1 > "$dir/result.json"
   fi
