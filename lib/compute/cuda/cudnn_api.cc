@@ -18,7 +18,10 @@ namespace pstrain::compute::cuda {
 
 namespace {
 
-const std::string kFileName = "libcudnn.so." + std::to_string(CUDNN_MAJOR);
+// libcudnn.so.9: the major version of the headers this build was made with.
+std::string file_name() {
+  return cat("libcudnn.so.", CUDNN_MAJOR);
+}
 
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
@@ -47,7 +50,7 @@ std::vector<std::string> pytorch_copies() {
   std::vector<std::string> paths;
   for (const std::string& prefix : prefixes) {
     for (const char* packages : {"site-packages", "dist-packages"}) {
-      for (std::string& path : matches(prefix + "/lib/python3*/" + packages + "/nvidia/cudnn/lib/" + kFileName)) {
+      for (std::string& path : matches(cat(prefix, "/lib/python3*/", packages, "/nvidia/cudnn/lib/", file_name()))) {
         paths.push_back(std::move(path));
       }
     }
@@ -56,9 +59,9 @@ std::vector<std::string> pytorch_copies() {
 }
 
 std::vector<std::string> candidates() {
-  std::vector<std::string> paths{kFileName};  // the dynamic linker's own search first
+  std::vector<std::string> paths{file_name()};  // the dynamic linker's own search first
   for (const char* folder : {"/usr/local/cuda/lib64", "/usr/local/cuda/lib", "/usr/lib/x86_64-linux-gnu"}) {
-    paths.push_back(std::string(folder) + "/" + kFileName);
+    paths.push_back(std::string(folder) + "/" + file_name());
   }
   for (std::string& path : pytorch_copies()) paths.push_back(std::move(path));
   return paths;
@@ -138,7 +141,7 @@ Loaded load() {
   if (requested == "none") {
     loaded.description = "cuDNN: none (PSTRAIN_CUDNN_LIBRARY=none)";
   } else if (!requested.empty()) {
-    const std::string path = std::filesystem::is_directory(requested) ? requested + "/" + kFileName : requested;
+    const std::string path = std::filesystem::is_directory(requested) ? requested + "/" + file_name() : requested;
     loaded.api = try_load(path, loaded, reasons);
     if (!loaded.api) {
       throw Error(ExitCode::kMissingDependency,
