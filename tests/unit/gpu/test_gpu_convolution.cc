@@ -102,7 +102,7 @@ TEST_P(GpuConvolutionPathTest, Im2colPathMatchesCpuAndMakesNoKernel) {
 
 INSTANTIATE_TEST_SUITE_P(Geometries, GpuConvolutionPathTest, ::testing::ValuesIn(kConvGeometries), GeometryName());
 
-TEST(GpuCudnnConvolutionTest, LeavesTheInputGradientAloneWhenNotAskedFor) {
+TEST(GpuCudnnConvolutionTest, WeightGradientWithoutAnInputGradient) {
   if (gpu_count() == 0) GTEST_SKIP() << "no GPU";
   auto gpu = make_gpu_backend(0);
   const ConvGeometry g{.height = 14, .width = 14, .channels = 32, .kernel = 3, .stride = 1, .padding = 1};
