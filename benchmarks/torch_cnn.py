@@ -80,6 +80,9 @@ def parse_args(argv=None):
     p.add_argument("--host-data", action="store_true",
                    help="cuda: keep the training data in (pinned) host memory and copy each batch")
     p.add_argument("--tf32", action="store_true", help="cuda: allow TF32 in convolutions and matmuls")
+    p.add_argument("--cudnn-benchmark", choices=("on", "off"), default="on",
+                   help="cuda: torch.backends.cudnn.benchmark (on: cuDNN times its algorithms for each shape; off:"
+                        " PyTorch's own default, what a plain training loop runs with)")
     p.add_argument("--hdf5", choices=("auto", "h5py", "ctypes"), default="auto",
                    help="shard reader: h5py, or libhdf5 through ctypes (for machines without h5py, e.g. with the"
                         " libraries of benchmarks/gpu/package.sh's bundle); auto: h5py when importable")
@@ -178,7 +181,8 @@ def run(args, rank, world, result_queue=None):
     if args.device == "cuda":
         device = torch.device("cuda", rank % torch.cuda.device_count())
         torch.cuda.set_device(device)
-        torch.backends.cudnn.benchmark = True  # fixed shapes: let cuDNN pick its fastest algorithms
+        # on: fixed shapes, let cuDNN time and pick its fastest algorithms; off: PyTorch's default heuristic choice
+        torch.backends.cudnn.benchmark = args.cudnn_benchmark == "on"
         torch.backends.cudnn.allow_tf32 = args.tf32
         torch.backends.cuda.matmul.allow_tf32 = args.tf32
     else:

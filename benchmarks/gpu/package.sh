@@ -4,6 +4,7 @@
 # OpenBLAS or Boost.
 #
 #   benchmarks/gpu/package.sh                 # BUILD_DIR=build, bundle in gpu-bundle/ (git-ignored)
+#   BUILD_DIR=build-cuda TESTS=test_gpu benchmarks/gpu/package.sh   # the `cuda` preset's build, test_gpu only
 #
 # Run it on this machine after a build (for the GPU: a build with the CUDA backend, e.g. the default `build`).
 # The bundle holds:
@@ -155,7 +156,9 @@ needed_versions() {  # PREFIX
   done | grep -o "Name: $1[0-9.]*" | sed "s/Name: //" | sort -uV | tail -n1
 }
 # The CUDA libraries pstrain needs from the GPU machine: those it links, and cuBLAS, which its GPU backend opens
-# at run time (lib/compute/cuda/cublas_api.h) in the version of the CUDA runtime it links.
+# at run time (lib/compute/cuda/cublas_api.h) in the version of the CUDA runtime it links. cuDNN is opened at run
+# time too where the machine has one (lib/compute/cuda/cudnn_api.h: the system's or PyTorch's); without one the
+# convolutions run as im2col + cuBLAS, so it is not listed as needed.
 cuda_libraries_needed() {
   local linked
   linked="$(ldd "$BUILD_DIR/bin/pstrain" | awk '{print $1}' | grep -E "$GPU_LIBS" || true)"
@@ -169,6 +172,8 @@ cuda_libraries_needed() {
   echo "build_dir=$BUILD_DIR"
   git_info
   echo "pstrain_version=$("$BUILD_DIR/bin/pstrain" --version 2>/dev/null | head -n1 || echo unknown)"
+  # "cuDNN ON": the build opens a cuDNN 9 at run time (not carried: ~470 MB; PyTorch's, via env.sh's nvidia/*/lib)
+  echo "built_with=$("$BUILD_DIR/bin/pstrain" --version 2>/dev/null | sed -n 's/^ *built with: //p' || echo unknown)"
   echo "cuda_libraries_needed=$(cuda_libraries_needed | paste -sd' ')"
   echo "open_mpi=$(ompi_info --parsable --version ompi full 2>/dev/null | head -n1 || ompi_info --version | head -n1)"
   echo "glibc_built_against=$(getconf GNU_LIBC_VERSION | awk '{print $2}')"

@@ -16,6 +16,17 @@
 #          in allreduce mode (mpirun -np 2 with 2+ GPUs, else -np 1); PASS needs a zero exit, a metrics.jsonl,
 #          and a final test accuracy >= MIN_ACCURACY
 #   bench  benchmarks/cnn_vs_pytorch.sh with DEVICE=gpu for each model in BENCH_MODELS
+#   speed  the speed table (issue 43): for each MODEL:BATCH:PASSES in SPEED_CONFIGS, pstrain alone on the GPU
+#          (1 process) and a plain PyTorch loop (torch_cnn.py: data on the GPU, fp32, cudnn.benchmark off, as
+#          PyTorch leaves it), SPEED_REPS times each, alternating; each run's rate is the mean over its passes after
+#          the first, whose summed time (the window) must be >= 2 s (PASSES is sized for that from the H200's rates,
+#          2026-11-26, with room for a 2x faster pstrain; a shorter window is marked "(short)" in the table; the
+#          ResNet at width 0.25, half the first run's, to fit the budget); the table has the medians:
+#          speed-table.md, speed-runs.csv. Budget SPEED_TIMEOUT (270 s; no run starts after it).
+#   accuracy  the CNN (32,64 filters, batch 128, ACCURACY_PASSES passes, momentum) on the GPU against the same
+#          recipe on this machine's CPU, twice (8 threads and 2: the CPU's own spread): PASS when the GPU's final
+#          test accuracy lies within ACCURACY_TOLERANCE of the CPU runs' range: accuracy.md. Budget ~60 s; the CPU
+#          runs start first, in the background.
 #   recipe the Fashion-MNIST recipe (examples/fashion-mnist-best.ini: 30 passes, 1 server + 2 trainers sharing
 #          the GPU, sync): the accuracy bar's run, against the CPU's figure for the same recipe (RECIPE_CPU_ACCURACY)
 #   diagnose  the CNN at batch 64, 3 passes, alone on the GPU, with the GPU's clocks and use sampled every
@@ -49,14 +60,16 @@ source "$SCRIPT_DIR/../lib/common.sh"
 # SYSTEM_PYTHON: the interpreter with PyTorch (on the GPU machine: python3)
 set_defaults BUNDLE="$REPO/gpu-bundle" OUT="$REPO/gpu-results" WORK=/tmp/pstrain-gpu-checks PASSES=2 MIN_ACCURACY=0.7 \
   TRAIN_TIMEOUT=300 UNIT_TIMEOUT=300 BENCH_MODELS="cnn mlp" BENCH_PASSES=3 DEVICE=gpu DATA_LIMIT= SYSTEM_PYTHON=python3 \
-  CPU_RANKS="1 2 4 8 16" CPU_PASSES=2 DEADLINE=100000 RECIPE_TIMEOUT=420 RECIPE_CPU_ACCURACY=0.9426
+  CPU_RANKS="1 2 4 8 16" CPU_PASSES=2 DEADLINE=100000 RECIPE_TIMEOUT=420 RECIPE_CPU_ACCURACY=0.9426 \
+  SPEED_REPS=3 SPEED_TIMEOUT=270 ACCURACY_PASSES=3 ACCURACY_TOLERANCE=0.003 \
+  SPEED_CONFIGS="resnet:256:5 resnet:1024:5 cnn:256:9 cnn:1024:15 mlp:1024:31"
 BENCH_BATCHES="${BATCHES:-64 256 1024}"
 
 phases=("$@")
 (( ${#phases[@]} > 0 )) || phases=(env unit train bench)
 for phase in "${phases[@]}"; do
-  case "$phase" in env|unit|train|bench|recipe|diagnose|cpu) ;;
-    *) echo "run_checks.sh: unknown phase '$phase' (env unit train bench recipe diagnose cpu)" >&2; exit 2 ;;
+  case "$phase" in env|unit|train|bench|speed|accuracy|recipe|diagnose|cpu) ;;
+    *) echo "run_checks.sh: unknown phase '$phase' (env unit train bench speed accuracy recipe diagnose cpu)" >&2; exit 2 ;;
   esac
 done
 
@@ -237,6 +250,138 @@ phase_bench() {
   done
 }
 
+# ---- speed --------------------------------------------------------------------------------------
+
+# model_flags MODEL: the flags pstrain and torch_cnn.py share for a built-in model (as cnn_vs_pytorch.sh).
+model_flags() {
+  case "$1" in
+    resnet) echo "--model resnet --width 0.25 --batch-norm true" ;;
+    cnn) echo "--model cnn --hidden 128 --conv-filters 32,64 --kernel-size 3" ;;
+    mlp) echo "--model mlp --hidden 256,128" ;;
+  esac
+}
+
+# speed_run SIDE MODEL BATCH PASSES REP: one run, one CSV line (its rate and window over passes 1..P-1).
+speed_run() {
+  local side=$1 model=$2 batch=$3 passes=$4 rep=$5 name="speed-$1-$2-b$3-r$5"
+  local dir="$RUN/speed/$name" flags
+  read -r -a flags <<< "$(model_flags "$model")"
+  local common=(--data-dir "$DATA" "${flags[@]}" --batch-size "$batch" --passes "$passes" --lr 0.05 --momentum 0.9
+                --seed 1)
+  mkdir -p "$dir"
+  if [[ "$side" == pstrain ]]; then
+    step "$name" 120 mpirun --oversubscribe --bind-to none -np 1 pstrain "${common[@]}" --device "$DEVICE" \
+      --optimizer momentum --output-dir "$dir" || return 0
+  else
+    local torch_device=cuda
+    [[ "$DEVICE" == gpu ]] || torch_device=cpu  # a dry run without a GPU
+    step "$name" 120 "$PYTHON" "$REPO/benchmarks/torch_cnn.py" --mode single --device "$torch_device" --cudnn-benchmark off \
+      "${common[@]}" || return 0
+    grep '^{' "$LOGS/$name.log" | tail -n 1 > "$dir/result.json"
+  fi
+  "$PYTHON" - "$side" "$dir" "$model" "$batch" "$rep" "$passes" >> "$SPEED_CSV" <<'PY' ||
+import json, os, sys
+side, folder, model, batch, rep, passes = sys.argv[1:]
+if side == "pstrain":
+    rows = [json.loads(l) for l in open(os.path.join(folder, "metrics.jsonl")) if l.strip()]
+    timed = [(r["samples"], r["pass_seconds"]) for r in rows[1:]]
+    accuracy = rows[-1]["test_accuracy"]
+else:
+    result = json.load(open(os.path.join(folder, "result.json")))
+    timed = [(p["samples_per_sec"] * p["pass_seconds"], p["pass_seconds"]) for p in result["per_pass"][1:]]
+    accuracy = result["final_test_accuracy"]
+window = sum(s for _, s in timed)
+print(f"{model},{batch},{side},{rep},{sum(n for n, _ in timed) / window:.0f},{window:.2f},{passes},{accuracy:.4f}")
+PY
+    record FAIL "$name-rate" "no rate in $dir"
+}
+
+phase_speed() {
+  prepare_data || return 0
+  SPEED_CSV="$OUT/speed-runs.csv"
+  echo "model,batch,side,rep,samples_per_sec,window_s,passes,final_test_accuracy" > "$SPEED_CSV"
+  local start=$SECONDS config model batch passes rep side
+  for config in $SPEED_CONFIGS; do
+    IFS=: read -r model batch passes <<< "$config"
+    for rep in $(seq 1 "$SPEED_REPS"); do
+      for side in pstrain pytorch; do  # alternating, so that a drift of the machine hits both sides alike
+        if (( SECONDS - start > SPEED_TIMEOUT )); then
+          record FAIL "speed-budget" "the speed table's ${SPEED_TIMEOUT}s were spent before $config rep $rep $side"
+          break 3
+        fi
+        speed_run "$side" "$model" "$batch" "$passes" "$rep"
+      done
+    done
+  done
+  "$PYTHON" - "$SPEED_CSV" > "$OUT/speed-table.md" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("pstrain (1 process, --device gpu) against a plain PyTorch loop (torch_cnn.py: data on the GPU, fp32,"
+      " torch.backends.cudnn.benchmark off as PyTorch leaves it), alternating runs; samples/s = median over runs of"
+      " each run's mean over its passes after the first; window = that run's timed seconds (>= 2 s wanted).\n")
+print("| model | batch | pstrain samples/s | PyTorch samples/s | ratio | runs | shortest window s |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+keys = sorted({(r["model"], int(r["batch"])) for r in rows}, key=lambda k: ("resnet cnn mlp".split().index(k[0]), k[1]))
+for model, batch in keys:
+    side = {s: [r for r in rows if r["model"] == model and int(r["batch"]) == batch and r["side"] == s]
+            for s in ("pstrain", "pytorch")}
+    median = {s: statistics.median(float(r["samples_per_sec"]) for r in v) if v else 0 for s, v in side.items()}
+    window = min((float(r["window_s"]) for v in side.values() for r in v), default=0)
+    ratio = f"{median['pstrain'] / median['pytorch']:.2f}x" if median["pytorch"] else "-"
+    flag = "" if window >= 2 else " (short)"
+    print(f"| {model} | {batch} | {median['pstrain']:.0f} | {median['pytorch']:.0f} | {ratio} |"
+          f" {len(side['pstrain'])}+{len(side['pytorch'])} | {window:.2f}{flag} |")
+PY
+  cat "$OUT/speed-table.md"
+}
+
+# ---- accuracy -----------------------------------------------------------------------------------
+
+# shellcheck disable=SC2054  # the commas are inside flag values
+phase_accuracy() {
+  prepare_data || return 0
+  local dir="$RUN/accuracy"
+  local recipe=(--data-dir "$DATA" --model cnn --conv-filters 32,64 --kernel-size 3 --hidden 128 --batch-size 128
+                --passes "$ACCURACY_PASSES" --optimizer momentum --lr 0.05 --momentum 0.9 --seed 1)
+  mkdir -p "$dir"
+  # The CPU runs are waited for below: bound them by what the DEADLINE leaves, so the call still ends in time.
+  local cpu_limit=$((DEADLINE - SECONDS - 30))
+  (( cpu_limit <= 240 )) || cpu_limit=240
+  if (( cpu_limit < 40 )); then
+    record FAIL accuracy "not run: the DEADLINE of ${DEADLINE}s is near"
+    return 0
+  fi
+  # The CPU's two runs in the background (the machine's cores are idle while the GPU trains), at two thread
+  # counts: two summation orders, the CPU's own spread (8 and 2 keep the phase near a minute).
+  (OMP_NUM_THREADS=8 OPENBLAS_NUM_THREADS=8 timeout "$cpu_limit" mpirun --oversubscribe --bind-to none -np 1 pstrain \
+     "${recipe[@]}" --device cpu --output-dir "$dir/cpu-8threads" > "$LOGS/accuracy-cpu-8threads.log" 2>&1) &
+  local cpu8=$!
+  (OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 timeout "$cpu_limit" mpirun --oversubscribe --bind-to none -np 1 pstrain \
+     "${recipe[@]}" --device cpu --output-dir "$dir/cpu-2threads" > "$LOGS/accuracy-cpu-2threads.log" 2>&1) &
+  local cpu2=$!
+  step accuracy-gpu 120 mpirun --oversubscribe --bind-to none -np 1 pstrain "${recipe[@]}" --device "$DEVICE" \
+    --output-dir "$dir/gpu"
+  wait "$cpu8" "$cpu2"
+  "$PYTHON" - "$dir" "$ACCURACY_TOLERANCE" "$ACCURACY_PASSES" > "$OUT/accuracy.md" <<'PY'
+import json, os, sys
+folder, tolerance, passes = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+def final(run):
+    try:
+        return [json.loads(l) for l in open(os.path.join(folder, run, "metrics.jsonl")) if l.strip()][-1]["test_accuracy"]
+    except (OSError, IndexError, KeyError, ValueError):
+        return None
+gpu, cpus = final("gpu"), [a for a in (final("cpu-8threads"), final("cpu-2threads")) if a is not None]
+verdict = "FAIL"
+if gpu is not None and cpus and min(cpus) - tolerance <= gpu <= max(cpus) + tolerance:
+    verdict = "PASS"
+print(f"CNN on Fashion-MNIST, batch 128, {passes} passes: GPU {gpu}, CPU (8 threads, 2 threads) {cpus},"
+      f" tolerance {tolerance}: {verdict}")
+PY
+  cat "$OUT/accuracy.md"
+  if grep -q ": PASS$" "$OUT/accuracy.md"; then record PASS accuracy "$(cat "$OUT/accuracy.md")"
+  else record FAIL accuracy "$(cat "$OUT/accuracy.md" 2> /dev/null || echo 'no result')"; fi
+}
+
 # ---- recipe -------------------------------------------------------------------------------------
 
 phase_recipe() {
@@ -264,11 +409,15 @@ phase_diagnose() {
   mkdir -p "$dir"
   nvidia-smi dmon -s puc -d 1 > "$OUT/diagnose-dmon.txt" 2>&1 &
   local dmon=$!
-  step diagnose-cnn-b64 120 pstrain --data-dir "$DATA" --device "$DEVICE" --model cnn --conv-filters 32,64 \
+  step diagnose-cnn-b64 75 pstrain --data-dir "$DATA" --device "$DEVICE" --model cnn --conv-filters 32,64 \
     --kernel-size 3 --hidden 128 --optimizer momentum --lr 0.05 --momentum 0.9 --batch-size 64 --passes 3 \
     --log-every-steps 200 --output-dir "$dir/cnn-b64"
   kill "$dmon" 2> /dev/null
-  grep -E "pass [0-9]:|step [0-9]+/" "$LOGS/diagnose-cnn-b64.log" > "$OUT/diagnose-steps.txt" 2> /dev/null
+  # The log's pass lines, and the GPU's own step breakdown (CUDA events: data, forward, backward, between steps),
+  # beside diagnose-dmon.txt's clocks: a second pass whose forward/backward grow points at the GPU (clocks, power),
+  # one whose "between steps" grows at the host.
+  grep -E "pass [0-9]:|step [0-9]+/|GPU step time|layer kernels|cuDNN" "$LOGS/diagnose-cnn-b64.log" \
+    > "$OUT/diagnose-steps.txt" 2> /dev/null
 }
 
 # ---- cpu ----------------------------------------------------------------------------------------

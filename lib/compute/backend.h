@@ -189,6 +189,14 @@ class Backend {
   virtual void* allocate_host_staging(std::size_t bytes);
   virtual void release_host_staging(void* pointer) noexcept;
 
+  // The points of a training step that split its GPU time into data, forward, backward and the time between steps,
+  // measured with events on a GPU backend's own stream (compute/cuda/step_timeline.h); no-ops on the CPU backend.
+  enum class StepPoint { kStart, kBatchLoaded, kForwardDone, kBackwardDone };
+  virtual void mark_step(StepPoint /*point*/) {}
+  // The mean of each phase over the steps marked since the last call, as one line for the log (empty where
+  // nothing was measured); starts a new count.
+  virtual std::string take_step_breakdown() { return {}; }
+
   // Waits for all queued work (a no-op on the CPU backend).
   virtual void synchronize() {}
   // The backend's CUDA stream (cudaStream_t) for NCCL, or null on the CPU backend.
@@ -197,12 +205,17 @@ class Backend {
 
 std::unique_ptr<Backend> make_cpu_backend();
 
+// How a CUDA backend runs convolutions: cuDNN where the build has cuDNN support, the machine has a cuDNN 9 and it
+// has a deterministic algorithm for the shape (compute/cuda/cudnn_convolution.h), else im2col + cuBLAS; or
+// im2col + cuBLAS always (the path before cuDNN, and the tests' second path).
+enum class GpuConvolutions { kFastest, kIm2colGemm };
+
 // GPUs (compute/devices_none.cc or cuda/devices.cc, whichever the build has).
 // Number of CUDA devices this process can use; 0 when the build has no CUDA, there is no driver or no device.
 int gpu_count();
 // A CUDA backend on device `ordinal` (cudaSetDevice for this process). Throws pstrain::Error(kUsage) naming
 // the problem when the build has no CUDA or the ordinal does not exist.
-std::unique_ptr<Backend> make_gpu_backend(int ordinal);
+std::unique_ptr<Backend> make_gpu_backend(int ordinal, GpuConvolutions convolutions = GpuConvolutions::kFastest);
 // True when this binary was compiled with the CUDA backend.
 bool built_with_cuda();
 

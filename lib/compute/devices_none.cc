@@ -12,7 +12,7 @@ bool built_with_cuda() {
   return false;
 }
 
-std::unique_ptr<Backend> make_gpu_backend(int ordinal) {
+std::unique_ptr<Backend> make_gpu_backend(int ordinal, GpuConvolutions /*convolutions*/) {
   throw Error(ExitCode::kUsage,
               cat("GPU ", ordinal,
                   " requested, but this pstrain was built without CUDA "

@@ -31,7 +31,7 @@ namespace {
 // and programs ignore them; any other PSTRAIN_* variable is an error, so that a mistyped flag is never ignored.
 // tests/unit/core/documented_variables_test.sh checks that every PSTRAIN_* name in the docs and scripts is one or the
 // other.
-constexpr std::array<std::string_view, 19> kToolVariables =
+constexpr std::array<std::string_view, 20> kToolVariables =
     {"PSTRAIN_BIN",
      "PSTRAIN_FLAGS",
      "PSTRAIN_CACHE_DIR",
@@ -50,7 +50,8 @@ constexpr std::array<std::string_view, 19> kToolVariables =
      "PSTRAIN_FASHION_MNIST",
      "PSTRAIN_MODULEFILES_DIR",
      "PSTRAIN_MODULEFILE_SUBDIR",
-     "PSTRAIN_ROOT"};  // what environment modules commonly set for a package named pstrain
+     "PSTRAIN_CUDNN_LIBRARY",  // which cuDNN the GPU backend opens (compute/cuda/cudnn_api.h), like LD_LIBRARY_PATH
+     "PSTRAIN_ROOT"};          // what environment modules commonly set for a package named pstrain
 
 // Edit distance between two option names, for "did you mean".
 std::size_t distance(std::string_view a, std::string_view b) {

@@ -129,15 +129,20 @@ std::span<const float> GraphModel::host_gradients() const {
 BatchResult GraphModel::train_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                                     std::size_t count) {
   PSTRAIN_ASSERT(count > 0, "train_batch needs at least one sample");
+  using Point = compute::Backend::StepPoint;
+  backend_.mark_step(Point::kStart);
   const StepContext step{.batch = load_batch(features, labels, count),
                          .training = true,
                          .random_key = step_key_,
                          .stream = stream_,
                          .categorical = categorical_};
+  backend_.mark_step(Point::kBatchLoaded);
   const float* logits = forward(step);
   // The loss writes d(mean loss)/d(logits) straight into the output node's gradient, where backward starts.
   const BatchResult result = (*loss_)(backend_, logits, labels_.data(), nodes_.back().gradient_view, step.batch);
+  backend_.mark_step(Point::kForwardDone);
   backward(step);
+  backend_.mark_step(Point::kBackwardDone);
   return result;
 }
 

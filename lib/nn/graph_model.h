@@ -53,6 +53,7 @@ class GraphModel final : public Model {
   std::span<float> host_parameters() override;
   std::span<const float> host_gradients() const override;
   std::vector<std::string> kernel_descriptions() const override;
+  std::string take_step_breakdown() override { return backend_.take_step_breakdown(); }
   float* backend_parameters() override { return parameters_.data(); }
   float* backend_gradients() override { return gradients_.data(); }
 

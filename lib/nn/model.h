@@ -69,6 +69,9 @@ class Model {
   // place there (NCCL all-reduce).
   // "layer: kernel" for each layer whose kernels the backend chose (Layer::kernel_description), for the log.
   virtual std::vector<std::string> kernel_descriptions() const { return {}; }
+  // The GPU time of the training steps since the last call, by phase (Backend::take_step_breakdown), for the log;
+  // empty on the CPU. Starts a new count.
+  virtual std::string take_step_breakdown() { return {}; }
   virtual float* backend_parameters() = 0;
   virtual float* backend_gradients() = 0;
 

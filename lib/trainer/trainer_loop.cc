@@ -272,6 +272,7 @@ TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
     exchange::dispatcher_rewound(trainers_);
   }
   const double pass_seconds = seconds_since(state.start);
+  if (const std::string gpu_steps = model_.take_step_breakdown(); !gpu_steps.empty() && lead()) log_info(gpu_steps);
   const Coverage coverage = [&] {
     const comm::Watchdog::Wait wait("gathering which samples the trainers trained");
     return ledger_.gather_coverage(state.pass, state.batches.chunks_taken(), trainers_);

@@ -129,7 +129,12 @@ PinnedLossTotals::~PinnedLossTotals() {
 
 // --- the backend
 
-CudaBackend::CudaBackend(int device) : device_(device), name_(describe_device(device)), cublas_(stream_.get()) {}
+CudaBackend::CudaBackend(int device, GpuConvolutions convolutions)
+    : device_(device),
+      convolutions_(convolutions),
+      name_(describe_device(device)),
+      cublas_(stream_.get()),
+      cudnn_(device, stream_.get()) {}
 
 CudaBackend::~CudaBackend() {
   make_current_nothrow(device_);
@@ -279,6 +284,14 @@ void CudaBackend::col2im(const float* columns, float* dx, const ConvGeometry& ge
   launch_col2im(stream(), columns, dx, shape, batch);
 }
 
+std::unique_ptr<ConvolutionKernel> CudaBackend::make_convolution(const ConvGeometry& geometry, int filters,
+                                                                 int max_batch) {
+  (void)conv_shape(geometry, max_batch);  // the same geometry checks as im2col's
+  if (convolutions_ == GpuConvolutions::kIm2colGemm) return nullptr;
+  make_current();
+  return cudnn_.make(*this, geometry, filters, max_batch);
+}
+
 void CudaBackend::max_pool_forward(const float* x, float* y, std::int32_t* argmax, const PoolGeometry& geometry,
                                    int batch) {
   const PoolShape shape = pool_shape(geometry, batch);
@@ -414,6 +427,16 @@ void CudaBackend::release_host_staging(void* pointer) noexcept {
 void CudaBackend::synchronize() {
   make_current();
   CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
+
+void CudaBackend::mark_step(StepPoint point) {
+  make_current();
+  timeline_.mark(point, stream());
+}
+
+std::string CudaBackend::take_step_breakdown() {
+  make_current();
+  return timeline_.take_breakdown();
 }
 
 }  // namespace pstrain::compute::cuda

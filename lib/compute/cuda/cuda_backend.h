@@ -1,6 +1,7 @@
 #pragma once
 // The CUDA backend: buffers are device memory (cudaMalloc), matrix products go to cuBLAS (fp32, no TF32),
-// everything else to the kernels in kernels.cu. All work is queued on ONE non-blocking stream owned by the
+// convolutions to cuDNN where it is there (cudnn_convolution.h; else im2col + cuBLAS), everything else to the
+// kernels in kernels.cu. All work is queued on ONE non-blocking stream owned by the
 // backend (also handed to NCCL through native_stream()), so operations run in the order they were called.
 //
 // Synchronisation, i.e. when the host waits for the stream:
@@ -22,7 +23,9 @@
 
 #include "compute/backend.h"
 #include "compute/cuda/cublas_api.h"
+#include "compute/cuda/cudnn_convolution.h"
 #include "compute/cuda/kernels.h"
+#include "compute/cuda/step_timeline.h"
 
 namespace pstrain::compute::cuda {
 
@@ -84,7 +87,7 @@ class PinnedLossTotals {
 class CudaBackend final : public Backend {
  public:
   // `device` must already be current on this thread (make_gpu_backend does cudaSetDevice).
-  explicit CudaBackend(int device);
+  explicit CudaBackend(int device, GpuConvolutions convolutions = GpuConvolutions::kFastest);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -113,6 +116,8 @@ class CudaBackend final : public Backend {
   void scale(float* data, std::size_t count, float factor) override;
   void im2col(const float* x, float* columns, const ConvGeometry& geometry, int batch) override;
   void col2im(const float* columns, float* dx, const ConvGeometry& geometry, int batch) override;
+  std::unique_ptr<ConvolutionKernel> make_convolution(const ConvGeometry& geometry, int filters,
+                                                      int max_batch) override;
   void max_pool_forward(const float* x, float* y, std::int32_t* argmax, const PoolGeometry& geometry,
                         int batch) override;
   void max_pool_backward(const float* dy, const std::int32_t* argmax, float* dx, const PoolGeometry& geometry,
@@ -142,6 +147,8 @@ class CudaBackend final : public Backend {
   void* allocate_host_staging(std::size_t bytes) override;
   void release_host_staging(void* pointer) noexcept override;
   void synchronize() override;
+  void mark_step(StepPoint point) override;
+  std::string take_step_breakdown() override;
   void* native_stream() override { return stream_.get(); }
 
  private:
@@ -149,12 +156,15 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const { return stream_.get(); }
 
   int device_;
+  GpuConvolutions convolutions_;
   std::string name_;
   // Declared in construction order; destroyed in reverse (the handle before its stream).
   Stream stream_;
   CublasHandle cublas_;
   DeviceScratch scratch_;
   PinnedLossTotals host_totals_;
+  CudnnConvolutions cudnn_;  // before the stream it works on is destroyed
+  StepTimeline timeline_;
 };
 
 }  // namespace pstrain::compute::cuda

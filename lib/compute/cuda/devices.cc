@@ -33,7 +33,7 @@ bool built_with_cuda() {
   return true;
 }
 
-std::unique_ptr<Backend> make_gpu_backend(int ordinal) {
+std::unique_ptr<Backend> make_gpu_backend(int ordinal, GpuConvolutions convolutions) {
   cudaError_t failure = cudaSuccess;
   const int count = count_devices(&failure);
   if (count == 0) {
@@ -48,7 +48,7 @@ std::unique_ptr<Backend> make_gpu_backend(int ordinal) {
                     " (ordinals 0..", count - 1, "); check CUDA_VISIBLE_DEVICES and the number of trainers per node"));
   }
   CUDA_CHECK(cudaSetDevice(ordinal));
-  return std::make_unique<cuda::CudaBackend>(ordinal);
+  return std::make_unique<cuda::CudaBackend>(ordinal, convolutions);
 }
 
 }  // namespace pstrain::compute

@@ -392,6 +392,23 @@ TEST_F(GpuBackendTest, MaxPoolPropagatesNanAsTheCpuDoes) {
   EXPECT_EQ(to_host(*gpu_, argmax), (std::vector<std::int32_t>{2, 1}));
 }
 
+TEST_F(GpuBackendTest, StepBreakdownFromEventsCountsCompleteStepsAndResets) {
+  EXPECT_EQ(cpu_->take_step_breakdown(), "");
+  EXPECT_EQ(gpu_->take_step_breakdown(), "");
+  Buffer<float> data(*gpu_, std::size_t{1} << 22);
+  using Point = Backend::StepPoint;
+  gpu_->mark_step(Point::kForwardDone);  // before any kStart: ignored
+  for (int step = 0; step < 3; ++step) {
+    for (Point point : {Point::kStart, Point::kBatchLoaded, Point::kForwardDone, Point::kBackwardDone}) {
+      gpu_->mark_step(point);
+      gpu_->fill(data.data(), data.size(), static_cast<float>(step));
+    }
+  }
+  const std::string line = gpu_->take_step_breakdown();
+  EXPECT_NE(line.find("mean of 3 steps"), std::string::npos) << line;
+  EXPECT_EQ(gpu_->take_step_breakdown(), "");  // a new count
+}
+
 TEST_F(GpuBackendTest, UsableFromAnotherThread) {
   // Every operation makes the backend's device current on the calling thread.
   const auto a = random_floats(64 * 32, 110);

@@ -4,9 +4,10 @@
 // second step from updated parameters checks set_parameters and that nothing stale survives between batches. Skips
 // where there is no GPU.
 //
-// Features and parameters are rounded to a coarse binary grid (multiples of 1/8 and 1/64). Every product and
-// partial sum of the first two layers is then an exact fp32 number, whatever order cuBLAS and OpenBLAS add in,
-// so both backends take the same discrete decisions (ReLU signs, max-pool winners). With arbitrary values, two
+// Every case runs twice: with the GPU's convolutions as im2col + cuBLAS, and on cuDNN (GpuModelTest's parameter).
+// On the im2col path features and parameters are rounded to a coarse binary grid (multiples of 1/8 and 1/64). Every
+// product and partial sum of the first two layers is then an exact fp32 number, whatever order cuBLAS and OpenBLAS add
+// in, so both backends take the same discrete decisions (ReLU signs, max-pool winners). With arbitrary values, two
 // nearly equal window entries or a pre-activation within an ulp of 0 can route a gradient differently on the two
 // backends, and one such flip moves a weight gradient by far more than 1e-4.
 //
@@ -38,20 +39,36 @@ using compute::testing::norm_close;
 using compute::testing::random_floats;
 using compute::testing::relative_close;
 
-class GpuModelTest : public ::testing::Test {
+// How gradient tensors are compared: element by element where the grid keeps the sums exact, as whole tensors
+// past batch norm, whose normalisation leaves the grid, and wherever cuDNN convolves (its Winograd and FFT
+// algorithms leave the grid too) (gpu_test_util.h, norm_close).
+enum class Gradients { kEveryElement, kWholeTensor };
+
+// Where values are rounded: to the grid on the im2col path, where sums stay exact; not on the cuDNN path, whose
+// Winograd and FFT algorithms round anyway: there the grid's many exact ties (max-pool windows, ReLU at 0) would
+// each be broken by that rounding, while random values tie within rounding only rarely, and then move a whole
+// gradient tensor by far less than 1e-4 (one term of thousands).
+enum class Values { kOnGrid, kRandom };
+
+// Every case runs on both GPU convolution paths: im2col + cuBLAS, and cuDNN (skipped where the machine has none).
+class GpuModelTest : public ::testing::TestWithParam<compute::GpuConvolutions> {
  protected:
   void SetUp() override {
     if (compute::gpu_count() == 0) GTEST_SKIP() << "no GPU";
-    gpu_ = compute::make_gpu_backend(0);
+    gpu_ = compute::make_gpu_backend(0, GetParam());
+    const compute::ConvGeometry probe{.height = 28, .width = 28, .channels = 1, .kernel = 3, .stride = 1, .padding = 1};
+    if (cudnn() && !gpu_->make_convolution(probe, 8, 4)) GTEST_SKIP() << "no cuDNN on this machine";
   }
+
+  bool cudnn() const { return GetParam() == compute::GpuConvolutions::kFastest; }
+  Gradients gradients(Gradients preferred = Gradients::kEveryElement) const {
+    return cudnn() ? Gradients::kWholeTensor : preferred;
+  }
+  Values values() const { return cudnn() ? Values::kRandom : Values::kOnGrid; }
 
   std::unique_ptr<compute::Backend> cpu_ = std::make_unique<compute::CpuBackend>(compute::CpuConvolutions::kIm2colGemm);
   std::unique_ptr<compute::Backend> gpu_;
 };
-
-// How gradient tensors are compared: element by element where the grid keeps the sums exact, as whole tensors
-// past batch norm, whose normalisation leaves the grid (gpu_test_util.h, norm_close).
-enum class Gradients { kEveryElement, kWholeTensor };
 
 std::vector<float> gradients_of(const Model& model) {
   std::vector<float> values(model.parameter_count());
@@ -75,7 +92,8 @@ std::vector<std::int32_t> random_labels(std::size_t count, std::size_t classes, 
 constexpr float kFeatureStep = 1.0f / 8;
 constexpr float kParameterStep = 1.0f / 64;
 
-std::vector<float> on_grid(std::vector<float> values, float step) {
+std::vector<float> on_grid(std::vector<float> values, float step, Values rounding = Values::kOnGrid) {
+  if (rounding == Values::kRandom) return values;
   for (float& value : values) value = std::round(value / step) * step;
   return values;
 }
@@ -106,13 +124,13 @@ void expect_same_gradients(const Model& gpu, const Model& cpu, const std::string
 
 // Two training steps and an evaluation on both models, a full batch and then a partial one.
 void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uint64_t seed,
-                         Gradients compare = Gradients::kEveryElement) {
+                         Gradients compare = Gradients::kEveryElement, Values rounding = Values::kOnGrid) {
   ASSERT_EQ(gpu.parameters().size(), cpu.parameters().size());
   ASSERT_EQ(gpu.parameter_count(), cpu.parameter_count());
   gpu.initialize(seed);
   cpu.initialize(seed);
   ASSERT_EQ(parameters_of(gpu), parameters_of(cpu));
-  const auto initial = on_grid(parameters_of(cpu), kParameterStep);
+  const auto initial = on_grid(parameters_of(cpu), kParameterStep, rounding);
   gpu.set_parameters(initial);
   cpu.set_parameters(initial);
   EXPECT_TRUE(gpu.host_parameters().empty());
@@ -122,7 +140,7 @@ void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uin
   std::size_t step = 0;
   for (std::size_t count : {max_batch, max_batch / 2 + 1}) {
     const std::string what = "step " + std::to_string(++step) + " (" + std::to_string(count) + " samples)";
-    const auto features = on_grid(random_floats(count * cpu.input_size(), seed + 10 * step), kFeatureStep);
+    const auto features = on_grid(random_floats(count * cpu.input_size(), seed + 10 * step), kFeatureStep, rounding);
     const auto labels = random_labels(count, cpu.num_classes(), seed + 10 * step + 1);
 
     const BatchResult gpu_train = gpu.train_batch(features, labels, count);
@@ -138,14 +156,14 @@ void expect_models_agree(Model& gpu, Model& cpu, std::size_t max_batch, std::uin
     auto parameters = parameters_of(cpu);
     const auto gradients = gradients_of(cpu);
     for (std::size_t i = 0; i < parameters.size(); ++i) parameters[i] -= 4.0f * gradients[i];
-    parameters = on_grid(parameters, kParameterStep);
+    parameters = on_grid(parameters, kParameterStep, rounding);
     gpu.set_parameters(parameters);
     cpu.set_parameters(parameters);
     EXPECT_EQ(parameters_of(gpu), parameters);
   }
 }
 
-TEST_F(GpuModelTest, MlpMatchesCpuForEveryActivation) {
+TEST_P(GpuModelTest, MlpMatchesCpuForEveryActivation) {
   for (Activation activation : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
     SCOPED_TRACE(compute::to_string(activation));
     const MlpSpec spec{.input_size = 40,
@@ -155,11 +173,11 @@ TEST_F(GpuModelTest, MlpMatchesCpuForEveryActivation) {
                        .max_batch = 48};
     auto gpu = make_mlp(*gpu_, spec);
     auto cpu = make_mlp(*cpu_, spec);
-    expect_models_agree(*gpu, *cpu, spec.max_batch, 7);
+    expect_models_agree(*gpu, *cpu, spec.max_batch, 7, gradients(), values());
   }
 }
 
-TEST_F(GpuModelTest, FashionSizedMlpMatchesCpu) {
+TEST_P(GpuModelTest, FashionSizedMlpMatchesCpu) {
   const MlpSpec spec{.input_size = 784,
                      .hidden = {256, 128},
                      .num_classes = 10,
@@ -167,17 +185,17 @@ TEST_F(GpuModelTest, FashionSizedMlpMatchesCpu) {
                      .max_batch = 64};
   auto gpu = make_mlp(*gpu_, spec);
   auto cpu = make_mlp(*cpu_, spec);
-  expect_models_agree(*gpu, *cpu, spec.max_batch, 8);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 8, gradients(), values());
 }
 
-TEST_F(GpuModelTest, LogisticRegressionMatchesCpu) {
+TEST_P(GpuModelTest, LogisticRegressionMatchesCpu) {
   const MlpSpec spec{.input_size = 13, .hidden = {}, .num_classes = 3, .max_batch = 20};
   auto gpu = make_mlp(*gpu_, spec);
   auto cpu = make_mlp(*cpu_, spec);
-  expect_models_agree(*gpu, *cpu, spec.max_batch, 9);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 9, gradients(), values());
 }
 
-TEST_F(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
+TEST_P(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
   for (Activation activation : {Activation::kRelu, Activation::kTanh, Activation::kSigmoid}) {
     SCOPED_TRACE(compute::to_string(activation));
     const CnnSpec spec{.height = 12,
@@ -191,11 +209,11 @@ TEST_F(GpuModelTest, SmallCnnMatchesCpuForEveryActivation) {
                        .max_batch = 16};
     auto gpu = make_cnn(*gpu_, spec);
     auto cpu = make_cnn(*cpu_, spec);
-    expect_models_agree(*gpu, *cpu, spec.max_batch, 10);
+    expect_models_agree(*gpu, *cpu, spec.max_batch, 10, gradients(), values());
   }
 }
 
-TEST_F(GpuModelTest, OddSizedCnnWithLargeKernelMatchesCpu) {
+TEST_P(GpuModelTest, OddSizedCnnWithLargeKernelMatchesCpu) {
   const CnnSpec spec{.height = 9,
                      .width = 7,
                      .channels = 2,
@@ -207,18 +225,18 @@ TEST_F(GpuModelTest, OddSizedCnnWithLargeKernelMatchesCpu) {
                      .max_batch = 10};
   auto gpu = make_cnn(*gpu_, spec);
   auto cpu = make_cnn(*cpu_, spec);
-  expect_models_agree(*gpu, *cpu, spec.max_batch, 11);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 11, gradients(), values());
 }
 
-TEST_F(GpuModelTest, MnistSizedCnnMatchesCpu) {
+TEST_P(GpuModelTest, MnistSizedCnnMatchesCpu) {
   CnnSpec spec;  // 28x28x1, conv {32, 64}, kernel 3, hidden {128}, 10 classes
   spec.max_batch = 32;
   auto gpu = make_cnn(*gpu_, spec);
   auto cpu = make_cnn(*cpu_, spec);
-  expect_models_agree(*gpu, *cpu, spec.max_batch, 12);
+  expect_models_agree(*gpu, *cpu, spec.max_batch, 12, gradients(), values());
 }
 
-TEST_F(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
+TEST_P(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
   for (const testing::LayerCase& layer : testing::layer_cases()) {
     SCOPED_TRACE(layer.name);
     const std::size_t batch = 4;
@@ -230,14 +248,14 @@ TEST_F(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
     cpu->initialize(5);
     gpu->set_step_key(77);  // the same dropout masks on both
     cpu->set_step_key(77);
-    const auto parameters = on_grid(parameters_of(*cpu), kParameterStep);
+    const auto parameters = on_grid(parameters_of(*cpu), kParameterStep, values());
     gpu->set_parameters(parameters);
     cpu->set_parameters(parameters);
-    const auto features = on_grid(testing::layer_case_features(layer, batch), kFeatureStep);
+    const auto features = on_grid(testing::layer_case_features(layer, batch), kFeatureStep, values());
     const auto labels = random_labels(batch, classes, 13);
     expect_same_batch_results(gpu->train_batch(features, labels, batch), cpu->train_batch(features, labels, batch),
                               "train_batch");
-    expect_same_gradients(*gpu, *cpu, "train_batch");
+    expect_same_gradients(*gpu, *cpu, "train_batch", gradients());
     std::vector<float> gpu_state(
         cpu->state_layout().empty() ? 0 : cpu->state_layout().back().offset + cpu->state_layout().back().size);
     std::vector<float> cpu_state(gpu_state.size());
@@ -249,7 +267,7 @@ TEST_F(GpuModelTest, EveryLayerTypeMatchesCpuInTrainingAndEvaluation) {
   }
 }
 
-TEST_F(GpuModelTest, SmallResnetPresetMatchesCpu) {
+TEST_P(GpuModelTest, SmallResnetPresetMatchesCpu) {
   PresetOptions options;
   options.name = "resnet";
   options.width = 0.0625;  // 4, 8, 16, 32 channels
@@ -261,8 +279,14 @@ TEST_F(GpuModelTest, SmallResnetPresetMatchesCpu) {
   auto cpu = make_graph_model(*cpu_, plan(), 8);
   // Batch norm after every convolution: per-element errors of 1.1e-4 to 1.6e-4 in gradients of small entries
   // (on the H200, and between the CPU's two convolution algorithms alike), so whole tensors are compared.
-  expect_models_agree(*gpu, *cpu, 8, 14, Gradients::kWholeTensor);
+  expect_models_agree(*gpu, *cpu, 8, 14, gradients(Gradients::kWholeTensor), values());
 }
+
+INSTANTIATE_TEST_SUITE_P(ConvolutionPaths, GpuModelTest,
+                         ::testing::Values(compute::GpuConvolutions::kIm2colGemm, compute::GpuConvolutions::kFastest),
+                         [](const auto& info) {
+                           return info.param == compute::GpuConvolutions::kFastest ? "Cudnn" : "Im2colCublas";
+                         });
 
 }  // namespace
 }  // namespace pstrain::nn
