@@ -18,6 +18,8 @@ source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
 work=$(new_work_dir "geo_${case_name}_np${np}_${path}")
 common=(--data-dir "$DATA_DIR" --passes 2 --batch-size 32 --hidden 64,32 --optimizer sgd --lr 0.05 --seed 7)
+momentum_common=(--data-dir "$DATA_DIR" --batch-size 32 --hidden 64,32 --optimizer momentum --lr 0.05 --momentum 0.9
+                 --seed 7)
 
 train() {  # train NAME NP [flags...]
   local name=$1 ranks=$2
@@ -42,8 +44,8 @@ case "$case_name" in
     ;;
   one_trainer_local)
     [ "$np" -eq 2 ] || fail "one_trainer_local needs np 2 (1 server + 1 trainer)"
-    train geo 2 --mode geo --geo-steps 4 --num-pservers 1
-    train local 1
+    train geo 2 --mode geo --geo-steps 4 --num-pservers 1 --passes 2
+    train local 1 --passes 2
     "$TOOLS_DIR/compare_parameters" "$work/local/pass-00001" "$work/geo/pass-00001" --rtol 1e-5 \
       || fail "geo with one trainer differs from local training"
     ;;
@@ -60,15 +62,17 @@ case "$case_name" in
     ;;
   momentum_one_trainer_local)
     [ "$np" -eq 2 ] || fail "momentum_one_trainer_local needs np 2 (1 server + 1 trainer)"
-    train geo 2 --mode geo --geo-steps 4 --num-pservers 1 --optimizer momentum
-    train local 1 --optimizer momentum
+    common=("${momentum_common[@]}")
+    train geo 2 --mode geo --geo-steps 4 --num-pservers 1 --passes 2
+    train local 1 --passes 2
     "$TOOLS_DIR/compare_parameters" "$work/local/pass-00001" "$work/geo/pass-00001" --rtol 1e-5 \
       || fail "geo with momentum and one trainer differs from local training with momentum"
     ;;
   momentum_resumes)
     [ "$np" -eq 3 ] || fail "momentum_resumes needs np 3 (1 server + 2 trainers)"
-    momentum=(--mode geo --geo-steps 4 --num-pservers 1 --optimizer momentum)
-    train whole 3 "${momentum[@]}"
+    common=("${momentum_common[@]}")
+    momentum=(--mode geo --geo-steps 4 --num-pservers 1)
+    train whole 3 "${momentum[@]}" --passes 2
     train split 3 "${momentum[@]}" --passes 1
     compgen -G "$work/split/checkpoints/ckpt-*/trainer-00001-of-00002.h5" > /dev/null \
       || fail "the checkpoint holds no trainer state files: $(ls "$work"/split/checkpoints/ckpt-*)"
