@@ -14,7 +14,9 @@
 #              lines, long steps: a write to the dead driver's pipe would end mpirun by SIGPIPE): mpirun gets
 #              SIGTERM (PR_SET_PDEATHSIG) and ends its ranks, nothing is left running; the same command again
 #              finishes the run, ledger exact.
-#   bad_input  --min-np above --max-np, no --output-dir, --resume given, a discovery script that is missing, not
+#   launcher_flags  pstrain-launch's --output-root/--run-name with --elastic: the run's outputs land in DIR/NAME;
+#              -np, --hostfile, --dry-run, --oversubscribe and both ways of naming the folder refused, each saying why
+#   bad_input  --min-np above --max-np, --resume given, a discovery script that is missing, not
 #              executable, fails, hangs, prints garbage, or never lists enough slots: one message naming the
 #              problem, the documented exit code, within seconds, nothing left running.
 source "$(dirname "$0")/../mpi/common.sh"
@@ -179,18 +181,44 @@ PY
   echo "PASS: a SIGKILLed driver leaves nothing running; the rerun finished, ledger exact"
 }
 
-# expect_end CODE WANT SECONDS ARGS...: the launcher ends with CODE within SECONDS, saying WANT once.
+# expect_end CODE WANT SECONDS ARGS...: the launcher ends with CODE within SECONDS, saying WANT once (as
+# pstrain-elastic, or with SAYS=pstrain-launch as the launcher itself).
 expect_end() {
-  local want_code=$1 want=$2 seconds=$3 code=0 start
+  local want_code=$1 want=$2 seconds=$3 code=0 start says=${SAYS:-pstrain-elastic}
   shift 3
   start=$(date +%s)
   timeout -k 5 60 "$launcher" --elastic "$@" > "$work/out.log" 2> "$work/err.log" || code=$?
   local took=$(($(date +%s) - start))
   [ "$code" -eq "$want_code" ] || { cat "$work/err.log"; fail "exit $code, expected $want_code ($want)"; }
-  [ "$(grep -c "pstrain-elastic: error:" "$work/err.log")" -eq 1 ] || { cat "$work/err.log"; fail "not one message"; }
+  [ "$(grep -c "$says: error:" "$work/err.log")" -eq 1 ] || { cat "$work/err.log"; fail "not one message"; }
   grep -qF -- "$want" "$work/err.log" || { cat "$work/err.log"; fail "no '$want' in the message"; }
   [ "$took" -le "$seconds" ] || fail "took ${took}s (at most ${seconds}s) to end on: $want"
-  echo "ok: exit $code in ${took}s: $(grep "pstrain-elastic: error:" "$work/err.log")"
+  echo "ok: exit $code in ${took}s: $(grep "$says: error:" "$work/err.log")"
+}
+
+# The launcher's own options with --elastic: --output-root/--run-name place the run (every relaunch resumes
+# there); the options that do not apply to an elastic job are refused, each with its reason, before anything runs.
+launcher_flags() {
+  local root=$work/root common=(--host-discovery-script "$discovery" --discovery-interval 0.2)
+  local train=(--data-dir "$DATA_DIR" --passes 1 --batch-size 32 --hidden 32)
+  set_hosts localhost:2
+  (cd "$work" && timeout -k 5 120 "$launcher" --elastic --min-np 2 --max-np 2 "${common[@]}" --output-root "$root" \
+    --run-name first -- "${train[@]}" > "$work/first.log" 2>&1) || { cat "$work/first.log"; fail "the elastic run failed"; }
+  [ -f "$root/first/pass-00000/done" ] && [ -s "$root/first/elastic.jsonl" ] && [ -s "$root/first/metrics.jsonl" ] \
+    || { ls -R "$work" | head -30; fail "the run's outputs are not in --output-root/--run-name ($root/first)"; }
+  [ ! -e "$work/runs" ] || fail "the run also wrote to ./runs"
+  no_process_left "$root/first" 5
+  SAYS=pstrain-launch expect_end 2 "give --min-np A --max-np B instead of -np" 2 -np 2 "${common[@]}" -- "${train[@]}"
+  SAYS=pstrain-launch expect_end 2 "--elastic discovers its hosts" 2 --hostfile "$work/hosts" --min-np 1 --max-np 2 \
+    -- "${train[@]}"
+  SAYS=pstrain-launch expect_end 2 "there is no one line to print" 2 --dry-run --min-np 1 --max-np 2 "${common[@]}" \
+    -- "${train[@]}"
+  SAYS=pstrain-launch expect_end 2 "instead of --oversubscribe" 2 --oversubscribe --min-np 1 --max-np 2 \
+    "${common[@]}" -- "${train[@]}"
+  SAYS=pstrain-launch expect_end 2 "not both" 2 --min-np 1 --max-np 2 "${common[@]}" --run-name x -- "${train[@]}" \
+    --output-dir "$work/other"
+  [ ! -e "$work/other" ] && [ ! -e "$root/x" ] || fail "a refused launch left a folder"
+  echo "PASS: pstrain-launch --elastic places the run with --output-root/--run-name and refuses what does not apply"
 }
 
 bad_input() {
@@ -198,7 +226,6 @@ bad_input() {
   local train=(--data-dir "$DATA_DIR" --output-dir "$out" --passes 1 --hidden 32)
   set_hosts localhost:2
   expect_end 2 "--min-np 4 is above --max-np 2" 5 --min-np 4 --max-np 2 "${common[@]}" -- "${train[@]}"
-  expect_end 2 "needs pstrain's --output-dir" 5 --min-np 1 --max-np 2 "${common[@]}" -- --data-dir "$DATA_DIR"
   expect_end 2 "do not pass --resume" 5 --min-np 1 --max-np 2 "${common[@]}" -- "${train[@]}" --resume auto
   expect_end 2 "'$work/absent.sh' does not exist" 5 --min-np 1 --max-np 2 --host-discovery-script "$work/absent.sh" \
     -- "${train[@]}"
@@ -232,5 +259,6 @@ case "$case_name" in
   signal) signal_driver ;;
   driver_killed) driver_killed ;;
   bad_input) bad_input ;;
+  launcher_flags) launcher_flags ;;
   *) fail "unknown case $case_name" ;;
 esac
