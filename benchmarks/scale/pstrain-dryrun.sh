@@ -17,13 +17,13 @@ root=$(cd "$here/../.." && pwd)
 build=${DRYRUN_BUILD:-$root/build}
 smpi_build=${DRYRUN_SMPI_BUILD:-$root/build-smpi}
 platform= model=mlp hidden=256,128 input_shape=28,28 classes=10 width=1 mode=sync servers=-1 trainers= batch=64
-steps=50 warmup_steps=1 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms= overlap=false node_aggregation=false
+steps=50 warmup_steps=1 optimizer=sgd per_node=0 profile= timeout_s=600 poll_us=0 staleness=3 log= compute_ms= overlap=false node_aggregation=false geo_steps=4
 embedding_dim=30 direct=false data_dir=
 
 usage() {
   sed -n '2,14p' "$0" >&2
   echo "flags: --platform --ranks-per-node --model --hidden --input-shape --classes --width --mode --servers" \
-       "--trainers --batch --steps --warmup-steps --optimizer --staleness --poll-interval-us --overlap --node-aggregation --profile --compute-ms --timeout --log" \
+       "--trainers --batch --steps --warmup-steps --optimizer --staleness --geo-steps --poll-interval-us --overlap --node-aggregation --profile --compute-ms --timeout --log" \
        "--embedding-dim --direct --data-dir (nplm: a token folder gives the vocabulary, context and the batches' ids)" >&2
   exit 2
 }
@@ -33,7 +33,7 @@ while (($#)); do
     --input-shape) input_shape=$2 ;; --classes) classes=$2 ;; --width) width=$2 ;; --mode) mode=$2 ;;
     --servers) servers=$2 ;; --trainers) trainers=$2 ;; --batch) batch=$2 ;; --steps) steps=$2 ;; --warmup-steps) warmup_steps=$2 ;;
     --optimizer) optimizer=$2 ;; --staleness) staleness=$2 ;; --poll-interval-us) poll_us=$2 ;; --overlap) overlap=$2 ;;
-    --node-aggregation) node_aggregation=$2 ;;
+    --node-aggregation) node_aggregation=$2 ;; --geo-steps) geo_steps=$2 ;;
     --profile) profile=$2 ;; --compute-ms) compute_ms=$2 ;; --timeout) timeout_s=$2 ;; --log) log=$2 ;;
     --embedding-dim) embedding_dim=$2 ;; --direct) direct=$2 ;; --data-dir) data_dir=$2 ;;
     -h | --help) usage ;;
@@ -100,7 +100,7 @@ TMPDIR=$work/tmp OPENBLAS_NUM_THREADS=1 timeout "$timeout_s" smpirun -np "$ranks
   --log=smpi_colls.thres:warning --log=root.fmt:%m%n \
   "$smpi_build/bin/pstrain-dryrun" --profile "$profile" --mode "$mode" --num-pservers "$servers" --steps "$steps" --warmup-steps "$warmup_steps" \
   --optimizer "$optimizer" --staleness "$staleness" --poll-interval-us "$poll_us" --overlap "$overlap" \
-  --node-aggregation "$node_aggregation" > "$log" 2>&1 || status=$?
+  --node-aggregation "$node_aggregation" --geo-steps "$geo_steps" > "$log" 2>&1 || status=$?
 if ((status != 0)) || grep -qiE "deadlock|MPI_Abort|pstrain-dryrun: error|Segmentation|terminate called" "$log" ||
    ! grep -q '^dryrun simulated_seconds=' "$log"; then
   echo "pstrain-dryrun: the simulation failed (smpirun status $status; timeout ${timeout_s}s); its log ends:" >&2

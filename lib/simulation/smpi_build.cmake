@@ -1,6 +1,6 @@
 # The SimGrid dry-run build (the `smpi` preset: CMAKE_CXX_COMPILER=smpicxx, PSTRAIN_SMPI=ON), included by the top
 # CMakeLists.txt instead of the rest of it: only the libraries the simulated ranks run (core, comm, optim,
-# exchange, ps and the model plans it reads (nn), compute without oneDNN or CUDA, allreduce), lib/simulation and
+# exchange, ps and the model plans it reads (nn), compute without oneDNN or CUDA, allreduce, the modes), lib/simulation and
 # pstrain-dryrun. The same sources as the real build; what SMPI changes is in lib/simulation alone (README.md there).
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 find_package(ZLIB REQUIRED)
@@ -19,7 +19,7 @@ include_directories(BEFORE ${PROJECT_SOURCE_DIR}/lib/simulation/overrides)
 add_compile_definitions(SMPI_NO_OVERRIDE_MALLOC)
 # SimGrid 3.32 aborts when shared and exclusive window locks mix: every lock is taken shared (the header says why).
 add_compile_options(-include ${PROJECT_SOURCE_DIR}/lib/simulation/overrides/smpi_shared_locks.h)
-foreach(layer core comm optim exchange compute nn ps allreduce simulation)
+foreach(layer core comm optim exchange compute nn ps allreduce modes simulation)
   add_subdirectory(lib/${layer})
 endforeach()
 add_subdirectory(apps/pstrain_dryrun)

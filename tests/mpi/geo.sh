@@ -44,8 +44,8 @@ case "$case_name" in
     ;;
   one_trainer_local)
     [ "$np" -eq 2 ] || fail "one_trainer_local needs np 2 (1 server + 1 trainer)"
-    train geo 2 --mode geo --geo-steps 4 --num-pservers 1 --passes 2
-    train local 1 --passes 2
+    train geo 2 --mode geo --geo-steps 4 --num-pservers 1
+    train local 1
     "$TOOLS_DIR/compare_parameters" "$work/local/pass-00001" "$work/geo/pass-00001" --rtol 1e-5 \
       || fail "geo with one trainer differs from local training"
     ;;

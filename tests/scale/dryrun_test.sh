@@ -4,7 +4,8 @@
 # sync and async and checks what the real lib/ps code did there: every step of every trainer simulated, the
 # simulated compute equal to the profile's (the injected time, not the host's), every async push applied by the
 # server, nonzero server traffic, and a broken profile failing with its message and exit 1 (smpirun itself exits
-# 0 after MPI_Abort), and sync with node aggregation (one slot, a third of the bytes in). The counts are of the
+# 0 after MPI_Abort), sync with node aggregation (one slot, a third of the bytes in), and geo (the server applies one
+# update per meeting). The counts are of the
 # timed steps: the one warm-up step before them (--warmup-steps, default 1) is not in them. Exit 77 (skipped)
 # without smpicxx/smpirun.
 #   dryrun_test.sh SOURCE_DIR BUILD_DIR
@@ -56,6 +57,15 @@ cat "$report"
 [[ $(value "$work/sync.txt" push_slots) == 3 ]] || fail "sync: the server holds $(value "$work/sync.txt" push_slots) slots, expected 3"
 awk -v on="$(value "$report" bytes_in)" -v off="$(value "$work/sync.txt" bytes_in)" 'BEGIN { exit !(3 * on == off) }' ||
   fail "aggregated: bytes in $(value "$report" bytes_in), expected a third of $(value "$work/sync.txt" bytes_in)"
+
+# GEO from the modes' registry, as pstrain builds it: 1 warm-up + 20 timed steps with --geo-steps 4 meet after steps
+# 3, 7, 11, 15, 19 and the last (20), all timed: the server applies 6 sums of changes, and every step is trained.
+report=$work/geo.txt
+"$dryrun" --platform "$platform" --mode geo --geo-steps 4 --servers 1 --trainers 3 --batch 32 --steps 20 --timeout 120 \
+  --ranks-per-node 4 > "$report" || fail "geo: the dry-run failed"
+cat "$report"
+[[ $(value "$report" samples) == 1920 ]] || fail "geo: $(value "$report" samples) samples, expected 1920"
+[[ $(value "$report" updates) == 6 ]] || fail "geo: server 0 applied $(value "$report" updates) updates, expected 6 meetings"
 
 # A profile the dry-run cannot read: the message, and exit 1 (not smpirun's 0).
 printf 'model mlp\nbatch 8\nparameter w 10\nlayer fc1 oops 1\n' > "$work/broken.profile"
