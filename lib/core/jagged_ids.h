@@ -28,6 +28,15 @@ struct JaggedIds {
     const std::size_t last = offsets[(field + 1) * samples];
     return {values.data() + first, last - first};
   }
+  // Ids of every bag (0 for none).
+  std::size_t id_count() const { return offsets.empty() ? 0 : static_cast<std::size_t>(offsets.back()); }
 };
+
+// The bags of samples `samples` of `ids`, in that order (a sample may repeat): a trainer's shuffled batch.
+JaggedIds gather_samples(const JaggedIds& ids, std::span<const std::uint32_t> samples);
+// The bags of samples [first, first + count).
+JaggedIds sample_range(const JaggedIds& ids, std::size_t first, std::size_t count);
+// `more`'s samples after `into`'s (the same fields; an empty `into`, of no fields and no samples, takes `more`).
+void append_samples(JaggedIds& into, const JaggedIds& more);
 
 }  // namespace pstrain::core

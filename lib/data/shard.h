@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/file_manifest.h"
+#include "core/jagged_ids.h"
 
 namespace pstrain::data {
 
@@ -40,6 +41,15 @@ struct TokenMeta {
   std::string windows;            // "stream" or "sentence" (data/ngram.h)
 };
 
+// What a CTR shard (data/ctr/ctr_shard.h) carries beyond ShardMeta, read as Samples: its features are the dense
+// ones (sample_shape {dense count}), its classes 2 (click or not), and each sample has a bag of raw 64-bit ids per
+// categorical field (Samples::categorical).
+struct CategoricalMeta {
+  std::vector<std::string> field_names;  // "C1" ... "C26"
+  std::vector<std::uint64_t> max_bag;    // per field: its longest bag (in this shard)
+  bool labeled = true;                   // false: no labels (Criteo's own test file): for prediction only
+};
+
 inline constexpr std::uint32_t kMaxVocabularySize = 1u << 24;  // float32 holds every id below it exactly
 
 struct ShardMeta {
@@ -50,6 +60,7 @@ struct ShardMeta {
   std::uint64_t sample_count = 0;
   std::string source;                // where the samples came from (input files)
   std::optional<TokenMeta> tokens;   // set for token shards only
+  std::optional<CategoricalMeta> categorical;  // set for CTR shards only
   std::uint32_t format_version = 0;  // as read; pstrain-data writes hdf5::kFormatVersion
 
   std::size_t sample_size() const;  // product of sample_shape
@@ -61,7 +72,8 @@ std::string shape_text(const std::vector<std::uint64_t>& shape);
 struct Samples {
   ShardMeta meta;
   std::vector<float> features;       // sample_count * sample_size, row-major (token shards: ids as floats)
-  std::vector<std::int32_t> labels;  // sample_count
+  std::vector<std::int32_t> labels;  // sample_count (CTR shards without labels: -1)
+  core::JaggedIds categorical;       // CTR shards: each sample's bags (field-major); no fields otherwise
 };
 
 // Writes atomically: a temporary name in the same folder, then rename. Throws pstrain::Error.

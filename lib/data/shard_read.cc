@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "data/ctr/ctr_shard.h"
 #include "data/hdf5_util.h"
 #include "data/shard.h"
 
@@ -270,6 +271,34 @@ auto with_hdf5(const fs::path& path, Body body) {
   }
 }
 
+// Whether `path` is a CTR shard (data/ctr/ctr_shard.h: read through ctr::CtrShardRows). Anything that is not a
+// readable HDF5 file is not, and open_shard names what is wrong with it. Call after the MANIFEST check.
+bool is_ctr_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  return with_hdf5(path, [&] {
+    if (!H5::H5File::isHdf5(path.string())) return false;
+    const H5::H5File file(path.string(), H5F_ACC_RDONLY);
+    return file.attrExists("ctr_format_version");
+  });
+}
+
+// Rows (increasing) of a CTR shard, as runs of consecutive ones: CtrShardRows reads ranges.
+Samples read_ctr_rows(const ctr::CtrShardRows& shard, std::span<const std::uint64_t> rows) {
+  Samples samples = ctr::samples_of(shard.read(0, 0), shard.meta());
+  for (std::size_t begin = 0; begin < rows.size();) {
+    std::size_t end = begin + 1;
+    while (end < rows.size() && rows[end] == rows[end - 1] + 1) ++end;
+    Samples run = ctr::samples_of(shard.read(rows[begin], end - begin), shard.meta());
+    samples.features.insert(samples.features.end(), run.features.begin(), run.features.end());
+    samples.labels.insert(samples.labels.end(), run.labels.begin(), run.labels.end());
+    core::append_samples(samples.categorical, run.categorical);
+    begin = end;
+  }
+  samples.meta.sample_count = rows.size();
+  return samples;
+}
+
 void check_labels(const fs::path& path, const Samples& samples) {
   for (std::size_t i = 0; i < samples.labels.size(); ++i) {
     const std::int32_t label = samples.labels[i];
@@ -312,11 +341,16 @@ std::vector<float> read_token_ids(const fs::path& path, const OpenShard& shard, 
 
 ShardMeta read_shard_meta(const fs::path& path) {
   const bool checksummed = check_shard_against_manifest(path);  // before HDF5 sees the file, and outside its lock
+  if (is_ctr_file(path)) return ctr::shard_meta_of(ctr::read_ctr_shard_meta(path));
   return with_hdf5(path, [&] { return open_shard(path, checksummed).meta; });
 }
 
 Samples read_shard(const fs::path& path) {
   const bool checksummed = check_shard_against_manifest(path);
+  if (is_ctr_file(path)) {
+    const ctr::CtrShardRows shard(path);
+    return ctr::samples_of(shard.read(0, shard.meta().sample_count), shard.meta());
+  }
   return with_hdf5(path, [&] {
     OpenShard shard = open_shard(path, checksummed);
     Samples samples;
@@ -337,20 +371,28 @@ Samples read_shard(const fs::path& path) {
 
 struct ShardRows::Open {
   OpenShard shard;
+  std::unique_ptr<ctr::CtrShardRows> ctr;  // a CTR shard: read through it (shard.meta is its ShardMeta)
 };
 
 ShardRows::ShardRows(const fs::path& path) : path_(path) {
   const bool checksummed = check_shard_against_manifest(path);
+  if (is_ctr_file(path)) {
+    open_ = std::make_unique<Open>();
+    open_->ctr = std::make_unique<ctr::CtrShardRows>(path);
+    open_->shard.meta = ctr::shard_meta_of(open_->ctr->meta());
+    return;
+  }
   open_ = with_hdf5(path, [&] {
     // A few scattered rows at a time: HDF5's sieve buffer (64 KiB by default) would read 64 KiB around every row.
     H5::FileAccPropList access;
     access.setSieveBufSize(0);
-    return std::make_unique<Open>(Open{open_shard(path, checksummed, access)});
+    return std::make_unique<Open>(Open{open_shard(path, checksummed, access), nullptr});
   });
 }
 
 ShardRows::~ShardRows() {
   if (!open_) return;
+  open_->ctr.reset();        // takes the HDF5 lock itself
   auto lock = hdf5::lock();  // HDF5 objects are closed under the library's lock, as they were opened
   open_.reset();
 }
@@ -362,6 +404,7 @@ const ShardMeta& ShardRows::meta() const {
 }
 
 Samples ShardRows::read(std::span<const std::uint64_t> rows) const {
+  if (open_->ctr) return read_ctr_rows(*open_->ctr, rows);
   return with_hdf5(path_, [&] {
     const OpenShard& shard = open_->shard;
     Samples samples;

@@ -104,6 +104,7 @@ int run_predict(int argc, char** argv) {
   std::optional<data::ShardMeta> meta;
   if (input.extension() != ".npy") meta = data::read_shard_meta(input);
   const SavedModel saved = load_saved_model(pass_dir, resolve_model_choice(*values), meta ? &*meta : nullptr);
+  check_not_a_click_model(saved, meta ? &*meta : nullptr);
   const data::Samples samples = read_samples(input, saved);
 
   const auto backend = compute::make_cpu_backend();

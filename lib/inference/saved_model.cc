@@ -77,7 +77,19 @@ SavedModel load_saved_model(const fs::path& pass_dir, const ModelChoice& choice,
   return model;
 }
 
+void check_not_a_click_model(const SavedModel& model, const data::ShardMeta* data) {
+  if (model.plan.loss != nn::LossKind::kBinaryCrossEntropy && model.plan.categorical_fields == 0 &&
+      !(data != nullptr && data->categorical)) {
+    return;
+  }
+  throw Error(ExitCode::kUsage,
+              cat("pstrain evaluate and predict do not yet read click models (loss=bce) or CTR data (bags of "
+                  "categorical ids): the training run reports them (test_auc, test_logloss, test_ne and "
+                  "test_calibration in ", model.pass_dir.parent_path().string(), "/metrics.jsonl)"));
+}
+
 void check_data_fits(const SavedModel& model, const data::ShardMeta& data, const std::string& data_name) {
+  check_not_a_click_model(model, &data);
   const nn::Shape shape = nn::model_input_shape(data.sample_shape);
   if (shape != model.plan.input) {
     throw Error(ExitCode::kInputData,

@@ -130,6 +130,7 @@ TrainerSamples load_trainer_samples(const JobContext& job) {
     if (all.labels.empty()) all.meta = shard.meta;
     all.features.insert(all.features.end(), shard.features.begin(), shard.features.end());
     all.labels.insert(all.labels.end(), shard.labels.begin(), shard.labels.end());
+    core::append_samples(all.categorical, shard.categorical);
   }
   all.meta.sample_count = all.labels.size();
   return TrainerSamples(std::move(all));
@@ -266,6 +267,7 @@ Outcome load_inputs(JobStart& start, int rank, int cpu_threads) {
     if (job.layout.is_lead_trainer()) {
       run.test = data::read_shard(job.data.test_shard);
       if (job.data.valid_shard) run.valid = data::read_shard(*job.data.valid_shard);
+      if (job.data.meta.categorical) run.training_click_rate = training_click_rate(job.data);
     }
     if (job.layout.is_server()) {
       check_server_start(job);

@@ -67,7 +67,7 @@ class GraphModel final : public Model {
   // evaluate_batch, and the logits (count x output_size()) copied to `host_logits`: predictions and confusion
   // matrices of a saved model (lib/inference).
   BatchResult evaluate_batch_logits(std::span<const float> features, std::span<const std::int32_t> labels,
-                                    std::size_t count, std::span<float> host_logits);
+                                    std::size_t count, std::span<float> host_logits) override;
 
  private:
   struct Node {

@@ -87,6 +87,9 @@ class Model {
   // Forward only.
   virtual BatchResult evaluate_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                                      std::size_t count) = 0;
+  // evaluate_batch, and the logits (count x the output's floats per sample) copied to `host_logits`.
+  virtual BatchResult evaluate_batch_logits(std::span<const float> features, std::span<const std::int32_t> labels,
+                                            std::size_t count, std::span<float> host_logits) = 0;
 };
 
 struct MlpSpec {

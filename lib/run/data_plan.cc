@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "data/ctr/ctr_shard.h"
 #include "data/vocabulary.h"
 
 namespace pstrain::train {
@@ -30,6 +31,26 @@ void check_same_tokens(const std::filesystem::path& shard, const data::ShardMeta
   }
 }
 
+// CTR shards: the same categorical fields as the test shard, and labels (a shard without them is for prediction).
+void check_same_fields(const std::filesystem::path& shard, const data::ShardMeta& meta, const DataPlan& plan) {
+  const auto& mine = meta.categorical;
+  const auto& test = plan.meta.categorical;
+  if (mine.has_value() != test.has_value()) {
+    throw Error(ExitCode::kInputData,
+                cat(shard.string(), (mine ? " holds CTR samples but " : " holds no categorical fields but "),
+                    plan.test_shard.string(), (test ? " does" : " does not"), " (shards of different datasets?)"));
+  }
+  if (!mine) return;
+  if (!mine->labeled) {
+    throw Error(ExitCode::kInputData, cat(shard.string(), " has no labels (a file to predict on, like Criteo's own "
+                                          "test file): training and evaluation need labeled shards"));
+  }
+  if (mine->field_names != test->field_names) {
+    throw Error(ExitCode::kInputData, cat(shard.string(), ": categorical fields other than ", plan.test_shard.string(),
+                                          "'s (shards of different conversions; convert the data again)"));
+  }
+}
+
 }  // namespace
 
 std::uint64_t DataPlan::total_train_samples() const {
@@ -42,6 +63,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
   plan.train_shards = data::list_train_shards(data_dir);
   plan.test_shard = data::test_shard_path(data_dir);
   plan.meta = data::read_shard_meta(plan.test_shard);
+  check_same_fields(plan.test_shard, plan.meta, plan);  // labeled
   if (static_cast<int>(plan.train_shards.size()) < trainers) {
     throw Error(ExitCode::kUsage,
                 cat(data_dir.string(), " holds ", plan.train_shards.size(), " training shards for ", trainers,
@@ -64,6 +86,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
                                             plan.test_shard.string(), " has ", plan.meta.num_classes));
     }
     check_same_tokens(plan.train_shards[index], meta, plan);
+    check_same_fields(plan.train_shards[index], meta, plan);
     for (int trainer = 0; trainer < trainers; ++trainer) {
       if (!every_trainer_reads_all && index % static_cast<std::size_t>(trainers) != static_cast<std::size_t>(trainer)) {
         continue;
@@ -81,6 +104,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
                                             plan.test_shard.string(), " (shards of different datasets?)"));
     }
     check_same_tokens(valid, meta, plan);
+    check_same_fields(valid, meta, plan);
     plan.valid_shard = valid;
   }
   for (int trainer = 0; trainer < trainers; ++trainer) {
@@ -104,6 +128,16 @@ std::vector<std::uint32_t> pass_order(std::size_t count, std::uint64_t seed, int
     std::swap(order[i], order[j]);
   }
   return order;
+}
+
+double training_click_rate(const DataPlan& plan) {
+  std::uint64_t clicks = 0;
+  std::uint64_t samples = 0;
+  for (const std::filesystem::path& shard : plan.train_shards) {
+    for (const std::int32_t label : data::ctr::CtrShardRows(shard).labels()) clicks += label == 1 ? 1 : 0;
+    samples += plan.shard_samples.at(static_cast<std::size_t>(&shard - plan.train_shards.data()));
+  }
+  return samples == 0 ? 0.0 : static_cast<double>(clicks) / static_cast<double>(samples);
 }
 
 }  // namespace pstrain::train

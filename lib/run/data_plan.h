@@ -27,6 +27,10 @@ struct DataPlan {
 // With `every_trainer_reads_all` (dynamic dispatch) each trainer's shard list is every shard.
 DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool every_trainer_reads_all = false);
 
+// CTR data (ShardMeta::categorical): the share of clicks among all training samples, each counted once, whatever
+// the trainers: normalized entropy's baseline (report/ctr_metrics.h). Reads the training shards' labels.
+double training_click_rate(const DataPlan& plan);
+
 // The order in which a trainer visits its `count` samples in `pass`: a permutation drawn from (seed, pass,
 // trainer) with our own Fisher-Yates over mt19937_64 (identical on every platform), or 0..count-1 without
 // shuffling.

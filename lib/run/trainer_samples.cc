@@ -46,6 +46,7 @@ void TrainerSamples::hold(std::span<const std::uint32_t> locals) {
   std::sort(places.begin(), places.end());
   held_.features.clear();
   held_.labels.clear();
+  held_.categorical = {};
   slots_.clear();
   std::vector<std::uint64_t> rows;
   for (std::size_t begin = 0; begin < places.size();) {
@@ -58,6 +59,7 @@ void TrainerSamples::hold(std::span<const std::uint32_t> locals) {
     for (std::size_t i = begin; i < end; ++i) slots_.emplace(places[i].local, held_.labels.size() + (i - begin));
     held_.features.insert(held_.features.end(), read.features.begin(), read.features.end());
     held_.labels.insert(held_.labels.end(), read.labels.begin(), read.labels.end());
+    core::append_samples(held_.categorical, read.categorical);
     begin = end;
   }
   hold_as_pixels_where_possible();
@@ -65,7 +67,7 @@ void TrainerSamples::hold(std::span<const std::uint32_t> locals) {
 
 void TrainerSamples::hold_as_pixels_where_possible() {
   pixels_.clear();
-  if (meta_.tokens) return;  // ids, not pixels
+  if (meta_.tokens || meta_.categorical) return;  // ids, or CTR's dense features: not pixels
   if (auto bytes = data::as_pixel_bytes(held_.features)) {
     pixels_ = std::move(*bytes);
     std::vector<float>().swap(held_.features);  // released: an assignment of {} would keep the capacity
@@ -80,6 +82,12 @@ void TrainerSamples::copy_features(std::uint32_t local, std::span<float> out) co
   } else {
     std::copy_n(held_.features.begin() + static_cast<std::ptrdiff_t>(first), width_, out.begin());
   }
+}
+
+void TrainerSamples::gather_bags(std::span<const std::uint32_t> locals, core::JaggedIds& out) const {
+  std::vector<std::uint32_t> slots(locals.size());
+  for (std::size_t i = 0; i < locals.size(); ++i) slots[i] = static_cast<std::uint32_t>(slot(locals[i]));
+  out = core::gather_samples(held_.categorical, slots);
 }
 
 std::size_t TrainerSamples::slot(std::uint32_t local) const {

@@ -36,6 +36,8 @@ class TrainerSamples {
   // shards hold pixel / 255 (data/pixel_bytes.h): a quarter of the memory, the same floats.
   void copy_features(std::uint32_t local, std::span<float> out) const;
   std::int32_t label(std::uint32_t local) const { return held_.labels[slot(local)]; }
+  // CTR samples (ShardMeta::categorical): the bags of held samples `locals`, in that order, into `out`.
+  void gather_bags(std::span<const std::uint32_t> locals, core::JaggedIds& out) const;
   // Bytes of memory that features hold now (capacity, not size: what the process keeps).
   std::size_t feature_bytes() const { return held_.features.capacity() * sizeof(float) + pixels_.capacity(); }
 

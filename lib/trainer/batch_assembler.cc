@@ -12,7 +12,8 @@ BatchAssembler::BatchAssembler(const TrainerSamples& samples, std::size_t batch_
       shape_(data::check_augmentable(augment, samples.meta())),
       seed_(seed),
       features_(batch_size * width_),
-      labels_(batch_size) {}
+      labels_(batch_size),
+      has_bags_(samples.meta().categorical.has_value()) {}
 
 void BatchAssembler::assemble(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t n,
                               const std::vector<std::uint64_t>& ids, int pass) {
@@ -27,6 +28,9 @@ void BatchAssembler::assemble(const std::vector<std::uint32_t>& order, std::size
       samples_.copy_features(sample, target);
     }
     labels_[i] = samples_.label(sample);
+  }
+  if (has_bags_) {
+    samples_.gather_bags(std::span<const std::uint32_t>(order).subspan(first, n), bags_);
   }
 }
 

@@ -24,6 +24,8 @@ class BatchAssembler {
   // Writable: the exchange may rewrite a batch's ids as places in the trainer's row caches (ps/table_client.h).
   std::span<float> features(std::size_t n) { return {features_.data(), n * width_}; }
   std::span<const std::int32_t> labels(std::size_t n) const { return {labels_.data(), n}; }
+  // The batch's categorical fields (CTR data), null for data without them: what Model::set_categorical takes.
+  const core::JaggedIds* categorical() const { return has_bags_ ? &bags_ : nullptr; }
 
  private:
   const TrainerSamples& samples_;
@@ -34,6 +36,8 @@ class BatchAssembler {
   std::vector<float> features_;
   std::vector<float> source_;  // with augmentation: the sample before it is augmented into features_
   std::vector<std::int32_t> labels_;
+  bool has_bags_;
+  core::JaggedIds bags_;
 };
 
 }  // namespace pstrain::train

@@ -37,6 +37,8 @@ void log_pass(const JobContext& job, const PassReport& report) {
                      report.evaluation.valid_loss ? cat(" valid ", std::exp(*report.evaluation.valid_loss)) : "",
                      " test ", std::exp(report.evaluation.loss))
                : std::string(),
+           report.evaluation.ctr ? cat(" test_auc ", report.evaluation.ctr->auc, " test_ne ", report.evaluation.ctr->ne)
+                                 : std::string(),
            " samples/s ", static_cast<long long>(samples_per_sec), " elapsed ", job.elapsed_seconds(), "s",
            job.layout.pservers > 0
                ? cat(" | per step: compute ", per_step(totals.compute_seconds) * 1e3, " ms push ",
@@ -109,6 +111,7 @@ void append_metrics_line(const JobContext& job, const PassReport& report) {
     add_perplexities(line, totals.train_loss(), report.evaluation.valid_loss, report.evaluation.loss);
     line.add("words_per_sec", totals.samples / std::max(report.figures.pass_seconds, 1e-9));
   }
+  if (report.evaluation.ctr) report::add_ctr_metrics(line, *report.evaluation.ctr);
   add_run_fields(line, job, report);
   add_exchange_fields(line, job, report);
   append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
@@ -139,17 +142,26 @@ void write_pass_scalars(const JobContext& job, const PassReport& report, report:
                        {"pass/staleness_p95", static_cast<double>(staleness.percentile(0.95))},
                        {"pass/staleness_max", static_cast<double>(staleness.max)},
                        {"pass/learning_rate", job.updates.learning_rate_at(report.global_step)}});
+  if (const std::optional<report::CtrMetrics>& ctr = report.evaluation.ctr) {
+    board.write_scalars(report.global_step, {{"pass/test_auc", ctr->auc},
+                                             {"pass/test_logloss", ctr->logloss},
+                                             {"pass/test_ne", ctr->ne},
+                                             {"pass/test_calibration", ctr->calibration}});
+  }
 }
 
 }  // namespace
 
 Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size,
-                    const BeforeBatch& before_batch) {
+                    const BeforeBatch& before_batch, std::optional<double> training_click_rate) {
   const std::size_t width = test.meta.sample_size();
   const std::size_t count = test.labels.size();
   double loss_sum = 0;
   std::size_t correct = 0;
   std::vector<float> features;  // a batch's copy, for before_batch to rewrite
+  core::JaggedIds bags;         // CTR data: the batch's categorical fields
+  std::vector<float> logits;    // CTR metrics: one logit per sample
+  report::PredictionRun predictions;
   for (std::size_t start = 0; start < count; start += batch_size) {
     const std::size_t n = std::min(batch_size, count - start);
     std::span<const float> batch(test.features.data() + start * width, n * width);
@@ -158,13 +170,26 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
       before_batch(features, n);
       batch = features;
     }
-    const nn::BatchResult result = model.evaluate_batch(batch, {test.labels.data() + start, n}, n);
+    if (test.meta.categorical) {
+      bags = core::sample_range(test.categorical, start, n);
+      model.set_categorical(&bags);
+    }
+    const std::span<const std::int32_t> labels(test.labels.data() + start, n);
+    nn::BatchResult result;
+    if (training_click_rate) {
+      logits.resize(n);
+      result = model.evaluate_batch_logits(batch, labels, n, logits);
+      predictions.add(logits, labels);
+    } else {
+      result = model.evaluate_batch(batch, labels, n);
+    }
     loss_sum += result.loss_sum;
     correct += result.correct;
   }
   Evaluation evaluation;
   evaluation.loss = loss_sum / static_cast<double>(count);
   evaluation.accuracy = static_cast<double>(correct) / static_cast<double>(count);
+  if (training_click_rate) evaluation.ctr = report::ctr_metrics(predictions.sorted(), *training_click_rate);
   return evaluation;
 }
 

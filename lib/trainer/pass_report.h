@@ -9,6 +9,7 @@
 
 #include "data/shard.h"
 #include "nn/model.h"
+#include "report/ctr_metrics.h"
 #include "report/event_writer.h"
 #include "run/job_context.h"
 #include "run/sample_ledger.h"
@@ -19,22 +20,25 @@ namespace pstrain::train {
 struct Evaluation {
   double loss = 0;
   double accuracy = 0;
-  std::optional<double> valid_loss;  // where the data has a validation shard
+  std::optional<double> valid_loss;      // where the data has a validation shard
+  std::optional<report::CtrMetrics> ctr;  // a model with loss=bce on CTR data: AUC, logloss, NE, calibration
 };
 
 // The held-out sets the lead trainer evaluates after every pass (empty on the other trainers).
 struct HeldOutData {
   const std::optional<data::Samples>& test;
   const std::optional<data::Samples>& valid;
+  std::optional<double> training_click_rate;  // CTR data: normalized entropy's baseline
 };
 
 // Called with each batch's copy of the features before the model reads them: a trainer whose servers hold row
 // tables fetches the rows the batch looks up (RowTableAccess::fetch_for_evaluation).
 using BeforeBatch = std::function<void(std::span<float> features, std::size_t count)>;
 
-// The model's mean loss and accuracy over `test`, in batches of `batch_size`.
+// The model's mean loss and accuracy over `test`, in batches of `batch_size`; with `training_click_rate` (CTR
+// data, a model of one logit), the CTR metrics too.
 Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t batch_size,
-                    const BeforeBatch& before_batch = {});
+                    const BeforeBatch& before_batch = {}, std::optional<double> training_click_rate = {});
 
 // OUTPUT/pass-NNNNN/parameters.h5: the parameters, and the non-trainable state after them under its own names
 // ("bn1.running_mean"), so that a pass folder is the whole model. `parameters` is the trainer's flat vector; the

@@ -208,6 +208,7 @@ void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
   // Random layers (dropout) draw from (seed, global step, trainer): a resumed step draws what it drew before.
   model_.set_step_key(pstrain::combine_key(pstrain::combine_key(config_.seed, static_cast<std::uint64_t>(global_step_)),
                                            static_cast<std::uint64_t>(trainer)));
+  model_.set_categorical(batch_.categorical());
   const nn::BatchResult result = model_.train_batch(batch_.features(n), batch_.labels(n), n);
   if (!std::isfinite(result.loss_sum)) {
     throw Error(ExitCode::kDiverged,
@@ -299,7 +300,10 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
     };
   }
   const std::size_t batch = evaluation_batch_size(job_.config, job_.model);
-  Evaluation evaluation = evaluate(model_, *held_out_.test, batch, fetch_rows);
+  // CTR metrics where the model predicts clicks (one logit, loss=bce) on CTR data.
+  const std::optional<double> click_rate =
+      job_.model.loss == nn::LossKind::kBinaryCrossEntropy ? held_out_.training_click_rate : std::nullopt;
+  Evaluation evaluation = evaluate(model_, *held_out_.test, batch, fetch_rows, click_rate);
   if (held_out_.valid) evaluation.valid_loss = evaluate(model_, *held_out_.valid, batch, fetch_rows).loss;
   if (!std::isfinite(evaluation.loss)) {
     throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/jagged_ids.h"
+#include "data/shard.h"
 
 namespace pstrain::data::ctr {
 
@@ -123,6 +124,8 @@ class CtrShardRows {
   // Samples [first, first + count) (first + count <= sample_count), checked: labels 0/1 (-1 unlabeled), dense
   // values finite, offsets non-decreasing and inside the field's ids.
   CtrBatch read(std::uint64_t first, std::uint64_t count) const;
+  // Every sample's label alone (the training click rate: NE's baseline, report/ctr_metrics.h).
+  std::vector<std::int32_t> labels() const;
 
  private:
   struct Open;
@@ -131,6 +134,12 @@ class CtrShardRows {
 };
 
 CtrMeta read_ctr_shard_meta(const std::filesystem::path& path);
+
+// A CTR shard as the trainer, evaluate and predict read every shard (data/shard.h): the dense features as
+// features, sample_shape {dense count}, 2 classes, the bags as Samples::categorical. data::read_shard,
+// read_shard_meta and ShardRows read CTR shards through these.
+ShardMeta shard_meta_of(const CtrMeta& meta);
+Samples samples_of(CtrBatch batch, const CtrMeta& meta);
 // Every sample of a shard.
 CtrBatch read_ctr_shard(const std::filesystem::path& path);
 

@@ -236,6 +236,12 @@ CtrBatch CtrShardRows::read(std::uint64_t first, std::uint64_t count) const {
   });
 }
 
+std::vector<std::int32_t> CtrShardRows::labels() const {
+  return with_hdf5(path_, [&] {
+    return read_range<std::int32_t>(open_->labels, H5::PredType::NATIVE_INT32, 0, open_->meta.sample_count);
+  });
+}
+
 CtrMeta read_ctr_shard_meta(const fs::path& path) {
   return CtrShardRows(path).meta();
 }
@@ -250,6 +256,28 @@ bool is_ctr_shard(const fs::path& path) {
     const H5::H5File file(path.string(), H5F_ACC_RDONLY);
     return file.attrExists(names::kAttrVersion);
   });
+}
+
+ShardMeta shard_meta_of(const CtrMeta& meta) {
+  ShardMeta shard;
+  shard.dataset = meta.layout.dataset;
+  shard.sample_shape = {meta.layout.dense_names.size()};
+  shard.num_classes = 2;
+  shard.sample_count = meta.sample_count;
+  shard.source = meta.source;
+  shard.format_version = kCtrFormatVersion;
+  shard.categorical = CategoricalMeta{meta.layout.field_names, meta.max_bag, meta.labeled};
+  return shard;
+}
+
+Samples samples_of(CtrBatch batch, const CtrMeta& meta) {
+  Samples samples;
+  samples.meta = shard_meta_of(meta);
+  samples.meta.sample_count = batch.samples;
+  samples.features = std::move(batch.dense);
+  samples.labels = std::move(batch.labels);
+  samples.categorical = std::move(batch.ids);
+  return samples;
 }
 
 }  // namespace pstrain::data::ctr

@@ -153,11 +153,41 @@ TEST(CtrShard, ManifestCatchesAFlippedByte) {
   expect_error([&] { read_ctr_shard(dir / "test.h5"); }, ExitCode::kInputData, {"test.h5"});
 }
 
-TEST(CtrShard, ImageShardReaderRefusesACtrShardByName) {
+// The trainer, evaluate and predict read every shard through data::read_shard and friends: a CTR shard comes back
+// as Samples with its dense features, its labels and its bags (Samples::categorical), scattered rows included.
+void expect_samples_match(const Samples& samples, const Reference& ref, const std::vector<std::uint64_t>& rows) {
+  ASSERT_EQ(samples.labels.size(), rows.size());
+  ASSERT_EQ(samples.categorical.samples, rows.size());
+  ASSERT_EQ(samples.meta.sample_count, rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::size_t s = rows[i];
+    EXPECT_EQ(samples.labels[i], ref.labels[s]);
+    for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(samples.features[i * 3 + d], ref.dense[s * 3 + d]);
+    for (std::size_t f = 0; f < 3; ++f) {
+      const auto bag = samples.categorical.bag(f, i);
+      EXPECT_EQ(std::vector<std::uint64_t>(bag.begin(), bag.end()), ref.bags[s][f]) << "row " << s << " field " << f;
+    }
+  }
+}
+
+TEST(CtrShard, EveryShardReaderReadsACtrShardAsSamplesWithItsBags) {
   TempDir dir;
-  write_ctr_shard(dir / "train-00000.h5", small_layout(), columns_of(random_reference(3, 7)), true, "a");
-  EXPECT_TRUE(is_ctr_shard(dir / "train-00000.h5"));
-  expect_error([&] { read_shard(dir / "train-00000.h5"); }, ExitCode::kInputData, {"is a CTR shard"});
+  const Reference ref = random_reference(60, 7);
+  write_ctr_shard(dir / "train-00000.h5", small_layout(), columns_of(ref), true, "a");
+  const ShardMeta meta = read_shard_meta(dir / "train-00000.h5");
+  EXPECT_EQ(meta.sample_shape, std::vector<std::uint64_t>{3});
+  EXPECT_EQ(meta.num_classes, 2u);
+  EXPECT_EQ(meta.sample_count, 60u);
+  ASSERT_TRUE(meta.categorical.has_value());
+  EXPECT_EQ(meta.categorical->field_names, small_layout().field_names);
+  EXPECT_TRUE(meta.categorical->labeled);
+  std::vector<std::uint64_t> all(60);
+  for (std::size_t s = 0; s < 60; ++s) all[s] = s;
+  expect_samples_match(read_shard(dir / "train-00000.h5"), ref, all);
+  // Runs and single rows, as dynamic dispatch asks for them.
+  const std::vector<std::uint64_t> scattered{0, 1, 2, 9, 30, 31, 59};
+  expect_samples_match(read_shard_rows(dir / "train-00000.h5", scattered), ref, scattered);
+  expect_samples_match(read_shard_rows(dir / "train-00000.h5", {}), ref, {});
 }
 
 TEST(CtrShard, ImageShardIsNotReadAsCtr) {

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Click-through-rate training end to end (issue 41): a DLRM model file over a synthetic-ctr folder (CTR shards:
+# dense features, bags of raw 64-bit ids per field, a planted logistic truth whose Bayes test AUC the generator
+# prints), its tables hashed at training time and held as dense parameters. One case per call:
+# ctr_training.sh CASE NP PATH
+#   local      one process learns: test_auc well above 0.5 (what a model that learned nothing scores), and the CTR
+#              metrics agree with each other: test_logloss (from the logits) = test_loss (the model's loss), NE =
+#              logloss over the entropy of the training click rate, the TensorBoard file carries pass/test_auc;
+#              pstrain evaluate and predict refuse the model with the reason (they do not read click models yet)
+#   sync       1 server + 2 trainers: learns; a second run, and one writing checkpoints, give the same bits; resumed
+#              from a checkpoint in the middle of the pass it ends with the bits of the uninterrupted run
+#   modes      async (under dynamic dispatch: CTR rows read a chunk at a time), ssp, geo (servers) and all-reduce
+#              learn, every sample trained once
+#   rows       --table-exchange sparse is refused, on every rank, naming the table: its row protocol is not built
+source "$(dirname "$0")/common.sh"
+case_name=$1 np=$2 path=$3
+work=$(new_work_dir "ctr_training_${case_name}_np${np}_${path}")
+"$BIN_DIR/pstrain-data" synthetic-ctr --lines 24000 --seed 3 --output "$work/data" --split-count 3 \
+  > "$work/convert.log" 2>&1 || { cat "$work/convert.log"; fail "synthetic-ctr"; }
+bayes=$(sed -n 's/^bayes test AUC: //p' "$work/convert.log")
+cat > "$work/dlrm.model" <<'MODEL'
+b1 dense units=16 inputs=input
+b1a relu
+bottom dense units=8
+bottoma relu
+c0_12 embedding_bag fields=0-12 rows=16384 dim=8
+c13_25 embedding_bag fields=13-25 rows=16384 dim=8
+x dot_interaction inputs=bottoma,c0_12,c13_25
+t1 dense units=16
+t1a relu
+logit dense units=1 loss=bce
+MODEL
+
+passes=1
+dlrm() {  # dlrm RANKS OUT [flags...]
+  local ranks=$1 out=$2
+  shift 2
+  run_mpi "$ranks" "$path" 120 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$out" \
+    --model-file "$work/dlrm.model" --batch-size 64 --passes "$passes" --optimizer adagrad --lr 0.05 --seed 9 "$@" \
+    > "$out.log" 2>&1 || { cat "$out.log"; fail "run $out"; }
+}
+# learns OUT: the last test_auc well above chance (the Bayes AUC of these lines is printed beside it; one pass
+# over 21,600 lines of Criteo-like cardinalities reaches ~0.65 of it).
+learns() {
+  python3 - "$1/metrics.jsonl" "$bayes" <<'PY' || fail "$1 did not learn"
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+print(sys.argv[1].split("/")[-2], "test_auc", round(last["test_auc"], 4), "bayes", sys.argv[2])
+assert last["test_auc"] > 0.58, last
+assert last["samples_missing"] == 0 and last["samples_repeated"] == 0, last
+PY
+}
+exact() { "$TOOLS_DIR/compare_parameters" "$1/pass-00000" "$2/pass-00000" --exact || fail "$3"; }  # 1 pass
+
+case "$case_name" in
+  local)
+    passes=2 dlrm 1 "$work/local"
+    learns "$work/local"
+    # The same lines as text (the same seed gives the same bits): the training click rate from their labels.
+    "$BIN_DIR/pstrain-data" synthetic-ctr --lines 24000 --seed 3 --text-output "$work/lines.txt" > /dev/null 2>&1 \
+      || fail "synthetic-ctr --text-output"
+    python3 - "$work/local/metrics.jsonl" "$work/lines.txt" <<'PY' || fail "the CTR metrics disagree"
+import json, math, sys
+labels = [int(line.split("\t", 1)[0]) for line in open(sys.argv[2])][:21600]  # the training lines
+p = sum(labels) / len(labels)
+entropy = -(p * math.log(p) + (1 - p) * math.log(1 - p))
+for m in (json.loads(l) for l in open(sys.argv[1]) if l.strip()):
+    assert math.isclose(m["test_logloss"], m["test_loss"], rel_tol=1e-5), m
+    assert math.isclose(m["test_ne"], m["test_logloss"] / entropy, rel_tol=1e-9), (m, p)
+    assert 0.2 < m["test_calibration"] < 5, m
+print("test_logloss = test_loss; test_ne = logloss / H(%.4f), the training click rate" % p)
+PY
+    grep -aq "pass/test_auc" "$work"/local/tensorboard/events.* || fail "no pass/test_auc in TensorBoard's file"
+    grep -q "test_auc" "$work/local.log" || fail "the pass line does not show test_auc"
+    # evaluate and predict do not read click models yet: refused with the reason, not a wrong answer.
+    for command in evaluate predict; do
+      extra=()
+      [ "$command" = evaluate ] || extra=(--input "$work/data/test.h5" --output "$work/predicted.npy")
+      if "$BIN_DIR/pstrain" "$command" "$work/local/pass-00001" "${extra[@]}" > "$work/$command.log" 2>&1; then
+        fail "pstrain $command accepted a click model"
+      fi
+      grep -q "do not yet read click models" "$work/$command.log" || { cat "$work/$command.log"; fail "$command: no reason"; }
+    done
+    echo "PASS: a DLRM learns on CTR data alone (AUC above, bayes $bayes), its CTR metrics consistent"
+    ;;
+  sync)
+    dlrm "$np" "$work/sync-1" --mode sync
+    dlrm "$np" "$work/sync-2" --mode sync
+    learns "$work/sync-1"
+    exact "$work/sync-1" "$work/sync-2" "two sync runs differ"
+    flags=(--mode sync --checkpoint-every-steps 40 --keep-checkpoints 0)
+    dlrm "$np" "$work/checkpointed" "${flags[@]}"
+    exact "$work/checkpointed" "$work/sync-1" "checkpoints changed the bits"
+    middle="$work/checkpointed/checkpoints/ckpt-0000000040"
+    [ -d "$middle" ] || fail "no checkpoint at step 40: $(ls "$work/checkpointed/checkpoints")"
+    mkdir -p "$work/resumed"
+    dlrm "$np" "$work/resumed" "${flags[@]}" --resume "$middle"
+    grep -q "resuming from" "$work/resumed.log" || fail "did not resume"
+    exact "$work/resumed" "$work/sync-1" "resumed mid-pass differs from the uninterrupted run"
+    echo "PASS: sync CTR training on $np ranks ($path) repeats its bits and resumes mid-pass exactly"
+    ;;
+  modes)
+    # Dynamic dispatch reads CTR rows a chunk at a time (data::ShardRows); learns() checks every sample once.
+    dlrm "$np" "$work/async" --mode async --dispatch dynamic --chunk-size 256
+    dlrm "$np" "$work/ssp" --mode ssp --staleness 2
+    dlrm "$np" "$work/geo" --mode geo --geo-steps 4
+    dlrm "$np" "$work/allreduce" --mode allreduce
+    for mode in async ssp geo allreduce; do learns "$work/$mode"; done
+    echo "PASS: async, ssp, geo and all-reduce learn CTR data on $np ranks ($path)"
+    ;;
+  rows)
+    start=$SECONDS
+    if run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$work/rows" \
+      --model-file "$work/dlrm.model" --table-exchange sparse > "$work/rows.log" 2>&1; then
+      fail "--table-exchange sparse was accepted"
+    fi
+    grep -q "looks up bags of categorical ids" "$work/rows.log" || { cat "$work/rows.log"; fail "no reason given"; }
+    [ $((SECONDS - start)) -lt 30 ] || fail "the refusal took $((SECONDS - start)) s"
+    [ ! -e "$work/rows" ] || [ -z "$(ls -A "$work/rows")" ] || fail "a refused run left files in its folder"
+    echo "PASS: --table-exchange sparse refused for bag tables, with the reason ($np ranks, $path)"
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
