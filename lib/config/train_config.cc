@@ -1,6 +1,7 @@
 #include "config/train_config.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -44,13 +45,15 @@ po::options_description train_options() {
   po::options_description model("Model and optimisation");
   // clang-format off
   model.add_options()
-      ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm) | nplm (Bengio et al. 2003's neural language model on N-gram token shards; --embedding-dim, --hidden, --direct)")
+      ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm) | nplm (Bengio et al. 2003's neural language model on N-gram token shards; --embedding-dim, --hidden, --direct) | dlrm, deepfm (click models on CTR data: --embedding-dim, --hidden, --bottom-hidden, --table-rows; unless given: --optimizer adagrad --lr 0.05 --batch-size 128)")
       ("model-file", po::value<std::string>(), "a model described layer by layer (docs/model-files.md); instead of --model")
       ("describe-model", po::bool_switch(), "print the model's layers (output shapes, parameters, FLOPs) for the data in --data-dir, and exit")
       ("width", po::value<double>()->default_value(1.0, "1"), "resnet: channel multiplier (64, 128, 256, 512 channels times this)")
       ("batch-norm", po::value<bool>()->default_value(true, "true"), "resnet: batch normalisation after every convolution (false: conv biases instead)")
-      ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated (cnn: the fully connected head, e.g. 128; nplm: one width, default 100), or none")
-      ("embedding-dim", po::value<long long>()->default_value(30), "nplm: embedding size m of every context word")
+      ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated (cnn: the fully connected head, e.g. 128; nplm: one width, default 100), or none; dlrm: the top MLP, default 512,256; deepfm: the deep MLP, default 400,400)")
+      ("embedding-dim", po::value<long long>()->default_value(30), "nplm: embedding size m of every context word; dlrm, deepfm: the field vectors' length, default 16")
+      ("bottom-hidden", po::value<std::string>()->default_value("64"), "dlrm: the bottom MLP's widths over the dense features, before --embedding-dim")
+      ("table-rows", po::value<long long>()->default_value(0, "auto"), "dlrm, deepfm: rows of each field's table (ids hashed into them); auto: twice the field's distinct ids (ctr_fields.tsv) to a power of two, at most 2^22")
       ("direct", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "nplm: direct connections from the concatenated embeddings to the output")
       ("conv-filters", po::value<std::string>()->default_value("32,64"), "cnn: filters of each conv layer, comma separated")
       ("kernel-size", po::value<long long>()->default_value(3), "cnn: odd square convolution kernel")
@@ -184,8 +187,11 @@ void resolve_cluster(const po::variables_map& values, TrainConfig& config) {
 // The model: a preset and its shape, or a model file.
 void resolve_model(const po::variables_map& values, TrainConfig& config) {
   config.model = values["model"].as<std::string>();
-  if (config.model != "mlp" && config.model != "cnn" && config.model != "resnet" && config.model != "nplm") {
-    throw Error(ExitCode::kUsage, cat("--model '", config.model, "' is not one of mlp, cnn, resnet, nplm"));
+  // nn/presets.h's names (config sits below nn; a test checks the two lists agree).
+  constexpr std::array<std::string_view, 6> kPresets{"mlp", "cnn", "resnet", "nplm", "dlrm", "deepfm"};
+  if (std::find(kPresets.begin(), kPresets.end(), config.model) == kPresets.end()) {
+    throw Error(ExitCode::kUsage,
+                cat("--model '", config.model, "' is not one of mlp, cnn, resnet, nplm, dlrm, deepfm"));
   }
   if (values.count("model-file")) {
     if (!values["model"].defaulted()) {
@@ -202,7 +208,14 @@ void resolve_model(const po::variables_map& values, TrainConfig& config) {
   config.batch_norm = values["batch-norm"].as<bool>();
   config.hidden = parse_widths(values["hidden"].as<std::string>(), "hidden");
   if (config.model == "nplm" && values["hidden"].defaulted()) config.hidden = {kNplmHidden};
+  if (config.model == "dlrm" && values["hidden"].defaulted()) config.hidden = {512, 256};
+  if (config.model == "deepfm" && values["hidden"].defaulted()) config.hidden = {400, 400};
   config.embedding_dim = static_cast<std::size_t>(positive(values, "embedding-dim"));
+  if (is_click_preset(config.model) && values["embedding-dim"].defaulted()) config.embedding_dim = kClickEmbeddingDim;
+  config.bottom_hidden = parse_widths(values["bottom-hidden"].as<std::string>(), "bottom-hidden");
+  const long long table_rows = values["table-rows"].as<long long>();
+  if (table_rows < 0) throw Error(ExitCode::kUsage, cat("--table-rows ", table_rows, " must be positive (or auto)"));
+  config.table_rows = static_cast<std::size_t>(table_rows);
   config.direct = values["direct"].as<bool>();
   config.conv_filters = parse_widths(values["conv-filters"].as<std::string>(), "conv-filters");
   config.kernel_size = static_cast<std::size_t>(positive(values, "kernel-size"));
@@ -217,6 +230,9 @@ void resolve_model(const po::variables_map& values, TrainConfig& config) {
 // The optimizer, its schedule, the batches and the passes.
 void resolve_training(const po::variables_map& values, TrainConfig& config) {
   config.optimizer.kind = values["optimizer"].as<std::string>();
+  // The click presets train well without a flag (Adagrad at --lr's default 0.05, batches of 128: the best of a
+  // comparison on synthetic-ctr data, docs/ctr.md); any flag given wins.
+  if (is_click_preset(config.model) && values["optimizer"].defaulted()) config.optimizer.kind = "adagrad";
   config.optimizer.learning_rate = positive_finite(values, "lr");
   config.optimizer.schedule = values["lr-schedule"].as<std::string>();
   config.optimizer.momentum = static_cast<float>(values["momentum"].as<double>());
@@ -238,6 +254,7 @@ void resolve_training(const po::variables_map& values, TrainConfig& config) {
   config.label_smoothing = static_cast<float>(smoothing);
   config.augment = data::parse_augment_spec(values["augment"].as<std::string>());
   config.batch_size = static_cast<std::size_t>(positive(values, "batch-size"));
+  if (is_click_preset(config.model) && values["batch-size"].defaulted()) config.batch_size = kClickBatchSize;
   const long long passes = positive(values, "passes");
   if (passes > 99999) throw Error(ExitCode::kUsage, "--passes must be at most 99999 (pass-NNNNN folders)");
   config.passes = static_cast<int>(passes);

@@ -22,7 +22,14 @@ enum class Overlap { kAuto, kOn, kOff };
 // kAuto decides from the layout (job/node_aggregation.h).
 enum class NodeAggregation { kAuto, kOn, kOff };
 
-inline constexpr std::size_t kNplmHidden = 100;  // nplm's hidden width when --hidden is not given
+inline constexpr std::size_t kNplmHidden = 100;        // nplm's hidden width when --hidden is not given
+inline constexpr std::size_t kClickEmbeddingDim = 16;  // dlrm's and deepfm's --embedding-dim unless given
+inline constexpr std::size_t kClickBatchSize = 128;    // and their --batch-size
+
+// The presets of click models over CTR data (nn/click_presets.h), whose defaults differ (resolve_training).
+inline bool is_click_preset(const std::string& model) {
+  return model == "dlrm" || model == "deepfm";
+}
 
 struct TrainConfig {
   std::filesystem::path data_dir;
@@ -38,7 +45,9 @@ struct TrainConfig {
   bool batch_norm = true;                           // resnet: batch norm after every convolution
   std::vector<std::size_t> hidden{256, 128};        // mlp: hidden widths; cnn: widths of the fully connected head;
                                                     // nplm: none or one (kNplmHidden unless --hidden is given)
-  std::size_t embedding_dim = 30;                   // nplm: m
+  std::size_t embedding_dim = 30;                   // nplm: m; dlrm, deepfm: kClickEmbeddingDim unless given
+  std::vector<std::size_t> bottom_hidden{64};       // dlrm: the bottom MLP's widths
+  std::size_t table_rows = 0;                       // dlrm, deepfm: rows per table; 0: from the distinct ids
   bool direct = false;                              // nplm: direct connections from the embeddings to the output
   std::vector<std::size_t> conv_filters{32, 64};    // cnn: filters per conv layer (each followed by a 2x2 pool)
   std::size_t kernel_size = 3;                      // cnn: odd square kernel

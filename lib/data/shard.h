@@ -58,10 +58,10 @@ struct ShardMeta {
                                             // channels last (HWC), as the CNN reads them
   std::uint32_t num_classes = 0;
   std::uint64_t sample_count = 0;
-  std::string source;                // where the samples came from (input files)
-  std::optional<TokenMeta> tokens;   // set for token shards only
+  std::string source;                          // where the samples came from (input files)
+  std::optional<TokenMeta> tokens;             // set for token shards only
   std::optional<CategoricalMeta> categorical;  // set for CTR shards only
-  std::uint32_t format_version = 0;  // as read; pstrain-data writes hdf5::kFormatVersion
+  std::uint32_t format_version = 0;            // as read; pstrain-data writes hdf5::kFormatVersion
 
   std::size_t sample_size() const;  // product of sample_shape
 };

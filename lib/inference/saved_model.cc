@@ -85,7 +85,8 @@ void check_not_a_click_model(const SavedModel& model, const data::ShardMeta* dat
   throw Error(ExitCode::kUsage,
               cat("pstrain evaluate and predict do not yet read click models (loss=bce) or CTR data (bags of "
                   "categorical ids): the training run reports them (test_auc, test_logloss, test_ne and "
-                  "test_calibration in ", model.pass_dir.parent_path().string(), "/metrics.jsonl)"));
+                  "test_calibration in ",
+                  model.pass_dir.parent_path().string(), "/metrics.jsonl)"));
 }
 
 void check_data_fits(const SavedModel& model, const data::ShardMeta& data, const std::string& data_name) {

@@ -101,9 +101,9 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
       };
       dispatch.reset = [&control] { control.reset_chunks(); };
     }
-    completed =
-        run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples, {run.test, run.valid, run.training_click_rate},
-                    *run.schedule, {run.writer.get(), &partition, !job.mode().common_steps}, dispatch);
+    completed = run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples,
+                            {run.test, run.valid, run.training_click_rate}, *run.schedule,
+                            {run.writer.get(), &partition, !job.mode().common_steps}, dispatch);
     if (!tables.empty()) log_table_traffic(table_client.traffic(), plan);
   }
   exchange::meet_all_ranks("the end of training");  // nobody frees windows while another rank still uses them
@@ -115,8 +115,8 @@ bool run_local(const JobContext& job, compute::Backend& backend, nn::Model& mode
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
   const ps::TablePlan no_tables;
   const ps::ModelPartition partition(whole, no_tables);
-  return run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_SELF, run.samples, {run.test, run.valid, run.training_click_rate},
-                     *run.schedule, {run.writer.get(), &partition});
+  return run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_SELF, run.samples,
+                     {run.test, run.valid, run.training_click_rate}, *run.schedule, {run.writer.get(), &partition});
 }
 
 // Every rank a trainer with the whole model; world rank 0 contributes the model state to checkpoints.
@@ -127,8 +127,9 @@ bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& 
   const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
   const ps::TablePlan no_tables;
   const ps::ModelPartition partition(whole, no_tables);
-  const bool completed = run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_WORLD, run.samples,
-                                     {run.test, run.valid, run.training_click_rate}, *run.schedule, {run.writer.get(), &partition});
+  const bool completed =
+      run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_WORLD, run.samples,
+                  {run.test, run.valid, run.training_click_rate}, *run.schedule, {run.writer.get(), &partition});
   exchange::meet_all_ranks("the end of training");
   return completed;
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "nn/click_presets.h"
 
 namespace pstrain::nn {
 
@@ -123,7 +124,7 @@ std::string nplm_text(const PresetOptions& options) {
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"mlp", "cnn", "resnet", "nplm"};
+  return {"mlp", "cnn", "resnet", "nplm", "dlrm", "deepfm"};
 }
 
 std::string preset_text(const PresetOptions& options) {
@@ -137,8 +138,10 @@ std::string preset_text(const PresetOptions& options) {
   if (options.name == "cnn") return cnn_text(options);
   if (options.name == "resnet") return resnet_text(options);
   if (options.name == "nplm") return nplm_text(options);
-  throw Error(ExitCode::kUsage,
-              cat("--model ", options.name, ": expected mlp, cnn, resnet or nplm (or --model-file FILE)"));
+  if (options.name == "dlrm") return dlrm_text(options);
+  if (options.name == "deepfm") return deepfm_text(options);
+  throw Error(ExitCode::kUsage, cat("--model ", options.name,
+                                    ": expected mlp, cnn, resnet, nplm, dlrm or deepfm (or --model-file FILE)"));
 }
 
 }  // namespace pstrain::nn

@@ -36,7 +36,8 @@ TablePlan plan_model_tables(const nn::ModelPlan& model, int servers, std::size_t
         throw Error(ExitCode::kUsage,
                     cat("table ", parameter.name, " looks up bags of categorical ids (", node.spec.type,
                         "); the servers hold such tables whole, as dense parameters, for now: their row protocol "
-                        "is not built yet (", remedy, ")"));
+                        "is not built yet (",
+                        remedy, ")"));
       }
       if (node.inputs.size() != 1 || node.inputs[0] != nn::ModelPlan::kDataInput) {
         if (rule == ComputedIdTables::kStayDense) continue;

@@ -42,7 +42,8 @@ void check_same_fields(const std::filesystem::path& shard, const data::ShardMeta
   }
   if (!mine) return;
   if (!mine->labeled) {
-    throw Error(ExitCode::kInputData, cat(shard.string(), " has no labels (a file to predict on, like Criteo's own "
+    throw Error(ExitCode::kInputData, cat(shard.string(),
+                                          " has no labels (a file to predict on, like Criteo's own "
                                           "test file): training and evaluation need labeled shards"));
   }
   if (mine->field_names != test->field_names) {

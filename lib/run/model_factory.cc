@@ -8,6 +8,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/test_hooks.h"
+#include "data/ctr/ctr_fields.h"
+#include "nn/click_presets.h"
 #include "nn/graph_model.h"
 #include "nn/presets.h"
 
@@ -60,6 +62,32 @@ std::unique_ptr<compute::Backend> make_backend(const std::string& device, const 
   return compute::make_gpu_backend(ordinal);
 }
 
+namespace {
+
+// dlrm and deepfm: the data's dense features, and a table per categorical field sized by --table-rows or from
+// the distinct ids the data folder records (ctr_fields.tsv).
+void size_click_preset(const TrainConfig& config, const data::ShardMeta& meta, nn::PresetOptions& options) {
+  if (!meta.categorical) {
+    throw Error(ExitCode::kUsage,
+                cat("--model ", config.model,
+                    " needs CTR data (pstrain-data criteo | movielens | "
+                    "synthetic-ctr); ",
+                    config.data_dir.string(), " holds samples of shape ", data::shape_text(meta.sample_shape)));
+  }
+  options.dense_features = meta.sample_shape.at(0);
+  options.bottom_hidden = config.bottom_hidden;
+  const std::vector<std::string>& fields = meta.categorical->field_names;
+  if (config.table_rows > 0) {
+    options.field_rows.assign(fields.size(), config.table_rows);
+    return;
+  }
+  for (const std::uint64_t distinct : data::ctr::read_distinct_ids(config.data_dir, fields)) {
+    options.field_rows.push_back(nn::click_table_rows(distinct));
+  }
+}
+
+}  // namespace
+
 nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& meta) {
   const auto& shape = meta.sample_shape;
   if (config.model == "cnn" && shape.size() != 2 && shape.size() != 3) {
@@ -88,6 +116,7 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
     options.vocab = meta.tokens ? meta.tokens->vocab_size : 0;
     options.embedding_dim = config.embedding_dim;
     options.direct = config.direct;
+    if (is_click_preset(config.model)) size_click_preset(config, meta, options);
     spec = nn::parse_model_text(nn::preset_text(options), "preset " + config.model);
   }
   nn::ModelPlan plan =

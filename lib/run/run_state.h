@@ -16,9 +16,9 @@ namespace pstrain::train {
 
 // What a rank brings into training once everything is validated.
 struct RunState {
-  TrainerSamples samples;              // trainers
-  std::optional<data::Samples> test;   // the lead trainer
-  std::optional<data::Samples> valid;  // the lead trainer, where the data has a validation shard
+  TrainerSamples samples;                     // trainers
+  std::optional<data::Samples> test;          // the lead trainer
+  std::optional<data::Samples> valid;         // the lead trainer, where the data has a validation shard
   std::optional<double> training_click_rate;  // the lead trainer, on CTR data (run/data_plan.h)
   // Local and all-reduce: the starting parameters (seed or --init-from). Servers draw or read their share of them
   // as they start (server_start.h).

@@ -20,7 +20,7 @@ namespace pstrain::train {
 struct Evaluation {
   double loss = 0;
   double accuracy = 0;
-  std::optional<double> valid_loss;      // where the data has a validation shard
+  std::optional<double> valid_loss;       // where the data has a validation shard
   std::optional<report::CtrMetrics> ctr;  // a model with loss=bce on CTR data: AUC, logloss, NE, calibration
 };
 

@@ -6,7 +6,8 @@
 #   local      one process learns: test_auc well above 0.5 (what a model that learned nothing scores), and the CTR
 #              metrics agree with each other: test_logloss (from the logits) = test_loss (the model's loss), NE =
 #              logloss over the entropy of the training click rate, the TensorBoard file carries pass/test_auc;
-#              pstrain evaluate and predict refuse the model with the reason (they do not read click models yet)
+#              pstrain evaluate and predict refuse the model with the reason (they do not read click models yet);
+#              --model dlrm and --model deepfm learn with their defaults
 #   sync       1 server + 2 trainers: learns; a second run, and one writing checkpoints, give the same bits; resumed
 #              from a checkpoint in the middle of the pass it ends with the bits of the uninterrupted run
 #   modes      async (under dynamic dispatch: CTR rows read a chunk at a time), ssp, geo (servers) and all-reduce
@@ -81,7 +82,14 @@ PY
       fi
       grep -q "do not yet read click models" "$work/$command.log" || { cat "$work/$command.log"; fail "$command: no reason"; }
     done
-    echo "PASS: a DLRM learns on CTR data alone (AUC above, bayes $bayes), its CTR metrics consistent"
+    # The presets, with no flag but the data: tables sized from ctr_fields.tsv, Adagrad, batches of 128.
+    for preset in dlrm deepfm; do
+      run_mpi 1 "$path" 120 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$work/$preset" --model "$preset" \
+        --passes 1 > "$work/$preset.log" 2>&1 || { cat "$work/$preset.log"; fail "--model $preset"; }
+      grep -q "batch 128 per trainer" "$work/$preset.log" || fail "--model $preset: not its default batch"
+      learns "$work/$preset"
+    done
+    echo "PASS: a DLRM learns on CTR data alone (AUC above, bayes $bayes), its CTR metrics consistent; the presets learn"
     ;;
   sync)
     dlrm "$np" "$work/sync-1" --mode sync

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/options.h"
+#include "nn/presets.h"
 
 namespace pstrain::train {
 namespace {
@@ -142,6 +143,32 @@ TEST(TrainConfig, NplmFlags) {
   EXPECT_EQ(set.embedding_dim, 60u);
   EXPECT_TRUE(set.direct);
   EXPECT_THROW(resolve({"--model", "nplm", "--embedding-dim", "0"}), Error);
+}
+
+TEST(TrainConfig, EveryPresetNameIsAModel) {
+  for (const std::string& name : nn::preset_names()) EXPECT_EQ(resolve({"--model", name}).model, name);
+  EXPECT_THROW(resolve({"--model", "dlrn"}), Error);
+}
+
+TEST(TrainConfig, ClickPresetsTrainWithAdagradOnBatchesOf128UnlessFlagsSayOtherwise) {
+  for (const std::string name : {"dlrm", "deepfm"}) {
+    const TrainConfig config = resolve({"--model", name});
+    EXPECT_EQ(config.optimizer.kind, "adagrad");
+    EXPECT_EQ(config.batch_size, kClickBatchSize);
+    EXPECT_EQ(config.embedding_dim, kClickEmbeddingDim);
+    EXPECT_EQ(config.table_rows, 0u);  // auto: from the data's distinct ids
+    EXPECT_EQ(config.hidden,
+              name == "dlrm" ? (std::vector<std::size_t>{512, 256}) : (std::vector<std::size_t>{400, 400}));
+  }
+  const TrainConfig set = resolve({"--model", "dlrm", "--optimizer", "adam", "--batch-size", "32", "--embedding-dim",
+                                   "4", "--hidden", "8", "--bottom-hidden", "32,16", "--table-rows", "1000"});
+  EXPECT_EQ(set.optimizer.kind, "adam");
+  EXPECT_EQ(set.batch_size, 32u);
+  EXPECT_EQ(set.embedding_dim, 4u);
+  EXPECT_EQ(set.hidden, std::vector<std::size_t>{8});
+  EXPECT_EQ(set.bottom_hidden, (std::vector<std::size_t>{32, 16}));
+  EXPECT_EQ(set.table_rows, 1000u);
+  EXPECT_EQ(resolve({}).optimizer.kind, "momentum");  // the other models keep theirs
 }
 
 TEST(TrainConfig, ScheduleOptimiserAndAugmentFlags) {
