@@ -1,5 +1,6 @@
 #include "checkpoint/pass_model.h"
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -46,6 +47,13 @@ std::vector<std::size_t> shape(const std::string& text, const std::string& where
   return extents;
 }
 
+// A double as text that reads back to the same bits.
+std::string exact_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
 std::string read_text(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error(ExitCode::kInputData, cat(path.string(), ": cannot be read"));
@@ -61,7 +69,9 @@ std::string format_pass_model_info(const PassModelInfo& info) {
              "source = ", info.source, "\ninput = ", join(info.input), "\nclasses = ", info.classes,
              "\ndataset = ", info.dataset, "\ntokens = ", info.tokens ? "true" : "false",
              "\nvocab_size = ", info.vocab_size, "\ndata_dir = ", info.data_dir,
-             "\ndata_fingerprint = ", info.data_fingerprint, "\n");
+             "\ndata_fingerprint = ", info.data_fingerprint, "\n",
+             info.training_click_rate ? cat("training_click_rate = ", exact_text(*info.training_click_rate), "\n")
+                                      : std::string());
 }
 
 PassModelInfo parse_pass_model_info(const std::string& text, const std::string& where) {
@@ -87,6 +97,14 @@ PassModelInfo parse_pass_model_info(const std::string& text, const std::string& 
   info.vocab_size = static_cast<std::uint32_t>(number(values, "vocab_size", where));
   info.data_dir = values["data_dir"];
   info.data_fingerprint = values["data_fingerprint"];
+  if (values.count("training_click_rate")) {
+    const std::optional<double> rate = parse_number<double>(values["training_click_rate"]);
+    if (!rate || !(*rate >= 0 && *rate <= 1)) {
+      throw Error(ExitCode::kInputData,
+                  cat(where, ": training_click_rate = '", values["training_click_rate"], "' is not a share in [0, 1]"));
+    }
+    info.training_click_rate = rate;
+  }
   return info;
 }
 

@@ -28,6 +28,9 @@ struct PassModelInfo {
   std::uint32_t vocab_size = 0;
   std::string data_dir;          // where the run read its data
   std::string data_fingerprint;  // "test.h5:1a2b3c4d"
+  // CTR data: the share of clicks among the training samples, the baseline of normalized entropy (test_ne) that
+  // pstrain evaluate reports; absent otherwise (and in folders written before it was recorded).
+  std::optional<double> training_click_rate;
 };
 
 // The two files' names and contents, for write_pass_folder's `texts`.

@@ -25,7 +25,9 @@ int evaluate_here(const EvaluateRequest& request) {
   const auto model = nn::make_graph_model(*backend, saved.plan, request.batch);
   model->set_parameters(saved.parameters);
   if (!saved.state.empty()) model->set_state(saved.state);
-  report_evaluation(evaluate_samples(*model, samples, request.batch, saved.info.tokens), request);
+  report_evaluation(evaluate_samples(*model, samples, request.batch, saved.info.tokens, {},
+                                     saved.info.training_click_rate),
+                    request);
   return 0;
 }
 

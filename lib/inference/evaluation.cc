@@ -24,12 +24,15 @@ EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& sample
                               bool language_model, const OnLogits& on_logits, const BeforeBatch& before_batch) {
   const std::size_t width = samples.meta.sample_size();
   const std::size_t classes = model.num_classes();
+  const std::size_t outputs = model.output_size();  // the classes, or one logit for a click model
+  const bool click_model = outputs == 1 && classes == 2;
   const std::size_t count = samples.labels.size();
   EvaluationSums sums;
   sums.samples = count;
   if (!language_model) sums.confusion.assign(classes * classes, 0);
   std::vector<float> logits;
   std::vector<float> features;  // a batch's copy for before_batch to rewrite
+  core::JaggedIds bags;         // CTR data: the batch's categorical fields
   for (std::size_t first = 0; first < count; first += batch) {
     const std::size_t n = std::min(batch, count - first);
     std::span<const float> batch_features(samples.features.data() + first * width, n * width);
@@ -38,14 +41,23 @@ EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& sample
       before_batch(features, n);
       batch_features = features;
     }
-    logits.resize(n * classes);
+    if (samples.meta.categorical) {
+      bags = core::sample_range(samples.categorical, first, n);
+      model.set_categorical(&bags);
+    }
+    logits.resize(n * outputs);
     const nn::BatchResult result =
         model.evaluate_batch_logits(batch_features, {samples.labels.data() + first, n}, n, logits);
     sums.loss_sum += result.loss_sum;
     sums.correct += result.correct;
     if (on_logits) on_logits(first, n, logits);
     if (language_model) continue;
+    if (click_model) sums.clicks.add(logits, {samples.labels.data() + first, n});
     for (std::size_t i = 0; i < n; ++i) {
+      if (click_model) {  // a click is predicted where the logit is positive, as the loss's accuracy counts it
+        ++sums.confusion[static_cast<std::size_t>(samples.labels[first + i]) * 2 + (logits[i] > 0 ? 1 : 0)];
+        continue;
+      }
       const float* row = logits.data() + i * classes;
       // The first maximum, as the loss's arg-max counts it.
       const auto predicted = static_cast<std::size_t>(std::max_element(row, row + classes) - row);
@@ -55,7 +67,8 @@ EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& sample
   return sums;
 }
 
-Evaluation finish_evaluation(const EvaluationSums& sums, std::size_t classes, bool language_model) {
+Evaluation finish_evaluation(EvaluationSums& sums, std::size_t classes, bool language_model,
+                             std::optional<double> training_click_rate) {
   if (sums.samples == 0) throw Error(ExitCode::kInputData, "the data hold no samples to evaluate");
   Evaluation evaluation;
   evaluation.samples = sums.samples;
@@ -64,6 +77,10 @@ Evaluation finish_evaluation(const EvaluationSums& sums, std::size_t classes, bo
   if (language_model) {
     evaluation.perplexity = std::exp(evaluation.loss);
     return evaluation;
+  }
+  if (sums.clicks.size() > 0) {
+    evaluation.ctr = report::ctr_metrics(sums.clicks.sorted(),
+                                         training_click_rate.value_or(std::numeric_limits<double>::quiet_NaN()));
   }
   PSTRAIN_ASSERT(sums.confusion.size() == classes * classes, sums.confusion.size(), " confusion cells for ", classes,
                  " classes");
@@ -80,9 +97,9 @@ Evaluation finish_evaluation(const EvaluationSums& sums, std::size_t classes, bo
 }
 
 Evaluation evaluate_samples(nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
-                            const OnLogits& on_logits) {
-  return finish_evaluation(sum_evaluation(model, samples, batch, language_model, on_logits), model.num_classes(),
-                           language_model);
+                            const OnLogits& on_logits, std::optional<double> training_click_rate) {
+  EvaluationSums sums = sum_evaluation(model, samples, batch, language_model, on_logits);
+  return finish_evaluation(sums, model.num_classes(), language_model, training_click_rate);
 }
 
 std::string evaluation_json(const Evaluation& evaluation, const std::string& pass_dir, const std::string& data_file,
@@ -106,6 +123,10 @@ std::string evaluation_json(const Evaluation& evaluation, const std::string& pas
                          ",\n  \"accuracy\": ", number_text(evaluation.accuracy));
   if (ranks) json += cat(",\n  \"ranks\": ", ranks->ranks, ",\n  \"servers\": ", ranks->servers);
   if (evaluation.perplexity) json += cat(",\n  \"perplexity\": ", number_text(*evaluation.perplexity));
+  if (const std::optional<report::CtrMetrics>& ctr = evaluation.ctr) {
+    json += cat(",\n  \"auc\": ", number_text(ctr->auc), ",\n  \"logloss\": ", number_text(ctr->logloss),
+                ",\n  \"ne\": ", number_text(ctr->ne), ",\n  \"calibration\": ", number_text(ctr->calibration));
+  }
   if (!evaluation.confusion.empty()) {
     json += ",\n  \"class_accuracy\": [";
     for (std::size_t i = 0; i < evaluation.class_accuracy.size(); ++i) {
@@ -131,6 +152,11 @@ std::string evaluation_text(const Evaluation& evaluation) {
   std::string text = line;
   if (evaluation.perplexity) {
     std::snprintf(line, sizeof line, "  perplexity %.4f", *evaluation.perplexity);
+    text += line;
+  }
+  if (const std::optional<report::CtrMetrics>& ctr = evaluation.ctr) {
+    std::snprintf(line, sizeof line, "  auc %.6f  logloss %.6f  ne %.6f  calibration %.4f", ctr->auc, ctr->logloss,
+                  ctr->ne, ctr->calibration);
     text += line;
   }
   text += "\n";

@@ -13,6 +13,7 @@
 
 #include "data/shard.h"
 #include "nn/graph_model.h"
+#include "report/ctr_metrics.h"
 
 namespace pstrain::inference {
 
@@ -23,6 +24,7 @@ struct Evaluation {
   std::optional<double> perplexity;                   // language models
   std::vector<std::vector<std::uint64_t>> confusion;  // [label][predicted]; classifiers only
   std::vector<double> class_accuracy;                 // per label; NaN where the data hold none of it
+  std::optional<report::CtrMetrics> ctr;              // click models (one logit, loss=bce): AUC, NE, ...
 };
 
 // What the figures are made of, over some batches: integer counts (summed exactly across ranks) and the loss
@@ -32,6 +34,7 @@ struct EvaluationSums {
   double loss_sum = 0;
   std::uint64_t correct = 0;
   std::vector<std::uint64_t> confusion;  // classes x classes, [label][predicted] row-major; empty for language models
+  report::PredictionRun clicks;          // click models: every sample's logit and label (one process only)
 };
 
 // Called before each batch with a copy of its features (count samples) that it may rewrite: a model whose row
@@ -40,18 +43,21 @@ using BeforeBatch = std::function<void(std::span<float> features, std::size_t co
 using OnLogits = std::function<void(std::size_t first, std::size_t count, std::span<const float> logits)>;
 
 // Runs `model` over `samples` in batches of at most `batch` (the model's maximum batch); `on_logits(first, count,
-// logits)` sees every batch's logits (count x classes) when given, `before_batch` every batch's features.
+// logits)` sees every batch's logits (count x the model's outputs per sample: the classes, or one for a click
+// model) when given, `before_batch` every batch's features. CTR data's bags go to the model batch by batch.
 EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& samples, std::size_t batch,
                               bool language_model, const OnLogits& on_logits = {},
                               const BeforeBatch& before_batch = {});
 
-// The figures from the sums. Throws Error(kInputData) when they hold no sample.
-Evaluation finish_evaluation(const EvaluationSums& sums, std::size_t classes, bool language_model);
+// The figures from the sums; a click model's CTR metrics with `training_click_rate` as NE's baseline (NE is NaN
+// without it). Throws Error(kInputData) when they hold no sample.
+Evaluation finish_evaluation(EvaluationSums& sums, std::size_t classes, bool language_model,
+                             std::optional<double> training_click_rate = {});
 
 // sum_evaluation then finish_evaluation, on one process. `language_model` picks perplexity over the
 // confusion matrix (a vocabulary-sized matrix would be too large to be of use).
 Evaluation evaluate_samples(nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
-                            const OnLogits& on_logits = {});
+                            const OnLogits& on_logits = {}, std::optional<double> training_click_rate = {});
 
 // Where an evaluation ran when it ran on several MPI ranks: the ranks, and how many of them served row tables.
 struct EvaluationRanks {

@@ -65,6 +65,11 @@ data::Samples read_npy_samples(const fs::path& path, const SavedModel& model) {
 }
 
 data::Samples read_samples(const fs::path& path, const SavedModel& model) {
+  if (path.extension() == ".npy" && model.plan.categorical_fields > 0) {
+    throw Error(ExitCode::kUsage, cat("the model of ", model.pass_dir.string(),
+                                      " reads categorical fields (bags of ids), "
+                                      "which a .npy cannot hold: give a CTR shard (pstrain-data criteo | movielens)"));
+  }
   if (path.extension() == ".npy") return read_npy_samples(path, model);
   const data::ShardMeta meta = data::read_shard_meta(path);
   check_data_fits(model, meta, path.string());
@@ -104,7 +109,6 @@ int run_predict(int argc, char** argv) {
   std::optional<data::ShardMeta> meta;
   if (input.extension() != ".npy") meta = data::read_shard_meta(input);
   const SavedModel saved = load_saved_model(pass_dir, resolve_model_choice(*values), meta ? &*meta : nullptr);
-  check_not_a_click_model(saved, meta ? &*meta : nullptr);
   const data::Samples samples = read_samples(input, saved);
 
   const auto backend = compute::make_cpu_backend();
@@ -113,14 +117,20 @@ int run_predict(int argc, char** argv) {
   if (!saved.state.empty()) model->set_state(saved.state);
   const std::size_t classes = saved.plan.classes;
   const std::size_t width = nn::element_count(saved.plan.input);
+  const bool click = saved.plan.loss == nn::LossKind::kBinaryCrossEntropy;  // one logit per sample
   PredictionTable table(output.extension() == ".npy", classes, top_k,
                         saved.info.tokens ? vocabulary(pass_dir) : std::vector<std::string>{},
-                        values->count("logits") > 0);
+                        values->count("logits") > 0, click);
+  core::JaggedIds bags;  // CTR data: a batch's categorical fields
   std::vector<float> logits;
   std::vector<std::int32_t> labels;
   for (std::size_t first = 0; first < samples.labels.size(); first += batch) {
     const std::size_t n = std::min(batch, samples.labels.size() - first);
-    logits.resize(n * classes);
+    logits.resize(n * (click ? 1 : classes));
+    if (samples.meta.categorical) {
+      bags = core::sample_range(samples.categorical, first, n);
+      model->set_categorical(&bags);
+    }
     // The loss needs labels in range; the model's answer does not depend on them.
     labels.assign(samples.labels.begin() + static_cast<std::ptrdiff_t>(first),
                   samples.labels.begin() + static_cast<std::ptrdiff_t>(first + n));

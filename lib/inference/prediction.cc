@@ -32,9 +32,18 @@ std::vector<float> softmax(std::span<const float> logits) {
 }
 
 PredictionTable::PredictionTable(bool npy, std::size_t classes, std::size_t top_k, std::vector<std::string> words,
-                                 bool logits)
-    : npy_(npy), logits_(logits), classes_(classes), top_k_(std::min(top_k, classes)), words_(std::move(words)) {
+                                 bool logits, bool click)
+    : npy_(npy),
+      logits_(logits),
+      click_(click),
+      classes_(classes),
+      top_k_(std::min(top_k, classes)),
+      words_(std::move(words)) {
   if (npy_) return;
+  if (click_) {
+    csv_ = "sample,label,click_probability\n";
+    return;
+  }
   csv_ = "sample,label";
   for (std::size_t k = 1; k <= top_k_; ++k) csv_ += cat_k(k);
   if (!words_.empty()) {
@@ -51,6 +60,17 @@ void PredictionTable::add(std::span<const float> logits, std::span<const std::in
   std::vector<std::size_t> order(classes_);
   char number[32];
   for (std::size_t i = 0; i < count; ++i, ++samples_) {
+    if (click_) {
+      const float p = logits_ ? logits[i] : static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logits[i]))));
+      if (npy_) {
+        probabilities_.push_back(p);
+        continue;
+      }
+      std::snprintf(number, sizeof number, "%.9g", p);
+      csv_ += std::to_string(samples_) + "," + (labels[i] < 0 ? std::string() : std::to_string(labels[i])) + "," +
+              number + "\n";
+      continue;
+    }
     if (npy_ && logits_) {
       const std::span<const float> row = logits.subspan(i * classes_, classes_);
       probabilities_.insert(probabilities_.end(), row.begin(), row.end());
@@ -80,7 +100,8 @@ void PredictionTable::add(std::span<const float> logits, std::span<const std::in
 }
 
 std::string PredictionTable::bytes() const {
-  return npy_ ? npy_bytes({samples_, classes_}, probabilities_) : csv_;
+  if (!npy_) return csv_;
+  return click_ ? npy_bytes({samples_}, probabilities_) : npy_bytes({samples_, classes_}, probabilities_);
 }
 
 }  // namespace pstrain::inference

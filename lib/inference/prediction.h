@@ -17,11 +17,13 @@ std::vector<float> softmax(std::span<const float> logits);
 class PredictionTable {
  public:
   // `words` is the vocabulary (row r is id r) or empty; `top_k` at most `classes`.
-  // `logits`: a .npy of the logits rather than the probabilities.
-  PredictionTable(bool npy, std::size_t classes, std::size_t top_k, std::vector<std::string> words,
-                  bool logits = false);
+  // `logits`: a .npy of the logits rather than the probabilities. `click`: a click model's one logit per sample
+  // (loss=bce): the click probability, sigmoid(logit), float32 [samples] in a .npy, one column in a CSV.
+  PredictionTable(bool npy, std::size_t classes, std::size_t top_k, std::vector<std::string> words, bool logits = false,
+                  bool click = false);
 
-  // Adds `count` samples' logits (count x classes); labels are -1 where the input has none.
+  // Adds `count` samples' logits (count x classes, or count for a click model); labels are -1 where the input has
+  // none.
   void add(std::span<const float> logits, std::span<const std::int32_t> labels, std::size_t count);
   // The file's bytes.
   std::string bytes() const;
@@ -31,6 +33,7 @@ class PredictionTable {
 
   bool npy_;
   bool logits_;
+  bool click_;
   std::size_t classes_;
   std::size_t top_k_;
   std::vector<std::string> words_;

@@ -77,20 +77,7 @@ SavedModel load_saved_model(const fs::path& pass_dir, const ModelChoice& choice,
   return model;
 }
 
-void check_not_a_click_model(const SavedModel& model, const data::ShardMeta* data) {
-  if (model.plan.loss != nn::LossKind::kBinaryCrossEntropy && model.plan.categorical_fields == 0 &&
-      !(data != nullptr && data->categorical)) {
-    return;
-  }
-  throw Error(ExitCode::kUsage,
-              cat("pstrain evaluate and predict do not yet read click models (loss=bce) or CTR data (bags of "
-                  "categorical ids): the training run reports them (test_auc, test_logloss, test_ne and "
-                  "test_calibration in ",
-                  model.pass_dir.parent_path().string(), "/metrics.jsonl)"));
-}
-
 void check_data_fits(const SavedModel& model, const data::ShardMeta& data, const std::string& data_name) {
-  check_not_a_click_model(model, &data);
   const nn::Shape shape = nn::model_input_shape(data.sample_shape);
   if (shape != model.plan.input) {
     throw Error(ExitCode::kInputData,
@@ -100,6 +87,11 @@ void check_data_fits(const SavedModel& model, const data::ShardMeta& data, const
   if (data.num_classes != model.plan.classes) {
     throw Error(ExitCode::kInputData, cat(data_name, " has ", data.num_classes, " classes; the model of ",
                                           model.pass_dir.string(), " predicts ", model.plan.classes));
+  }
+  const std::size_t fields = data.categorical ? data.categorical->field_names.size() : 0;
+  if (model.plan.categorical_fields > fields) {
+    throw Error(ExitCode::kInputData, cat(data_name, " holds ", fields, " categorical field(s); the model of ",
+                                          model.pass_dir.string(), " reads ", model.plan.categorical_fields));
   }
   const std::uint32_t vocab = data.tokens ? data.tokens->vocab_size : 0;
   if (data.tokens.has_value() != model.info.tokens || vocab != model.info.vocab_size) {

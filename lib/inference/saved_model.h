@@ -45,10 +45,6 @@ SavedModel load_saved_model(const std::filesystem::path& pass_dir, const ModelCh
 SavedModel load_saved_plan(const std::filesystem::path& pass_dir, const ModelChoice& choice,
                            const data::ShardMeta* data);
 
-// Error(kUsage) for a model of loss=bce or of categorical fields, or CTR data (`data`, where there is one): the
-// inference commands read neither yet (issue 41).
-void check_not_a_click_model(const SavedModel& model, const data::ShardMeta* data);
-
 // Error(kInputData) naming both when samples of `data` are not what `model` reads (shape, classes, or ids of
 // another vocabulary size).
 void check_data_fits(const SavedModel& model, const data::ShardMeta& data, const std::string& data_name);

@@ -122,6 +122,12 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
   nn::ModelPlan plan =
       nn::plan_model(std::move(spec), nn::model_input_shape({shape.begin(), shape.end()}), meta.num_classes);
   if (meta.tokens) check_embeddings_take_ids(plan, *meta.tokens, config.data_dir);
+  const std::size_t fields = meta.categorical ? meta.categorical->field_names.size() : 0;
+  if (plan.categorical_fields > fields) {
+    throw Error(ExitCode::kUsage,
+                cat("the model reads ", plan.categorical_fields, " categorical field(s) (its highest, ",
+                    plan.categorical_fields - 1, ", counting from 0); ", config.data_dir.string(), " holds ", fields));
+  }
   return plan;
 }
 

@@ -196,7 +196,8 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
 namespace {
 
 // The pass folder names its model and data (checkpoint/pass_model.h): evaluate, predict and export need no flags.
-std::vector<std::pair<std::string, std::string>> pass_model_files(const JobContext& job) {
+std::vector<std::pair<std::string, std::string>> pass_model_files(const JobContext& job,
+                                                                  std::optional<double> training_click_rate) {
   checkpoint::PassModelInfo info;
   info.source = job.model.spec.source;
   info.input = job.model.input;
@@ -208,13 +209,14 @@ std::vector<std::pair<std::string, std::string>> pass_model_files(const JobConte
   char crc[16];
   std::snprintf(crc, sizeof crc, "%08x", data::shard_crc32(job.data.test_shard));
   info.data_fingerprint = cat(job.data.test_shard.filename().string(), ":", crc);
+  info.training_click_rate = training_click_rate;
   return checkpoint::pass_model_files(job.model.spec.text, info);
 }
 
 }  // namespace
 
 void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
-                       const ReadTableRows& read_rows) {
+                       const ReadTableRows& read_rows, std::optional<double> training_click_rate) {
   // The trainer's flat vector starts with the dense layout (run/table_layout.h); the tables come row by row.
   std::vector<nn::ParameterInfo> layout = job.dense_parameters;
   parameters = parameters.first(job.dense_count);
@@ -241,7 +243,7 @@ void write_pass_folder(const JobContext& job, int pass, std::span<const float> p
   std::vector<std::filesystem::path> beside;
   if (job.data.meta.tokens) beside.push_back(job.config.data_dir / "vocab.txt");
   checkpoint::write_pass_folder(job.config.output_dir, pass, layout, parameters, !job.config.resume.empty(), tables,
-                                beside, pass_model_files(job));
+                                beside, pass_model_files(job, training_click_rate));
 }
 
 void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board) {

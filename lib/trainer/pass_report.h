@@ -46,8 +46,9 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
 // (RowTableAccess::read_table_rows).
 using ReadTableRows =
     std::function<void(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out)>;
+// `training_click_rate` (CTR data) goes into model.ini, for pstrain evaluate's normalized entropy.
 void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
-                       const ReadTableRows& read_rows = {});
+                       const ReadTableRows& read_rows = {}, std::optional<double> training_click_rate = {});
 
 // The end of a pass, as the lead trainer reports it.
 struct PassReport {

@@ -309,12 +309,14 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
     throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
                                          state.pass, " (lower --lr)"));
   }
-  write_pass_folder(job_, state.pass, buffers_.parameters(), model_state_.state(),
-                    [rows](std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
-                      PSTRAIN_ASSERT(rows != nullptr, "a pass folder asks for rows of table ", table,
-                                     " that no server holds by rows");
-                      rows->read_table_rows(table, first, count, out);
-                    });
+  write_pass_folder(
+      job_, state.pass, buffers_.parameters(), model_state_.state(),
+      [rows](std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
+        PSTRAIN_ASSERT(rows != nullptr, "a pass folder asks for rows of table ", table,
+                       " that no server holds by rows");
+        rows->read_table_rows(table, first, count, out);
+      },
+      held_out_.training_click_rate);
   const auto& before = schedule_.consumed_in_first_pass();
   const std::int64_t samples_before =
       state.pass == schedule_.first_pass() ? std::count(before.begin(), before.end(), 1) : 0;

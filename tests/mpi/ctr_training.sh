@@ -6,7 +6,8 @@
 #   local      one process learns: test_auc well above 0.5 (what a model that learned nothing scores), and the CTR
 #              metrics agree with each other: test_logloss (from the logits) = test_loss (the model's loss), NE =
 #              logloss over the entropy of the training click rate, the TensorBoard file carries pass/test_auc;
-#              pstrain evaluate and predict refuse the model with the reason (they do not read click models yet);
+#              pstrain evaluate reports the run's AUC, NE and calibration, and pstrain predict's click probabilities
+#              ([samples] float32) give the same AUC computed here;
 #              --model dlrm and --model deepfm learn with their defaults
 #   sync       1 server + 2 trainers: learns; a second run, and one writing checkpoints, give the same bits; resumed
 #              from a checkpoint in the middle of the pass it ends with the bits of the uninterrupted run
@@ -73,15 +74,37 @@ print("test_logloss = test_loss; test_ne = logloss / H(%.4f), the training click
 PY
     grep -aq "pass/test_auc" "$work"/local/tensorboard/events.* || fail "no pass/test_auc in TensorBoard's file"
     grep -q "test_auc" "$work/local.log" || fail "the pass line does not show test_auc"
-    # evaluate and predict do not read click models yet: refused with the reason, not a wrong answer.
-    for command in evaluate predict; do
-      extra=()
-      [ "$command" = evaluate ] || extra=(--input "$work/data/test.h5" --output "$work/predicted.npy")
-      if "$BIN_DIR/pstrain" "$command" "$work/local/pass-00001" "${extra[@]}" > "$work/$command.log" 2>&1; then
-        fail "pstrain $command accepted a click model"
-      fi
-      grep -q "do not yet read click models" "$work/$command.log" || { cat "$work/$command.log"; fail "$command: no reason"; }
-    done
+    # pstrain evaluate and predict read the click model: evaluate's AUC, NE and calibration are the run's figures
+    # of the same pass (the same model on the same test set), and an AUC recomputed here from predict's click
+    # probabilities and the test lines' labels (ties counted half) agrees with them.
+    "$BIN_DIR/pstrain" evaluate "$work/local/pass-00001" --output "$work/evaluation.json" > "$work/evaluate.log" 2>&1 \
+      || { cat "$work/evaluate.log"; fail "pstrain evaluate"; }
+    "$BIN_DIR/pstrain" predict "$work/local/pass-00001" --input "$work/data/test.h5" --output "$work/clicks.npy" \
+      > "$work/predict.log" 2>&1 || { cat "$work/predict.log"; fail "pstrain predict"; }
+    python3 - "$work/local/metrics.jsonl" "$work/evaluation.json" "$work/clicks.npy" "$work/lines.txt" <<'PY' \
+      || fail "evaluate or predict disagree with the run"
+import ast, json, math, struct, sys
+run = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+evaluation = json.load(open(sys.argv[2]))
+for key in ("auc", "ne", "calibration", "logloss"):
+    assert math.isclose(evaluation[key], run["test_" + key], rel_tol=1e-5), (key, evaluation[key], run["test_" + key])
+raw = open(sys.argv[3], "rb").read()
+header_length = struct.unpack("<H", raw[8:10])[0]
+header = ast.literal_eval(raw[10:10 + header_length].decode())
+assert header["descr"] == "<f4" and header["shape"] == (2400,), header
+p = struct.unpack("<2400f", raw[10 + header_length:])
+labels = [int(line.split("\t", 1)[0]) for line in open(sys.argv[4])][21600:]
+assert len(labels) == 2400 and all(0 < x < 1 for x in p)
+clicks = [x for x, y in zip(p, labels) if y == 1]
+others = sorted(x for x, y in zip(p, labels) if y == 0)
+import bisect
+wins = sum(bisect.bisect_left(others, c) + 0.5 * (bisect.bisect_right(others, c) - bisect.bisect_left(others, c))
+           for c in clicks)
+auc = wins / (len(clicks) * len(others))
+assert abs(auc - evaluation["auc"]) < 1e-4, (auc, evaluation["auc"])
+assert math.isclose(sum(p) / len(p) / (sum(labels) / len(labels)), evaluation["calibration"], rel_tol=1e-4)
+print("evaluate = the run's test figures; predict's probabilities give AUC %.6f (evaluate %.6f)" % (auc, evaluation["auc"]))
+PY
     # The presets, with no flag but the data: tables sized from ctr_fields.tsv, Adagrad, batches of 128.
     for preset in dlrm deepfm; do
       run_mpi 1 "$path" 120 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$work/$preset" --model "$preset" \

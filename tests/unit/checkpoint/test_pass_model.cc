@@ -41,6 +41,22 @@ TEST(PassModelInfo, ParsesWhatItFormats) {
   EXPECT_EQ(back.data_fingerprint, info.data_fingerprint);
 }
 
+TEST(PassModelInfo, TrainingClickRateRoundTripsBitForBitAndIsOptional) {
+  PassModelInfo info = example_info();
+  EXPECT_FALSE(parse_pass_model_info(format_pass_model_info(info), "model.ini").training_click_rate.has_value());
+  info.training_click_rate = 0.1 + 1e-17 * 3;  // not a short decimal
+  const std::optional<double> back =
+      parse_pass_model_info(format_pass_model_info(info), "model.ini").training_click_rate;
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, *info.training_click_rate);
+  for (const std::string rate : {"x", "1.5", "-0.1", "nan"}) {
+    EXPECT_THROW(parse_pass_model_info(format_pass_model_info(example_info()) + "training_click_rate = " + rate + "\n",
+                                       "model.ini"),
+                 Error)
+        << rate;
+  }
+}
+
 TEST(PassModelInfo, RejectsAMissingOrMalformedValueNamingTheFile) {
   for (const std::string text : {"input = 28,28\nvocab_size = 0\n", "input = 28,x\nclasses = 10\nvocab_size = 0\n",
                                  "classes = 10\nvocab_size = 0\n", "input = 28,0\nclasses = 10\nvocab_size = 0\n",
