@@ -15,7 +15,6 @@
 #include "core/files.h"
 #include "core/log.h"
 #include "core/options.h"
-#include "core/test_hooks.h"
 #include "data/augment.h"
 #include "job/default_pservers.h"
 #include "job/memory_check.h"
@@ -161,7 +160,6 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
       return;
     }
     job.config = resolve_train_config(options.values);
-    test_hooks();  // a malformed PSTRAIN_TEST_HOOKS fails here, on every rank alike, not mid-run
     int pservers = job.config.num_pservers;
     if (pservers < 0 && job.mode().has_servers && world_size > 1) {
       const ServerCount chosen = default_server_count(job.config, node_of_rank);
@@ -172,7 +170,7 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
     job.layout = comm::make_layout(rank, world_size, pservers, !job.mode().has_servers);
     job.layout.local_rank = node.rank();
     job.layout.local_size = node.size();
-    if (const int faked = test_hooks().ranks_per_node; faked > 0) {  // one machine standing in for several nodes
+    if (const int faked = job.hooks->ranks_per_node(); faked > 0) {  // one machine standing in for several nodes
       for (std::size_t r = 0; r < node_of_rank.size(); ++r) node_of_rank[r] = static_cast<int>(r) / faked;
     }
     job.layout.push_groups = plan_push_groups(job.config, job.layout, node_of_rank);
@@ -255,7 +253,7 @@ Outcome load_inputs(JobStart& start, int rank, int cpu_threads) {
     gethostname(host, sizeof host - 1);
     log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ", job.layout.local_size,
              " on this node");
-    start.backend = make_backend(job.config.device, job.layout);
+    start.backend = make_backend(job.config.device, job.layout, *job.hooks);
     if (job.layout.is_trainer()) {
       if (job.config.device != "cpu") log_info("compute backend: ", start.backend->name());
       compute::share_blas_threads(cpu_threads);
