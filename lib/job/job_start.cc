@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <vector>
@@ -141,6 +142,17 @@ std::vector<float> initial_parameters(const JobContext& job) {
   return nn::initial_parameters(job.model, job.config.seed);
 }
 
+// PSTRAIN_TEST_HOOKS asks for the test suite's faults, which only the test binary pstrain-faults injects (it turns
+// the variable into run hooks and removes it before the job starts). Running without them would let a test pass
+// against a binary that silently ignored its fault, so a job that still sees the variable refuses to start.
+void refuse_fault_injection() {
+  if (std::getenv("PSTRAIN_TEST_HOOKS") == nullptr) return;
+  throw Error(ExitCode::kUsage,
+              "PSTRAIN_TEST_HOOKS is set: it is the test suite's fault injection, which only the test binary "
+              "pstrain-faults (built with the tests into build/bin, never installed) honours; this pstrain injects "
+              "no faults, and refuses to run rather than ignore them: unset PSTRAIN_TEST_HOOKS");
+}
+
 // Phase 1: the configuration and the layout, identical on every rank.
 Outcome configure(JobStart& start, int rank, int world_size, const comm::Communicator& node, int argc, char** argv) {
   JobContext& job = start.job;
@@ -152,6 +164,7 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
   std::vector<int> node_of_rank(static_cast<std::size_t>(world_size));
   MPI_CHECK(MPI_Allgather(&node_number, 1, MPI_INT, node_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD));
   const auto failure = attempt([&] {
+    refuse_fault_injection();
     const auto user_options = train_options();
     const LayeredOptions options = parse_layered_options(user_options, argc, argv, environ);
     if (options.help_requested || options.version_requested) {
