@@ -97,7 +97,7 @@ inject() {
       ;;
     term)
       if [ $((RANDOM % 2)) -eq 0 ]; then
-        pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out( |$)" && echo "SIGTERM to every rank" || echo "run over"
+        pkill -TERM -f -- "^$BIN_DIR/pstrain-faults .*--output-dir $out( |$)" && echo "SIGTERM to every rank" || echo "run over"
       else
         pkill -USR1 -f -- "^mpirun .*--output-dir $out( |$)" && echo "SIGUSR1 to mpirun" || echo "run over"
       fi
@@ -149,7 +149,7 @@ trial() {
   mkdir -p "$disk"
   if [ "$fault" = full ]; then mount -t tmpfs -o size=64m tmpfs "$disk" || fail "cannot mount a tmpfs on $disk"; fi
   local what code=0 started ended
-  PSTRAIN_TEST_HOOKS=step-delay-ms=$step_delay_ms run_mpi "$np" "$path" 300 "$BIN_DIR/pstrain" $(job_flags "$mode") \
+  PSTRAIN_TEST_HOOKS=step-delay-ms=$step_delay_ms run_mpi "$np" "$path" 300 "$BIN_DIR/pstrain-faults" $(job_flags "$mode") \
     --output-dir "$out" > "$log" 2>&1 &
   local launcher=$!
   wait_for_training "$log"

@@ -5,10 +5,8 @@
 #include <H5Cpp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <regex>
-#include <thread>
 
 #include "checkpoint/h5_attributes.h"
 #include "checkpoint/manifest.h"
@@ -71,8 +69,8 @@ void write_training_file(const fs::path& path, const TrainingState& training) {
   }
 }
 
-void pause_for_test(const WriteOptions& options) {
-  if (options.test_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options.test_delay_ms));
+void between_files(const WriteOptions& options) {
+  if (options.between_files) options.between_files();
 }
 
 void prune(const fs::path& output_dir, int keep) {
@@ -113,14 +111,14 @@ fs::path publish_checkpoint(const fs::path& temporary, const fs::path& output_di
     H5::Exception::dontPrint();
     try {
       write_model_file(temporary / "model.h5", checkpoint.model, parameters);
-      pause_for_test(options);
+      between_files(options);
       write_training_file(temporary / "training.h5", checkpoint.training);
     } catch (const H5::Exception& failure) {
       throw Error(ExitCode::kOutput, cat("cannot write checkpoint files in ", temporary.string(), ": ",
                                          failure.getDetailMsg(), " (disk full?)"));
     }
     write_file_atomically(temporary / "config.ini", config_ini);
-    pause_for_test(options);
+    between_files(options);
     std::vector<std::string> files = {"model.h5", "training.h5", "config.ini"};
     for (std::string& rows : list_table_row_files(temporary)) files.push_back(std::move(rows));
     write_manifest(temporary, files, written);

@@ -49,8 +49,8 @@ struct Checkpoint {
 };
 
 struct WriteOptions {
-  int keep = 0;           // keep the newest N complete checkpoints (0: all)
-  int test_delay_ms = 0;  // test only: pause between files, to kill a writer mid-checkpoint
+  int keep = 0;                         // keep the newest N complete checkpoints (0: all)
+  std::function<void()> between_files;  // if set, called between the files (run/run_hooks.h)
 };
 
 std::filesystem::path checkpoints_folder(const std::filesystem::path& output_dir);

@@ -85,7 +85,7 @@ struct TrainConfig {
   NodeAggregation node_aggregation = NodeAggregation::kAuto;
 };
 
-// Everything pstrain parses (the test suite's fault injection is not among them: core/test_hooks.h).
+// Everything pstrain parses (the test suite's fault injection is not among them: run/run_hooks.h).
 boost::program_options::options_description train_options();
 
 // Validates every value; throws pstrain::Error(kUsage) naming the flag.

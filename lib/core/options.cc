@@ -28,7 +28,8 @@ namespace {
 
 // The rule for PSTRAIN_* variables, stated once (docs/running.md): PSTRAIN_<FLAG> sets --<flag>; the names
 // below belong to the project's scripts and build (they choose binaries, caches and build options, never a flag),
-// and programs ignore them; any other PSTRAIN_* variable is an error, so that a mistyped flag is never ignored.
+// and the option parser ignores them (the training job then refuses PSTRAIN_TEST_HOOKS on purpose, with its own
+// message: job/job_start.cc); any other PSTRAIN_* variable is an error, so that a mistyped flag is never ignored.
 // tests/unit/core/documented_variables_test.sh checks that every PSTRAIN_* name in the docs and scripts is one or the
 // other.
 constexpr std::array<std::string_view, 20> kToolVariables =
@@ -46,7 +47,7 @@ constexpr std::array<std::string_view, 20> kToolVariables =
      "PSTRAIN_SANITIZE",
      "PSTRAIN_TSAN",
      "PSTRAIN_SMPI",        // CMake option: the SimGrid dry-run build (benchmarks/scale/)
-     "PSTRAIN_TEST_HOOKS",  // CMake option, and the test suite's fault injection (core/test_hooks.h)
+     "PSTRAIN_TEST_HOOKS",  // the test suite's fault injection: pstrain-faults takes it, pstrain refuses it
      "PSTRAIN_FASHION_MNIST",
      "PSTRAIN_MODULEFILES_DIR",
      "PSTRAIN_MODULEFILE_SUBDIR",

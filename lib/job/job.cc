@@ -1,10 +1,8 @@
 #include "job/job.h"
 
 #include <algorithm>
-#include <chrono>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include "checkpoint/checkpoint.h"
 #include "comm/communicator.h"
@@ -14,7 +12,6 @@
 #include "core/files.h"
 #include "core/log.h"
 #include "core/stop_signals.h"
-#include "core/test_hooks.h"
 #include "exchange/step_protocol.h"
 #include "job/exchange_factory.h"
 #include "job/job_start.h"
@@ -158,6 +155,10 @@ void log_end(const JobContext& job, bool completed) {
 }  // namespace
 
 int run_job(int argc, char** argv) {
+  return run_job(argc, argv, RunHooks::none());
+}
+
+int run_job(int argc, char** argv, RunHooks& hooks) {
   // Before MPI starts its threads; a stop asked for during the start is carried out at the first step boundary.
   const StopSignalListener stop_signals;
   comm::MpiEnvironment mpi(argc, argv);
@@ -167,6 +168,7 @@ int run_job(int argc, char** argv) {
   // Collective, so outside any step that can fail on one rank only.
   const comm::Communicator node = comm::Communicator::split_shared(MPI_COMM_WORLD);
   JobStart start;
+  start.job.hooks = &hooks;
   if (const std::optional<int> code = start_job(start, rank, mpi.world_size(), node, argc, argv)) return *code;
   const JobContext& job = start.job;
 
@@ -190,9 +192,7 @@ int run_job(int argc, char** argv) {
   }
   // The watchdog stays up through MPI_Finalize (comm::MpiEnvironment's destructor stops it).
   log_end(job, completed);
-  if (test_hooks().leave_delay_ms > 0 && job.layout.trainer_index == test_hooks().slow_trainer) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(test_hooks().leave_delay_ms));
-  }
+  job.hooks->before_leaving(job.layout.trainer_index);
   return 0;
 }
 

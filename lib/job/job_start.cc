@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <vector>
@@ -15,7 +16,6 @@
 #include "core/files.h"
 #include "core/log.h"
 #include "core/options.h"
-#include "core/test_hooks.h"
 #include "data/augment.h"
 #include "job/default_pservers.h"
 #include "job/memory_check.h"
@@ -143,6 +143,17 @@ std::vector<float> initial_parameters(const JobContext& job) {
   return nn::initial_parameters(job.model, job.config.seed);
 }
 
+// PSTRAIN_TEST_HOOKS asks for the test suite's faults, which only the test binary pstrain-faults injects (it turns
+// the variable into run hooks and removes it before the job starts). Running without them would let a test pass
+// against a binary that silently ignored its fault, so a job that still sees the variable refuses to start.
+void refuse_fault_injection() {
+  if (std::getenv("PSTRAIN_TEST_HOOKS") == nullptr) return;
+  throw Error(ExitCode::kUsage,
+              "PSTRAIN_TEST_HOOKS is set: it is the test suite's fault injection, which only the test binary "
+              "pstrain-faults (built with the tests into build/bin, never installed) honours; this pstrain injects "
+              "no faults, and refuses to run rather than ignore them: unset PSTRAIN_TEST_HOOKS");
+}
+
 // Phase 1: the configuration and the layout, identical on every rank.
 Outcome configure(JobStart& start, int rank, int world_size, const comm::Communicator& node, int argc, char** argv) {
   JobContext& job = start.job;
@@ -154,6 +165,7 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
   std::vector<int> node_of_rank(static_cast<std::size_t>(world_size));
   MPI_CHECK(MPI_Allgather(&node_number, 1, MPI_INT, node_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD));
   const auto failure = attempt([&] {
+    refuse_fault_injection();
     const auto user_options = train_options();
     const LayeredOptions options = parse_layered_options(user_options, argc, argv, environ);
     if (options.help_requested || options.version_requested) {
@@ -162,7 +174,6 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
       return;
     }
     job.config = resolve_train_config(options.values);
-    test_hooks();  // a malformed PSTRAIN_TEST_HOOKS fails here, on every rank alike, not mid-run
     int pservers = job.config.num_pservers;
     if (pservers < 0 && job.mode().has_servers && world_size > 1) {
       const ServerCount chosen = default_server_count(job.config, node_of_rank);
@@ -173,7 +184,7 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
     job.layout = comm::make_layout(rank, world_size, pservers, !job.mode().has_servers);
     job.layout.local_rank = node.rank();
     job.layout.local_size = node.size();
-    if (const int faked = test_hooks().ranks_per_node; faked > 0) {  // one machine standing in for several nodes
+    if (const int faked = job.hooks->ranks_per_node(); faked > 0) {  // one machine standing in for several nodes
       for (std::size_t r = 0; r < node_of_rank.size(); ++r) node_of_rank[r] = static_cast<int>(r) / faked;
     }
     job.layout.push_groups = plan_push_groups(job.config, job.layout, node_of_rank);
@@ -256,7 +267,7 @@ Outcome load_inputs(JobStart& start, int rank, int cpu_threads) {
     gethostname(host, sizeof host - 1);
     log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ", job.layout.local_size,
              " on this node");
-    start.backend = make_backend(job.config.device, job.layout);
+    start.backend = make_backend(job.config.device, job.layout, *job.hooks);
     if (job.layout.is_trainer()) {
       if (job.config.device != "cpu") log_info("compute backend: ", start.backend->name());
       compute::share_blas_threads(cpu_threads);

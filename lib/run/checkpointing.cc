@@ -9,7 +9,6 @@
 #include "comm/watchdog.h"
 #include "core/log.h"
 #include "core/stop_signals.h"
-#include "core/test_hooks.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 
@@ -238,7 +237,9 @@ void CheckpointWriter::save(const ps::ModelPartition& plan, const ps::SliceState
     try {
       written = checkpoint::publish_checkpoint(temporary, job_.config.output_dir, checkpoint, job_.dense_parameters,
                                                config_ini_,
-                                               {job_.config.keep_checkpoints, test_hooks().checkpoint_delay_ms}, files);
+                                               {job_.config.keep_checkpoints,
+                                                [this] { job_.hooks->between_checkpoint_files(); }},
+                                               files);
     } catch (const Error& error) {
       failure = not_written(job_.config.output_dir, progress.global_step, error);
     }

@@ -10,6 +10,7 @@
 #include "nn/model_plan.h"
 #include "ps/table_plan.h"
 #include "run/data_plan.h"
+#include "run/run_hooks.h"
 #include "run/update_plan.h"
 
 namespace pstrain::train {
@@ -31,6 +32,9 @@ struct JobContext {
   // optimizer the run builds applies, rather than config.optimizer as the user gave it.
   UpdatePlan updates;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  // The callbacks of the program that started the job (run/run_hooks.h; pstrain's do nothing). Not owned: they
+  // outlive the job.
+  RunHooks* hooks = &RunHooks::none();
 
   const modes::ModeTraits& mode() const { return modes::mode_traits(config.mode); }
   bool steps_together() const { return modes::trainers_step_together(config.mode, layout.pservers); }

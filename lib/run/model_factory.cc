@@ -4,10 +4,8 @@
 
 #include <algorithm>
 
-#include "compute/opaque_backend.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "core/test_hooks.h"
 #include "data/ctr/ctr_fields.h"
 #include "nn/click_presets.h"
 #include "nn/graph_model.h"
@@ -42,9 +40,10 @@ void check_embeddings_take_ids(const nn::ModelPlan& plan, const data::TokenMeta&
 
 }  // namespace
 
-std::unique_ptr<compute::Backend> make_backend(const std::string& device, const comm::WorldLayout& layout) {
+std::unique_ptr<compute::Backend> make_backend(const std::string& device, const comm::WorldLayout& layout,
+                                               RunHooks& hooks) {
   if (layout.is_server()) return compute::make_cpu_backend();
-  if (test_hooks().opaque_backend) return compute::make_opaque_cpu_backend();
+  if (auto chosen = hooks.trainer_backend(device)) return chosen;
   if (device == "cpu") return compute::make_cpu_backend();
   const int gpus = compute::gpu_count();
   if (gpus == 0) {

@@ -10,6 +10,7 @@
 #include "data/shard.h"
 #include "nn/model.h"
 #include "nn/model_plan.h"
+#include "run/run_hooks.h"
 
 namespace pstrain::train {
 
@@ -17,8 +18,10 @@ namespace pstrain::train {
 //   --device cpu: the CPU backend;
 //   --device gpu: GPU (local trainer rank mod GPUs on this node), or Error(kUsage) naming the host when the
 //                 build has no CUDA or the node has no GPU;
-//   --device auto: a GPU when this node has one, else the CPU.
-std::unique_ptr<compute::Backend> make_backend(const std::string& device, const comm::WorldLayout& layout);
+//   --device auto: a GPU when this node has one, else the CPU;
+// unless `hooks` give one in place of any of these (RunHooks::trainer_backend).
+std::unique_ptr<compute::Backend> make_backend(const std::string& device, const comm::WorldLayout& layout,
+                                               RunHooks& hooks);
 
 // The model description (the --model-file, or the preset's text from its flags) planned for samples of `meta`'s
 // shape and classes: no backend, so every rank can afford it. Throws Error(kUsage) naming the file, the line and

@@ -1,9 +1,7 @@
 #include "trainer/trainer_loop.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <thread>
 #include <vector>
 
 #include "comm/mpi_check.h"
@@ -11,7 +9,6 @@
 #include "core/counter_random.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "core/test_hooks.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 #include "report/event_writer.h"
@@ -66,6 +63,8 @@ class TrainerLoop {
     return {state.pass, state.steps_before + steps_done, global_step_};
   }
   bool lead() const { return job_.layout.is_lead_trainer(); }
+  // The step in progress (global_step_ counts it done only after its exchange), for the step callbacks.
+  StepEvent step_event() const { return {job_.layout.trainer_index, job_.layout.trainers, global_step_}; }
 
   const JobContext& job_;
   const TrainConfig& config_;
@@ -174,7 +173,7 @@ PassState TrainerLoop::begin_pass(int pass) {
   return PassState{pass, schedule_.steps_before(pass), std::move(order), batches, start};
 }
 
-// Compute, exchange, and the test-only slow-downs around them.
+// Compute and exchange, and the program's step callbacks (run/run_hooks.h) after them.
 void TrainerLoop::train_step(PassState& state, const BatchRange& batch) {
   // Waits for streamed parameters happen inside the computation; they count as pulling, not computing.
   const double pulling_before = exchange_.timers().pull_seconds;
@@ -186,14 +185,11 @@ void TrainerLoop::train_step(PassState& state, const BatchRange& batch) {
   }
   state.totals.compute_seconds += seconds_since(step_start) - (exchange_.timers().pull_seconds - pulling_before);
   exchange_gradient(state, batch.count);
-  const int trainer = job_.layout.trainer_index;
-  const TestHooks& hooks = test_hooks();
-  if (hooks.slow_factor > 1 && hooks.slow_trainer == trainer) {  // the whole step, F times as long
-    std::this_thread::sleep_for(std::chrono::duration<double>((hooks.slow_factor - 1) * seconds_since(step_start)));
-  }
+  const StepEvent step = step_event();
+  job_.hooks->step_computed(step, seconds_since(step_start));
   ++global_step_;
   report_progress(state);
-  if (hooks.delays(trainer)) std::this_thread::sleep_for(std::chrono::milliseconds(hooks.step_delay_ms));
+  job_.hooks->step_reported(step);
 }
 
 void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
@@ -230,9 +226,7 @@ void TrainerLoop::exchange_gradient(PassState& state, std::size_t count) {
   if (has_gradient) state.totals.copy_seconds += buffers_.fetch_gradient();
   const std::span<const float> gradient = has_gradient ? buffers_.gradient() : buffers_.no_gradient();
   exchange_.step(gradient, count, {state.step, state.batches.steps()}, buffers_.parameters(), state.flags);
-  if (test_hooks().perturb_replica_step == global_step_ && job_.layout.trainer_index == job_.layout.trainers - 1) {
-    buffers_.parameters()[0] = std::nextafter(buffers_.parameters()[0], 1e30f);  // one ulp: a replica that drifted
-  }
+  job_.hooks->parameters_received(step_event(), buffers_.parameters());
   state.totals.copy_seconds += buffers_.publish_parameters();
 }
 

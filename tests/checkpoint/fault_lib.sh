@@ -2,11 +2,12 @@
 # a loop). Sourced after tests/mpi/common.sh; every function reads the job's output folder OUT, which names the
 # job (pstrain's --output-dir) among the processes of the machine.
 
-# job_pids OUT: the pids of the job's pstrain ranks (not mpirun, not timeout), one a line.
+# job_pids OUT: the pids of the job's pstrain ranks (not mpirun, not timeout), one a line; the ranks of the test
+# binary pstrain-faults (a run with PSTRAIN_TEST_HOOKS) count too.
 job_pids() {
   local pid
   for pid in $(pgrep -f -- "--output-dir $1( |$)" || true); do
-    [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain ] && echo "$pid"
+    case "$(cat /proc/$pid/comm 2>/dev/null)" in pstrain | pstrain-faults) echo "$pid" ;; esac
   done
   return 0
 }

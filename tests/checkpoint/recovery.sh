@@ -40,16 +40,20 @@ common_flags() {
 }
 total_samples=3840
 
+# The program a run starts: pstrain, or the test binary pstrain-faults when the call sets PSTRAIN_TEST_HOOKS (pstrain
+# refuses it).
+program() { if [ -n "${PSTRAIN_TEST_HOOKS+set}" ]; then echo "$BIN_DIR/pstrain-faults"; else echo "$BIN_DIR/pstrain"; fi; }
+
 pstrain() {  # pstrain OUT SECONDS [extra flags...]: runs in the foreground, output to OUT.log
   local out=$1 seconds=$2
   shift 2
-  run_mpi "$np" "$path" "$seconds" "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" "$@" > "$out.log" 2>&1
+  run_mpi "$np" "$path" "$seconds" "$(program)" $(common_flags) --output-dir "$out" "$@" > "$out.log" 2>&1
 }
 
 start_pstrain() {  # start_pstrain OUT [flags...]: like pstrain, in the background; the job's pid goes to $launcher
   local out=$1
   shift
-  run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --output-dir "$out" "$@" > "$out.log" 2>&1 &
+  run_mpi "$np" "$path" 120 "$(program)" $(common_flags) --output-dir "$out" "$@" > "$out.log" 2>&1 &
   launcher=$!
 }
 
@@ -115,7 +119,7 @@ start_slow_lead() {  # start_slow_lead OUT [flags]: in the background; the job's
   local out=$1
   shift
   [ "$np" -eq 3 ] || fail "$case_name needs np 3 (1 server + 2 trainers)"
-  PSTRAIN_TEST_HOOKS=slow-trainer=0,step-delay-ms=50 run_mpi 3 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) \
+  PSTRAIN_TEST_HOOKS=slow-trainer=0,step-delay-ms=50 run_mpi 3 "$path" 120 "$BIN_DIR/pstrain-faults" $(common_flags) \
     --mode "${MODE:-async}" --output-dir "$out" "$@" > "$out.log" 2>&1 &
   launcher=$!
   trap 'kill "$launcher" 2> /dev/null || true' EXIT  # a failed check leaves no job running
@@ -175,7 +179,7 @@ case "$case_name" in
     PSTRAIN_TEST_HOOKS=step-delay-ms=10 start_pstrain "$out"
     wait_for_training "$out.log"
     if [ "${SIGNAL:-USR1}" = TERM ]; then  # what srun/scancel and Kubernetes do: SIGTERM to every rank
-      pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out( |$)" || fail "no rank to signal"
+      pkill -TERM -f -- "^$BIN_DIR/pstrain-faults .*--output-dir $out( |$)" || fail "no rank to signal"
     else                                   # Slurm's --signal to the batch shell, forwarded by mpirun
       pkill -USR1 -f -- "^mpirun .*--output-dir $out" || fail "no mpirun to signal"
     fi
@@ -227,7 +231,7 @@ PY
   elastic)
     out="$work/run"
         # A mid-pass checkpoint of a 2+2 run: stop it by signal in pass 1 of 3.
-    PSTRAIN_TEST_HOOKS=step-delay-ms=15 run_mpi 4 "$path" 120 "$BIN_DIR/pstrain" $(common_flags) --num-pservers 2 \
+    PSTRAIN_TEST_HOOKS=step-delay-ms=15 run_mpi 4 "$path" 120 "$BIN_DIR/pstrain-faults" $(common_flags) --num-pservers 2 \
       --output-dir "$work/mid" > "$work/mid.log" 2>&1 &
     launcher=$!
     wait_for_training "$work/mid.log"
@@ -298,7 +302,7 @@ PY
     out="$work/run"
     mode=${case_name#stall_}
     timeout_s=5
-    PSTRAIN_TEST_HOOKS=step-delay-ms=2 run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(PASSES=100 EVERY=0 common_flags) \
+    PSTRAIN_TEST_HOOKS=step-delay-ms=2 run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain-faults" $(PASSES=100 EVERY=0 common_flags) \
       --mode "$mode" --output-dir "$out" --timeout-seconds "$timeout_s" > "$out.log" 2>&1 &
     launcher=$!
     wait_for_training "$out.log"
@@ -308,7 +312,7 @@ PY
   stall_at_exit)
     out="$work/run"
     timeout_s=5
-    PSTRAIN_TEST_HOOKS=slow-trainer=1,leave-delay-ms=60000 run_mpi 3 "$path" 60 "$BIN_DIR/pstrain" \
+    PSTRAIN_TEST_HOOKS=slow-trainer=1,leave-delay-ms=60000 run_mpi 3 "$path" 60 "$BIN_DIR/pstrain-faults" \
       $(PASSES=1 EVERY=0 common_flags) --mode sync --output-dir "$out" --timeout-seconds "$timeout_s" > "$out.log" 2>&1 &
     launcher=$!
     for ((i = 0; i < 1200; i++)); do grep -q "training finished" "$out.log" && break; sleep 0.05; done

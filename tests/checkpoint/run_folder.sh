@@ -113,7 +113,7 @@ PY
     ;;
   concurrent_runs_refused)
     # The first job trains long (20 passes, 20 ms a step) and is stopped by SIGTERM once the second was refused.
-    PSTRAIN_TEST_HOOKS=step-delay-ms=20 run_mpi "$np" "$path" 300 "$BIN_DIR/pstrain" $(flags 32 20) --output-dir "$out" \
+    PSTRAIN_TEST_HOOKS=step-delay-ms=20 run_mpi "$np" "$path" 300 "$BIN_DIR/pstrain-faults" $(flags 32 20) --output-dir "$out" \
       > "$work/first.log" 2>&1 &
     first=$!
     trap 'kill "$first" 2> /dev/null || true' EXIT
@@ -121,7 +121,7 @@ PY
     code=0
     pstrain "$work/second.log" $(flags 32 20) --output-dir "$out" --resume auto || code=$?
     expect_refusal "$work/second.log" 2 "$code" "is in use by another pstrain run"
-    pkill -TERM -f -- "^$BIN_DIR/pstrain .*--output-dir $out( |$)" || fail "the first job is gone: nothing was tested"
+    pkill -TERM -f -- "^$BIN_DIR/pstrain-faults .*--output-dir $out( |$)" || fail "the first job is gone: nothing was tested"
     wait "$first" || { cat "$work/first.log"; fail "the first job did not stop cleanly"; }
     trap - EXIT
     grep -q "stopped on a signal" "$work/first.log" || fail "the first job did not stop on the signal"

@@ -50,10 +50,10 @@ base_images() {
 
 build_image() {  # build_image IMAGE
   local image=$1 start=$SECONDS
-  log "building k8s/Dockerfile as $image (WITH_DATASET=1, TEST_HOOKS=ON; cached layers are reused; log: $WORK/build.log)"
+  log "building k8s/Dockerfile as $image (WITH_DATASET=1; cached layers are reused; log: $WORK/build.log)"
   # --isolation chroot: RUN steps need no OCI runtime; --layers keeps every step in the cache.
   timeout "${BUILD_TIMEOUT:-5400}" nice -n 19 podman build --isolation chroot --layers \
-      --build-arg WITH_DATASET=1 --build-arg TEST_HOOKS=ON -f "$REPO/k8s/Dockerfile" -t "$image" "$REPO" > "$WORK/build.log" 2>&1 \
+      --build-arg WITH_DATASET=1 -f "$REPO/k8s/Dockerfile" -t "$image" "$REPO" > "$WORK/build.log" 2>&1 \
     || { tail -40 "$WORK/build.log"; fail "podman build of k8s/Dockerfile (log: $WORK/build.log)"; }
   log "image $image built in $((SECONDS - start)) s"
 }

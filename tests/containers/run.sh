@@ -28,7 +28,8 @@
 # Environment: WORK_ROOT (scratch, default build/tests/work), OVERLAY (default cpu-small), JOB_TIMEOUT (seconds
 # per launcher run, default 1200), BUILD_TIMEOUT (default 5400), KEEP=1 keeps the containers after a failure,
 # KILL_SEED (victim and moment), KILL_AFTER_STEP (kill after the checkpoint at or past this global step),
-# BAD_TIMEOUT (seconds a bad-input launcher may take to fail, default 180); LAUNCHER_ENV=NAME=VALUE adds one
+# BAD_TIMEOUT (seconds a bad-input launcher may take to fail, default 180), ELASTIC_HIDDEN (the elastic stage's
+# --hidden, default 512,256: how long its steps take); LAUNCHER_ENV=NAME=VALUE adds one
 # variable to the launcher, for measurements only (e.g. OMPI_MCA_mpi_yield_when_idle=1: on this 2-core machine
 # the 3 worker containers share 2 cores, and Open MPI's ranks, each alone on its "node", busy-poll without
 # yielding, which a real node with a core per pod never notices).

@@ -57,6 +57,12 @@ tree)
   if grep -rlF "$BUILD_DIR" "$prefix/$BINDIR" > /dev/null; then fail "an installed program names $BUILD_DIR"; fi
   ldd "$prefix/$BINDIR/pstrain" | grep -q "not found" && fail "pstrain has unresolved libraries"
   check_version "$prefix/$BINDIR/pstrain"
+  # The test suite's fault injection stays in the build folder: its binary pstrain-faults is never installed (the
+  # .deb holds this same tree), and the installed pstrain refuses PSTRAIN_TEST_HOOKS instead of ignoring it.
+  [ -z "$(find "$prefix" -name '*faults*')" ] || fail "installed: $(find "$prefix" -name '*faults*')"
+  code=0
+  "${bare[@]}" PSTRAIN_TEST_HOOKS=step-delay-ms=1 "$prefix/$BINDIR/pstrain" --version > /dev/null 2>&1 || code=$?
+  [ "$code" -eq 2 ] || fail "the installed pstrain, PSTRAIN_TEST_HOOKS set, exited $code (expected 2, a refusal)"
   run_tiny "$prefix"
   # pstrain-launch finds the pstrain next to it.
   echo "localhost slots=2" > "$WORK_ROOT/hosts"

@@ -25,6 +25,8 @@ source "$(dirname "$0")/../checkpoint/fault_lib.sh"
 case_name=$1 mode=${2:-sync} path=${3:-shm}
 work=$(new_work_dir "elastic_${case_name}_${mode}_${path}")
 launcher=$REPO/mpi_launch/pstrain-launch
+# The runs that set PSTRAIN_TEST_HOOKS (steps slowed so that the churn happens mid-run) start the test binary
+# pstrain-faults instead (pstrain refuses the variable).
 export PSTRAIN_BIN=$BIN_DIR/pstrain
 total_samples=3840
 
@@ -48,8 +50,9 @@ churn() {
   local mpi_path=()
   [ "$path" = tcp ] && mpi_path=(--tcp)
   set_hosts localhost:3
-  PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 280 "$launcher" --elastic --min-np 2 --max-np 4 --host-discovery-script "$discovery" \
-    --discovery-interval 0.5 --mca btl_tcp_if_include lo "${mpi_path[@]}" -- \
+  PSTRAIN_BIN=$BIN_DIR/pstrain-faults PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 280 \
+    "$launcher" --elastic --min-np 2 --max-np 4 --host-discovery-script "$discovery" --discovery-interval 0.5 \
+    --mca btl_tcp_if_include lo "${mpi_path[@]}" -- \
     --data-dir "$DATA_DIR" --output-dir "$out" --passes 4 --batch-size 32 --hidden 32 "${flags[@]}" > "$log" 2>&1 &
   local driver=$!
   trap 'kill "$driver" 2> /dev/null || true' EXIT
@@ -124,7 +127,7 @@ signal_driver() {
                  --discovery-interval 0.5 --mca btl_tcp_if_include lo --
                  --data-dir "$DATA_DIR" --output-dir "$out" --passes 4 --batch-size 32 --hidden 32)
   set_hosts localhost:3
-  PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 120 "${command[@]}" > "$log" 2>&1 &
+  PSTRAIN_BIN=$BIN_DIR/pstrain-faults PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 120 "${command[@]}" > "$log" 2>&1 &
   local driver=$!
   trap 'kill "$driver" 2> /dev/null || true' EXIT
   wait_for_first_steps "$log" 1
@@ -157,7 +160,7 @@ driver_killed() {
                  --data-dir "$DATA_DIR" --output-dir "$out" --passes 2 --batch-size 32 --hidden 32
                  --progress-every-s 0)
   set_hosts localhost:3
-  PSTRAIN_TEST_HOOKS=step-delay-ms=400 "${command[@]}" > "$log" 2>&1 &
+  PSTRAIN_BIN=$BIN_DIR/pstrain-faults PSTRAIN_TEST_HOOKS=step-delay-ms=400 "${command[@]}" > "$log" 2>&1 &
   local driver=$!
   trap 'kill "$driver" 2> /dev/null || true' EXIT
   wait_for_first_steps "$log" 1
@@ -167,7 +170,7 @@ driver_killed() {
   trap - EXIT
   no_process_left "$out" 10
   echo "ok: nothing of the job left after the driver was SIGKILLed"
-  PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 200 "${command[@]}" > "$work/again.log" 2>&1 \
+  PSTRAIN_BIN=$BIN_DIR/pstrain-faults PSTRAIN_TEST_HOOKS=step-delay-ms=25 timeout -k 5 200 "${command[@]}" > "$work/again.log" 2>&1 \
     || { tail -30 "$work/again.log"; fail "the rerun"; }
   [ -f "$out/pass-00001/done" ] || fail "the rerun did not finish the run"
   python3 - "$out" "$total_samples" <<'PY' || fail "ledger of $out"

@@ -15,7 +15,7 @@ grep -q '"mode": "allreduce"' "$work/clean/metrics.jsonl" || fail "metrics do no
 [ "$(last_metric "$work/clean/metrics.jsonl" samples_repeated)" = 0 ] || fail "samples repeated"
 
 set +e
-PSTRAIN_TEST_HOOKS=perturb-replica-step=3 run_mpi "$np" "$path" 30 "$BIN_DIR/pstrain" --data-dir "$DATA_DIR" \
+PSTRAIN_TEST_HOOKS=perturb-replica-step=3 run_mpi "$np" "$path" 30 "$BIN_DIR/pstrain-faults" --data-dir "$DATA_DIR" \
   --output-dir "$work/nudged" "${common[@]}" > "$work/nudged.log" 2>&1
 code=$?
 set -e

@@ -26,7 +26,7 @@ fi
 
 # Killed (SIGKILL, every rank) once its first checkpoint (mid-pass 0, after step 3) is complete, then resumed with
 # --resume auto: the result must equal run a bit for bit.
-PSTRAIN_TEST_HOOKS=step-delay-ms=200 run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${common[@]}" "${augment[@]}" \
+PSTRAIN_TEST_HOOKS=step-delay-ms=200 run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain-faults" "${common[@]}" "${augment[@]}" \
   --output-dir "$work/resumed" --checkpoint-every-steps 3 > "$work/resumed.log" 2>&1 &
 launcher=$!
 for _ in $(seq 1 600); do  # until the first checkpoint is complete (polling a file the job writes, up to 60 s)
@@ -36,7 +36,7 @@ for _ in $(seq 1 600); do  # until the first checkpoint is complete (polling a f
 done
 compgen -G "$work/resumed/checkpoints/ckpt-*" > /dev/null || { cat "$work/resumed.log"; fail "no checkpoint written"; }
 kill -9 $(pgrep -f -- "--output-dir $work/resumed" | while read -r pid; do
-  [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain ] && echo "$pid"; done) 2> /dev/null || true
+  [ "$(cat /proc/$pid/comm 2>/dev/null)" = pstrain-faults ] && echo "$pid"; done) 2> /dev/null || true
 wait "$launcher" || true
 [ ! -d "$work/resumed/pass-00001" ] || fail "the run finished before it was killed: nothing was resumed"
 run resumed "${augment[@]}" --checkpoint-every-steps 3 --resume auto

@@ -10,7 +10,7 @@ np=$1 path=$2 mode=$3
 work=$(new_work_dir "dynamic_dispatch_${mode}_np${np}_${path}")
 chunk=128
 for dispatch in dynamic static; do
-  PSTRAIN_TEST_HOOKS=slow-trainer=1,step-delay-ms=40 run_mpi "$np" "$path" 150 "$BIN_DIR/pstrain" \
+  PSTRAIN_TEST_HOOKS=slow-trainer=1,step-delay-ms=40 run_mpi "$np" "$path" 150 "$BIN_DIR/pstrain-faults" \
     --data-dir "$DATA_DIR" --output-dir "$work/$dispatch" --mode "$mode" --num-pservers 1 --passes 2 --batch-size 32 \
     --hidden 32 --dispatch "$dispatch" --chunk-size "$chunk" > "$work/$dispatch.log" 2>&1 \
     || { cat "$work/$dispatch.log"; fail "$dispatch run"; }

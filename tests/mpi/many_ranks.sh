@@ -27,15 +27,16 @@ for run in $runs; do
   mode=${run%%:*} dispatch=${run##*:} variant=()
   if [ "$dispatch" = nodes ]; then
     dispatch=static variant=(--node-aggregation on)
-    export PSTRAIN_TEST_HOOKS=ranks-per-node=4
+    export PSTRAIN_TEST_HOOKS=ranks-per-node=4 program=pstrain-faults  # the test binary injects the fake nodes
   else
     unset PSTRAIN_TEST_HOOKS
+    program=pstrain
   fi
   layout=(--num-pservers "$servers")
   if [ "$mode" = allreduce ]; then layout=(); fi
   out="$work/${run/:/-}"
   start=$(date +%s%N)
-  if ! run_mpi "$np" "$mpi_path" "$seconds" "${mca[@]}" "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$out" \
+  if ! run_mpi "$np" "$mpi_path" "$seconds" "${mca[@]}" "$BIN_DIR/$program" --data-dir "$work/data" --output-dir "$out" \
     --mode "$mode" "${layout[@]}" "${variant[@]}" --dispatch "$dispatch" --chunk-size "$chunk" --hidden 32 --batch-size 16 \
     --passes 1 --timeout-seconds 60 > "$out.log" 2>&1; then
     if [ "$path" = rdma ] && grep -q 'MPI_Win_allocate.*MPI_ERR_WIN' "$out.log"; then

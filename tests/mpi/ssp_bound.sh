@@ -6,7 +6,7 @@ source "$(dirname "$0")/common.sh"
 np=$1 path=$2
 work=$(new_work_dir "ssp_bound_np${np}_${path}")
 for bound in 2 0; do
-  PSTRAIN_TEST_HOOKS=step-delay-ms=8,slow-trainer=1 run_mpi "$np" "$path" 150 "$BIN_DIR/pstrain" \
+  PSTRAIN_TEST_HOOKS=step-delay-ms=8,slow-trainer=1 run_mpi "$np" "$path" 150 "$BIN_DIR/pstrain-faults" \
     --data-dir "$DATA_DIR" --output-dir "$work/s$bound" --mode ssp --staleness "$bound" --num-pservers 1 --passes 2 \
     --batch-size 32 --hidden 32 > "$work/s$bound.log" 2>&1 || { cat "$work/s$bound.log"; fail "ssp run with s=$bound"; }
   python3 - "$work/s$bound/metrics.jsonl" "$bound" <<'PY' || fail "ssp bound $bound"

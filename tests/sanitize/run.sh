@@ -120,9 +120,10 @@ for step in "${steps[@]}"; do
       configure "$asan_dir" -DPSTRAIN_SANITIZE=ON
       # ASAN_UNIT="test_core test_data ..." builds and runs only those unit-test programs (a quicker check on a
       # busy machine); CI leaves it unset: every unit test.
-      # blas_restart_probe: the BLAS-restart tests among the unit tests run it.
-      build_targets=(--target ${ASAN_UNIT:-$(unit_test_programs)} pstrain pstrain-data compare_parameters
-                     interleave_shards make_shard blas_restart_probe)
+      # blas_restart_probe: the BLAS-restart tests among the unit tests run it; pstrain-faults: the multi-rank
+      # tests that inject faults (PSTRAIN_TEST_HOOKS) run it instead of pstrain.
+      build_targets=(--target ${ASAN_UNIT:-$(unit_test_programs)} pstrain pstrain-faults pstrain-data
+                     compare_parameters interleave_shards make_shard blas_restart_probe)
       timed "asan build" nice -n 19 cmake --build "$asan_dir" -j "$jobs" "${build_targets[@]}" > "$asan_dir/build.log" 2>&1 \
         || { tail -50 "$asan_dir/build.log"; exit 1; }
       reports=$(reports_dir "$asan_dir")
@@ -146,7 +147,8 @@ for step in "${steps[@]}"; do
       configure "$tsan_dir" -DPSTRAIN_TSAN=ON
       # The multi-rank runs (TSAN_TESTS) need one suppression, an Open MPI lock order (tsan.supp); about 70 s.
       tsan_targets=(test_comm)
-      [ "${TSAN_MPI:-1}" != 1 ] || tsan_targets+=(pstrain pstrain-data compare_parameters interleave_shards make_shard)
+      [ "${TSAN_MPI:-1}" != 1 ] \
+        || tsan_targets+=(pstrain pstrain-faults pstrain-data compare_parameters interleave_shards make_shard)
       timed "tsan build" nice -n 19 cmake --build "$tsan_dir" -j "$jobs" --target "${tsan_targets[@]}" > "$tsan_dir/build.log" 2>&1 \
         || { tail -50 "$tsan_dir/build.log"; exit 1; }
       reports=$(reports_dir "$tsan_dir")

@@ -259,8 +259,9 @@ trains() {  # trains N: the N-th job of the elastic run did its first step (the 
   [ "${n:-0}" -ge "$1" ]
 }
 elastic_pids() { for pid in $(pgrep -f -- "--output-dir $(elastic_out)( |$)" || true); do
-                   [ "$(cat /proc/$pid/comm 2> /dev/null)" = pstrain ] && echo "$pid"; done; }
-elastic_job=$(PSTRAIN_TEST_HOOKS=step-delay-ms=60 MIN_NP=2 PASSES=4 \
+                   [ "$(cat /proc/$pid/comm 2> /dev/null)" = pstrain-faults ] && echo "$pid"; done; }
+# The step delay makes the job last through the kill and the drain: the test binary pstrain-faults injects it.
+elastic_job=$(PSTRAIN_BIN=$BIN_DIR/pstrain-faults PSTRAIN_TEST_HOOKS=step-delay-ms=60 MIN_NP=2 PASSES=4 \
   ELASTIC_ARGS="--discovery-interval 0.5 --mca btl_tcp_if_include lo" \
   submit --nodes=1 --ntasks=3 "$slurm_dir/pstrain-elastic.sbatch" "${flags[@]}")
 grep -q -- "^#SBATCH --no-kill$" "$slurm_dir/pstrain-elastic.sbatch" || fail "pstrain-elastic.sbatch lacks --no-kill"

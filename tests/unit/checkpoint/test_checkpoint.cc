@@ -44,7 +44,7 @@ class CheckpointTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(output_); }
 
   fs::path write(std::int64_t step, int keep = 0) {
-    return write_checkpoint(output_, sample_checkpoint(step), layout(), "lr = 0.1\n", {keep, 0});
+    return write_checkpoint(output_, sample_checkpoint(step), layout(), "lr = 0.1\n", {keep, {}});
   }
   Checkpoint read(const fs::path& folder, const std::string& optimizer = "momentum",
                   std::vector<std::uint64_t> shards = {3, 2}) {

@@ -23,8 +23,8 @@ TrainConfig resolve(std::vector<std::string> extra) {
   return resolve_train_config(options.values);
 }
 
-// The test suite's fault injection is no product option (core/test_hooks.h): no --test-* flag is listed, parsed or
-// saved.
+// The test suite's fault injection is no product option (tests/tools/pstrain_faults): no --test-* flag is listed,
+// parsed or saved.
 TEST(TrainConfig, NoTestOnlyFlagIsAnOption) {
   const auto user_options = train_options();  // named: a range over a temporary's member would dangle
   for (const auto& option : user_options.options()) {

@@ -1,14 +1,15 @@
 #pragma once
-// The test suite's fault injection, kept out of the product's options: no flag, no --help line, no config.ini
-// entry, no field of TrainConfig. A test sets PSTRAIN_TEST_HOOKS in the environment of a run, for example
-//   PSTRAIN_TEST_HOOKS=step-delay-ms=50,slow-trainer=0 mpirun -np 3 pstrain ...
-// and every rank reads it once, on first use. Only builds configured with -DPSTRAIN_TEST_HOOKS=ON (the default
-// when the tests are built) honour it; any other build refuses a run that sets it, so that a test can never pass
-// against a binary that silently ignored its fault.
+// The test suite's fault injection, which no program a user runs honours: only pstrain-faults (main.cc, built with
+// the tests into build/bin, never installed) reads it. A test sets PSTRAIN_TEST_HOOKS in the environment of a run,
+// for example
+//   PSTRAIN_TEST_HOOKS=step-delay-ms=50,slow-trainer=0 mpirun -np 3 build/bin/pstrain-faults ...
+// and every rank reads it once, before the job starts, and passes the faults to the job as run hooks
+// (fault_hooks.h over run/run_hooks.h). pstrain itself refuses to run with the variable set, so that a test can
+// never pass against a binary that silently ignored its fault.
 #include <cstdint>
 #include <string_view>
 
-namespace pstrain {
+namespace pstrain::faults {
 
 struct TestHooks {
   int checkpoint_delay_ms = 0;             // pause inside every checkpoint write (to kill a rank during one)
@@ -25,11 +26,11 @@ struct TestHooks {
   bool delays(int trainer) const { return step_delay_ms > 0 && (slow_trainer < 0 || slow_trainer == trainer); }
 };
 
-// The hooks of this process: PSTRAIN_TEST_HOOKS parsed on the first call (all defaults when it is unset).
-// Throws Error(kUsage) naming the entry when the value is malformed or this build has no test hooks.
-const TestHooks& test_hooks();
+// PSTRAIN_TEST_HOOKS parsed (all defaults when it is unset), then removed from this process's environment: the
+// job refuses to start while it is set (job/job_start.cc). Throws Error(kUsage) naming a malformed entry.
+TestHooks take_test_hooks();
 
-// The parser behind test_hooks(), for its unit tests: "name=value,name=value".
+// The parser behind take_test_hooks(), for its unit tests: "name=value,name=value".
 TestHooks parse_test_hooks(std::string_view text);
 
-}  // namespace pstrain
+}  // namespace pstrain::faults

@@ -1,4 +1,4 @@
-#include "core/test_hooks.h"
+#include "test_hooks.h"
 
 #include <charconv>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace pstrain {
+namespace pstrain::faults {
 
 namespace {
 
@@ -73,19 +73,12 @@ TestHooks parse_test_hooks(std::string_view text) {
   return hooks;
 }
 
-const TestHooks& test_hooks() {
-  static const TestHooks hooks = [] {
-    const char* value = std::getenv(kVariable);
-    if (value == nullptr) return TestHooks{};
-#ifndef PSTRAIN_WITH_TEST_HOOKS
-    throw Error(ExitCode::kUsage, cat(kVariable,
-                                      " is set, but this build has no test hooks (configure with "
-                                      "-DPSTRAIN_TEST_HOOKS=ON, as the test suite's build does)"));
-#else
-    return parse_test_hooks(value);
-#endif
-  }();
+TestHooks take_test_hooks() {
+  const char* value = std::getenv(kVariable);
+  if (value == nullptr) return TestHooks{};
+  const TestHooks hooks = parse_test_hooks(value);
+  ::unsetenv(kVariable);  // taken: the job refuses to start while it is set
   return hooks;
 }
 
-}  // namespace pstrain
+}  // namespace pstrain::faults

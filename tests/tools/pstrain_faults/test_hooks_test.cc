@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "core/test_hooks.h"
+#include "test_hooks.h"
 
-namespace pstrain {
+namespace pstrain::faults {
 namespace {
 
 TEST(TestHooks, EmptyTextLeavesEveryHookOff) {
@@ -58,4 +58,4 @@ TEST(TestHooks, MalformedEntriesAreRefusedNamingThem) {
 }
 
 }  // namespace
-}  // namespace pstrain
+}  // namespace pstrain::faults

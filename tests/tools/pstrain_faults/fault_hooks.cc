@@ -1,0 +1,49 @@
+#include "fault_hooks.h"
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "opaque_backend.h"
+
+namespace pstrain::faults {
+
+namespace {
+
+void pause_ms(int milliseconds) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+}
+
+}  // namespace
+
+// All-reduce: after the chosen step the last trainer's copy is one ulp off, a replica that drifted.
+void FaultHooks::parameters_received(const train::StepEvent& step, std::span<float> parameters) {
+  if (faults_.perturb_replica_step == step.global_step && step.trainer == step.trainers - 1) {
+    parameters[0] = std::nextafter(parameters[0], 1e30f);
+  }
+}
+
+// The slow trainer's whole step (compute and exchange) takes slow_factor times as long.
+void FaultHooks::step_computed(const train::StepEvent& step, double seconds) {
+  if (faults_.slow_factor > 1 && faults_.slow_trainer == step.trainer) {
+    std::this_thread::sleep_for(std::chrono::duration<double>((faults_.slow_factor - 1) * seconds));
+  }
+}
+
+void FaultHooks::step_reported(const train::StepEvent& step) {
+  if (faults_.delays(step.trainer)) pause_ms(faults_.step_delay_ms);
+}
+
+void FaultHooks::between_checkpoint_files() {
+  if (faults_.checkpoint_delay_ms > 0) pause_ms(faults_.checkpoint_delay_ms);
+}
+
+void FaultHooks::before_leaving(int trainer) {
+  if (faults_.leave_delay_ms > 0 && trainer == faults_.slow_trainer) pause_ms(faults_.leave_delay_ms);
+}
+
+std::unique_ptr<compute::Backend> FaultHooks::trainer_backend(const std::string& /*device*/) {
+  return faults_.opaque_backend ? make_opaque_cpu_backend() : nullptr;
+}
+
+}  // namespace pstrain::faults
