@@ -1,7 +1,8 @@
 """Plots of pstrain's metrics.jsonl, shared by `pstrain-plot` (one run) and `pstrain-sweep report` (a sweep).
 
 A run's figure (draw_run) has one panel per thing the run recorded: loss per pass; accuracy per pass, or
-perplexity where the run logs `*_perplexity` (language models); samples/s; the per-step time breakdown; the
+perplexity where the run logs `*_perplexity` (language models), the test AUC where it logs `test_auc` (click
+models); samples/s; the per-step time breakdown; the
 staleness histogram (async, ssp); the chunks per trainer (dynamic dispatch); and, for an elastic run (the driver's
 OUTPUT/elastic.jsonl), the ranks training over time beside the samples/s of each pass, with the events marked.
 A sweep's figure (draw_sweep) has
@@ -78,7 +79,9 @@ def _panel_loss(axis, records):
 
 
 def _panel_quality(axis, records):
-    """Perplexity where the run logs it (language models), accuracy otherwise."""
+    """Perplexity where the run logs it (language models), the test AUC for click models, accuracy otherwise."""
+    if _series(records, "test_auc")[0]:
+        return _per_pass_lines(axis, records, "auc")
     if any(_series(records, "%s_perplexity" % split)[0] for split in SPLITS):
         axis.set_yscale("log")
         return _per_pass_lines(axis, records, "perplexity")
