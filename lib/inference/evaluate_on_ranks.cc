@@ -154,7 +154,7 @@ int evaluate_prepared(RankWork& work) {
   EvaluationSums total = sum_over_ranks(world, mine);
   return agreed(world, [&] {
     if (work.layout.world_rank != 0) return;
-    report_evaluation(finish_evaluation(total, work.saved.plan.classes, language_model,
+    report_evaluation(finish_evaluation(std::move(total), work.saved.plan.classes, language_model,
                                         work.saved.info.training_click_rate),
                       work.request, EvaluationRanks{work.world_size, work.request.servers});
   });

@@ -67,7 +67,7 @@ EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& sample
   return sums;
 }
 
-Evaluation finish_evaluation(EvaluationSums& sums, std::size_t classes, bool language_model,
+Evaluation finish_evaluation(EvaluationSums sums, std::size_t classes, bool language_model,
                              std::optional<double> training_click_rate) {
   if (sums.samples == 0) throw Error(ExitCode::kInputData, "the data hold no samples to evaluate");
   Evaluation evaluation;
@@ -98,8 +98,8 @@ Evaluation finish_evaluation(EvaluationSums& sums, std::size_t classes, bool lan
 
 Evaluation evaluate_samples(nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
                             const OnLogits& on_logits, std::optional<double> training_click_rate) {
-  EvaluationSums sums = sum_evaluation(model, samples, batch, language_model, on_logits);
-  return finish_evaluation(sums, model.num_classes(), language_model, training_click_rate);
+  return finish_evaluation(sum_evaluation(model, samples, batch, language_model, on_logits), model.num_classes(),
+                           language_model, training_click_rate);
 }
 
 std::string evaluation_json(const Evaluation& evaluation, const std::string& pass_dir, const std::string& data_file,

@@ -51,7 +51,7 @@ EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& sample
 
 // The figures from the sums; a click model's CTR metrics with `training_click_rate` as NE's baseline (NE is NaN
 // without it). Throws Error(kInputData) when they hold no sample.
-Evaluation finish_evaluation(EvaluationSums& sums, std::size_t classes, bool language_model,
+Evaluation finish_evaluation(EvaluationSums sums, std::size_t classes, bool language_model,
                              std::optional<double> training_click_rate = {});
 
 // sum_evaluation then finish_evaluation, on one process. `language_model` picks perplexity over the
