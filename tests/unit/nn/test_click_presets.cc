@@ -2,8 +2,6 @@
 // table sizes from distinct ids, their refusals, and the shipped model files for Criteo.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "data/ctr/synthetic_ctr.h"
@@ -11,6 +9,7 @@
 #include "nn/model_plan.h"
 #include "nn/model_spec.h"
 #include "nn/presets.h"
+#include "read_text.h"
 
 namespace pstrain::nn {
 namespace {
@@ -48,7 +47,9 @@ TEST(ClickPresets, DlrmHasATablePerFieldTheirDotProductsAndOneLogit) {
   EXPECT_EQ(parameter_shape(plan, "bottom1.weight"), (Shape{16, 13}));  // 13 -> 16 -> 8
   for (const PlannedNode& node : plan.nodes) {
     // The bottom vector and 3 field vectors: 8 + 4 * 3 / 2 pairwise products.
-    if (node.spec.type == "dot_interaction") EXPECT_EQ(node.plan.output, (Shape{8 + 6}));
+    if (node.spec.type == "dot_interaction") {
+      EXPECT_EQ(node.plan.output, (Shape{8 + 6}));
+    }
   }
   EXPECT_EQ(plan.nodes.back().plan.output, Shape{1});
 }
@@ -80,12 +81,7 @@ TEST(ClickPresets, TableRowsAreTwiceTheDistinctIdsToAPowerOfTwoWithinBounds) {
   EXPECT_EQ(click_table_rows(10131227), std::size_t{1} << 22);
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using testing::read_text;
 
 // examples/models/{dlrm,deepfm}-criteo.model: the presets with their default flags over Criteo's 13 dense features
 // and 26 fields of Criteo Kaggle's cardinalities (what --table-rows auto gives on that data).

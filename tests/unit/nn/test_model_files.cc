@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "nn/model_plan.h"
 #include "nn/presets.h"
+#include "read_text.h"
 
 namespace pstrain::nn {
 namespace {
@@ -189,12 +190,7 @@ TEST(ModelFileTest, DescribeListsEveryLayerAndTheTotals) {
 namespace pstrain::nn {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using testing::read_text;
 
 TEST(ShippedModelFilesTest, PresetFilesAreThePresetsWithTheirDefaultFlags) {
   for (const std::string name : {"mlp", "cnn", "resnet"}) {
