@@ -2,7 +2,6 @@
 // table sizes from distinct ids, their refusals, and the shipped model files for Criteo.
 #include <gtest/gtest.h>
 
-
 #include "core/error.h"
 #include "data/ctr/synthetic_ctr.h"
 #include "nn/click_presets.h"
