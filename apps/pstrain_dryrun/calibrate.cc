@@ -179,7 +179,7 @@ simulation::JobProfile calibrate(const CalibrationOptions& options, std::size_t 
   for (const nn::ParameterInfo& parameter : plan.parameters)
     profile.parameters.push_back({parameter.name, parameter.size});
   // The tables pstrain's servers hold by rows (--table-exchange auto), the same for any number of servers.
-  const ps::TablePlan tables = ps::plan_model_tables(plan, 1, options.batch, ps::ComputedIdTables::kStayDense, "");
+  const ps::TablePlan tables = ps::plan_model_tables(plan, 1, options.batch, {}, ps::ComputedIdTables::kStayDense, "");
   for (std::size_t t = 0; t < tables.size(); ++t) {
     const ps::TableSpec& table = tables.table(t);
     profile.tables.push_back({table.name, table.rows, table.width, table.ids_per_sample});

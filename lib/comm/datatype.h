@@ -21,6 +21,15 @@ class Datatype {
     MPI_CHECK(MPI_Type_commit(&type.type_));
     return type;
   }
+  // Blocks of `lengths[i]` elements of `element` at byte displacements `bytes[i]` (MPI_Type_create_hindexed): one
+  // RMA call over the rows of many tables in one window, whose displacements may pass what an int holds.
+  static Datatype hindexed(const std::vector<int>& lengths, const std::vector<MPI_Aint>& bytes, MPI_Datatype element) {
+    Datatype type;
+    MPI_CHECK(
+        MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), bytes.data(), element, &type.type_));
+    MPI_CHECK(MPI_Type_commit(&type.type_));
+    return type;
+  }
   // Blocks of `block` floats each at the given element displacements (MPI_Type_create_indexed_block): the rows
   // of a table that one step touches.
   static Datatype indexed_block_floats(int block, const std::vector<int>& displacements) {

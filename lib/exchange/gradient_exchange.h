@@ -10,7 +10,9 @@
 #include <functional>
 #include <span>
 
+#include "core/jagged_ids.h"
 #include "exchange/exchange_stats.h"
+#include "nn/cached_lookups.h"
 #include "nn/parameter_stream.h"
 #include "optim/optimizer.h"
 
@@ -28,12 +30,17 @@ struct StepPlace {
 class RowTableAccess {
  public:
   virtual ~RowTableAccess() = default;
-  // Before a training batch of `count` samples (`features`, as the model reads them): fetches the rows the batch
-  // looks up into the tables' caches in `parameters` and rewrites the batch's ids as places in those caches.
-  // Returns whether `parameters` changed (the caller then hands them to the model).
-  virtual bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) = 0;
+  // Before a training batch of `count` samples (`features`, as the model reads them, and `categorical`, its
+  // fields, null for data without): fetches the rows the batch looks up into the tables' caches in `parameters`,
+  // rewrites the batch's single ids as places in those caches and says where its bags' lookups sit
+  // (cached_lookups). Returns whether `parameters` changed (the caller then hands them to the model).
+  virtual bool fetch_for_batch(std::span<float> features, const core::JaggedIds* categorical, std::size_t count,
+                               std::span<float> parameters) = 0;
   // The same before an evaluation batch (the lead trainer, at the end of a pass).
-  virtual bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) = 0;
+  virtual bool fetch_for_evaluation(std::span<float> features, const core::JaggedIds* categorical, std::size_t count,
+                                    std::span<float> parameters) = 0;
+  // Where the last fetched batch's bag lookups sit in the caches, for nn::Model::set_cached_lookups.
+  virtual const nn::CachedLookups& cached_lookups() const = 0;
   // Rows [first, first + count) of row table `table` (ps::TablePlan order) into `out`, as the servers hold them
   // (the pass folders write whole tables a block at a time).
   virtual void read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) = 0;

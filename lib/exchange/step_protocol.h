@@ -55,7 +55,8 @@
 //   shard; the servers weight its rows by them (whole numbers: the weights are exactly those of one slot per trainer).
 // Row tables in a sync step (ps/table_plan.h, when the servers hold a table by rows): the dense part goes as
 //   above, but the flags are agreed by the two meetings (streamed: not by the nonblocking agreement). Before its
-//   forward pass a trainer gets the rows its batch looks up (one-sided, no server involved: the rows are quiet
+//   forward pass a trainer gets the rows its batch looks up in every table (one-sided, one get per server for all
+//   tables: ps/table_windows.h; no server involved: the rows are quiet
 //   between the second meeting of one step and the first of the next); with its dense gradient it puts those
 //   rows' gradients and indices into its row slots on every shard (an empty slot when it had no batch), then
 //   all_gradients_written (world barrier): each server, done with its dense part, sums the row slots in

@@ -115,11 +115,7 @@ EvaluationSums evaluate_share(const RankWork& work, ServedTables* served) {
   model->set_parameters(work.saved.parameters);
   if (!work.saved.state.empty()) model->set_state(work.saved.state);
   BeforeBatch fetch_rows;
-  if (served != nullptr) {
-    const std::span<float> parameters = model->host_parameters();
-    PSTRAIN_ASSERT(!parameters.empty(), "the CPU backend keeps the parameters in host memory");
-    fetch_rows = served->fetch_rows(parameters);
-  }
+  if (served != nullptr) fetch_rows = served->fetch_rows(*model);
   return sum_evaluation(*model, work.samples, work.request.batch, work.saved.info.tokens, {}, fetch_rows);
 }
 

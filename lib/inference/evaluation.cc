@@ -36,14 +36,14 @@ EvaluationSums sum_evaluation(nn::GraphModel& model, const data::Samples& sample
   for (std::size_t first = 0; first < count; first += batch) {
     const std::size_t n = std::min(batch, count - first);
     std::span<const float> batch_features(samples.features.data() + first * width, n * width);
-    if (before_batch) {
-      features.assign(batch_features.begin(), batch_features.end());
-      before_batch(features, n);
-      batch_features = features;
-    }
     if (samples.meta.categorical) {
       bags = core::sample_range(samples.categorical, first, n);
       model.set_categorical(&bags);
+    }
+    if (before_batch) {
+      features.assign(batch_features.begin(), batch_features.end());
+      before_batch(features, samples.meta.categorical ? &bags : nullptr, n);
+      batch_features = features;
     }
     logits.resize(n * outputs);
     const nn::BatchResult result =

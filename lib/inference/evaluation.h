@@ -39,7 +39,8 @@ struct EvaluationSums {
 
 // Called before each batch with a copy of its features (count samples) that it may rewrite: a model whose row
 // tables are served by other ranks fetches the batch's rows and turns its ids into places in its row caches.
-using BeforeBatch = std::function<void(std::span<float> features, std::size_t count)>;
+using BeforeBatch =
+    std::function<void(std::span<float> features, const core::JaggedIds* categorical, std::size_t count)>;
 using OnLogits = std::function<void(std::size_t first, std::size_t count, std::span<const float> logits)>;
 
 // Runs `model` over `samples` in batches of at most `batch` (the model's maximum batch); `on_logits(first, count,

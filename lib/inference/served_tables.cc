@@ -12,8 +12,8 @@
 namespace pstrain::inference {
 
 ps::TablePlan plan_served_tables(const nn::ModelPlan& model, int servers, std::size_t batch) {
-  ps::TablePlan tables =
-      ps::plan_model_tables(model, servers, batch, ps::ComputedIdTables::kRefuse, "evaluate without --num-pservers");
+  ps::TablePlan tables = ps::plan_model_tables(model, servers, batch, {}, ps::ComputedIdTables::kRefuse,
+                                               "evaluate without --num-pservers");
   if (tables.empty()) {
     throw Error(ExitCode::kUsage, cat("--num-pservers ", servers,
                                       ": the model has no row table (embedding table) for servers to hold; "
@@ -34,9 +34,7 @@ EvaluatorModel evaluator_model(const nn::ModelPlan& model, const ps::TablePlan& 
 
 ServedTables::ServedTables(MPI_Comm world, const comm::WorldLayout& layout, const ps::TablePlan& tables,
                            std::vector<ps::RowCache> caches)
-    : tables_(tables), layout_(layout) {
-  windows_.reserve(tables.size());  // the client keeps a reference to the vector
-  for (std::size_t t = 0; t < tables.size(); ++t) windows_.emplace_back(world, layout, tables, t);
+    : tables_(tables), layout_(layout), windows_(world, layout, tables) {
   if (!layout.is_server()) client_ = std::make_unique<ps::TableClient>(windows_, tables, std::move(caches), layout);
 }
 
@@ -44,17 +42,20 @@ void ServedTables::load_rows(const std::filesystem::path& pass_dir, int shard) {
   for (std::size_t t = 0; t < tables_.size(); ++t) {
     const ps::TableSpec& table = tables_.table(t);
     // The window's memory is touched only inside an epoch on it (ps/windows.h).
-    comm::WindowLock lock(windows_[t].rows.handle(), layout_.world_rank, comm::WindowLock::Mode::kExclusive);
+    comm::WindowLock lock(windows_.rows(), layout_.world_rank, comm::WindowLock::Mode::kExclusive);
     checkpoint::read_pass_table_rows(pass_dir, {table.name, table.rows, table.width}, shard, tables_.rows(t).shards(),
-                                     windows_[t].rows.local());
+                                     windows_.local_rows(t));
     lock.unlock();
   }
 }
 
-BeforeBatch ServedTables::fetch_rows(std::span<float> parameters) {
+BeforeBatch ServedTables::fetch_rows(nn::Model& model) {
   PSTRAIN_ASSERT(client_ != nullptr, "a server has no rows to fetch");
-  return [this, parameters](std::span<float> features, std::size_t count) {
-    client_->fetch_for_evaluation(features, count, parameters);
+  const std::span<float> parameters = model.host_parameters();
+  PSTRAIN_ASSERT(!parameters.empty(), "the CPU backend keeps the parameters in host memory");
+  return [this, parameters, &model](std::span<float> features, const core::JaggedIds* categorical, std::size_t count) {
+    client_->fetch_for_evaluation({features, categorical, count}, parameters);
+    model.set_cached_lookups(&client_->cached_lookups());
   };
 }
 

@@ -2,7 +2,7 @@
 // `pstrain evaluate --num-pservers S` on N ranks: ranks 0..S-1 hold a model's row tables (embedding tables) by
 // rows, each its own rows read from the pass folder (row r on server r mod S, ps/row_plan.h), and ranks S..N-1
 // evaluate, fetching before each batch the rows it looks up: an evaluator never holds a whole table. The memory
-// and the fetch are the trainers' (ps/windows.h TableWindows, ps/table_client.h TableClient): one-sided gets
+// and the fetch are the trainers' (ps/table_windows.h TableWindows, ps/table_client.h TableClient): one-sided gets
 // from the servers' windows, which need no server code on the path; a server only keeps calling MPI until every
 // evaluator is done (EvaluationDone), which passive-target gets over osc/pt2pt need for progress.
 #include <mpi.h>
@@ -15,6 +15,7 @@
 
 #include "comm/layout.h"
 #include "inference/evaluation.h"
+#include "nn/model.h"
 #include "nn/model_plan.h"
 #include "ps/table_client.h"
 #include "ps/table_plan.h"
@@ -51,14 +52,15 @@ class ServedTables {
   // Server: its rows of every table from the pass folder's parameters.h5, into its windows. Throws
   // Error(kInputData) naming the file for a missing table or one of another shape.
   void load_rows(const std::filesystem::path& pass_dir, int shard);
-  // Evaluator: what sum_evaluation runs before each batch: the batch's rows fetched into the caches of
-  // `parameters` (the model's flat parameters), its ids rewritten as their places there.
-  BeforeBatch fetch_rows(std::span<float> parameters);
+  // Evaluator: what sum_evaluation runs before each batch: the batch's rows fetched into the caches of the
+  // model's flat parameters (host memory: the CPU backend), its ids rewritten as their places there. `model`
+  // outlives the callback.
+  BeforeBatch fetch_rows(nn::Model& model);
 
  private:
   const ps::TablePlan& tables_;
   comm::WorldLayout layout_;
-  std::vector<ps::TableWindows> windows_;
+  ps::TableWindows windows_;
   std::unique_ptr<ps::TableClient> client_;  // evaluators only
 };
 

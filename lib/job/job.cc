@@ -60,8 +60,7 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
   const OverlapPlan overlap = plan_overlap(job.config, job.layout);
   const comm::Communicator channel = comm::Communicator::duplicate(MPI_COMM_WORLD);  // streamed sync steps
-  std::vector<ps::TableWindows> table_windows;
-  for (std::size_t t = 0; t < tables.size(); ++t) table_windows.emplace_back(MPI_COMM_WORLD, job.layout, tables, t);
+  ps::TableWindows table_windows(MPI_COMM_WORLD, job.layout, tables);
   bool completed = true;
   if (job.layout.is_server()) {
     completed =

@@ -17,12 +17,15 @@ class TableRowsExchange : public exchange::GradientExchange, public exchange::Ro
 
   exchange::RowTableAccess* row_tables() override { return tables_ != nullptr ? this : nullptr; }
 
-  bool fetch_for_batch(std::span<float> features, std::size_t count, std::span<float> parameters) override {
-    return ps::fetch_rows_for_batch(tables_, features, count, parameters, timers_.pull_seconds);
+  bool fetch_for_batch(std::span<float> features, const core::JaggedIds* categorical, std::size_t count,
+                       std::span<float> parameters) override {
+    return ps::fetch_rows_for_batch(tables_, {features, categorical, count}, parameters, timers_.pull_seconds);
   }
-  bool fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) override {
-    return ps::fetch_rows_for_evaluation(tables_, features, count, parameters);
+  bool fetch_for_evaluation(std::span<float> features, const core::JaggedIds* categorical, std::size_t count,
+                            std::span<float> parameters) override {
+    return ps::fetch_rows_for_evaluation(tables_, {features, categorical, count}, parameters);
   }
+  const nn::CachedLookups& cached_lookups() const override { return tables_->cached_lookups(); }
   void read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override {
     ps::read_table_rows(tables_, table, first, count, out);
   }

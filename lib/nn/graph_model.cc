@@ -135,7 +135,8 @@ BatchResult GraphModel::train_batch(std::span<const float> features, std::span<c
                          .training = true,
                          .random_key = step_key_,
                          .stream = stream_,
-                         .categorical = categorical_};
+                         .categorical = categorical_,
+                         .cached_lookups = cached_lookups_};
   backend_.mark_step(Point::kBatchLoaded);
   const float* logits = forward(step);
   // The loss writes d(mean loss)/d(logits) straight into the output node's gradient, where backward starts.
@@ -152,7 +153,8 @@ BatchResult GraphModel::evaluate_batch(std::span<const float> features, std::spa
   const StepContext step{.batch = load_batch(features, labels, count),
                          .training = false,
                          .random_key = 0,
-                         .categorical = categorical_};
+                         .categorical = categorical_,
+                         .cached_lookups = cached_lookups_};
   return (*loss_)(backend_, forward(step), labels_.data(), nullptr, step.batch);
 }
 
@@ -164,7 +166,8 @@ BatchResult GraphModel::evaluate_batch_logits(std::span<const float> features, s
   const StepContext step{.batch = load_batch(features, labels, count),
                          .training = false,
                          .random_key = 0,
-                         .categorical = categorical_};
+                         .categorical = categorical_,
+                         .cached_lookups = cached_lookups_};
   const float* logits = forward(step);
   const BatchResult result = (*loss_)(backend_, logits, labels_.data(), nullptr, step.batch);
   backend_.copy_to_host(host_logits.data(), logits, host_logits.size_bytes());

@@ -46,6 +46,7 @@ class GraphModel final : public Model {
   void set_step_key(std::uint64_t key) override { step_key_ = key; }
   std::size_t categorical_fields() const override { return plan_.categorical_fields; }
   void set_categorical(const core::JaggedIds* fields) override { categorical_ = fields; }
+  void set_cached_lookups(const CachedLookups* lookups) override { cached_lookups_ = lookups; }
 
   void get_parameters(std::span<float> host_out) const override;
   void set_parameters(std::span<const float> host_in) override;
@@ -97,6 +98,7 @@ class GraphModel final : public Model {
   std::unique_ptr<Loss> loss_;
   std::uint64_t step_key_ = 0;
   const core::JaggedIds* categorical_ = nullptr;
+  const CachedLookups* cached_lookups_ = nullptr;
   ParameterStream* stream_ = nullptr;
   compute::Buffer<float> parameters_;
   compute::Buffer<float> gradients_;

@@ -11,12 +11,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "compute/backend.h"
 #include "core/jagged_ids.h"
+#include "nn/cached_lookups.h"
 #include "nn/layer_attributes.h"
 #include "nn/parameter_stream.h"
 #include "nn/shape.h"
@@ -52,6 +54,11 @@ struct LayerPlan {
   // hash that maps their ids to its table's rows (nn/id_hash.h), so that servers can resolve ids as it does.
   std::vector<std::size_t> categorical_fields;
   std::uint64_t id_hash_seed = 0;
+  // The rows its ids hash into (the whole table's), kept when a trainer's model cuts the table to a cache of one
+  // batch's rows (ps/model_tables.h cut_model_plan), and then which of the servers' row tables it is: its
+  // lookups' cache rows are StepContext::cached_lookups->at(*row_table).
+  std::uint64_t hashed_rows = 0;
+  std::optional<std::size_t> row_table;
 };
 
 // One parameter of a created layer, in backend memory.
@@ -82,6 +89,9 @@ struct StepContext {
   // The batch's categorical fields (host memory, `batch` samples), for the layers that read them (LayerPlan::
   // categorical_fields); null for a model that reads none.
   const core::JaggedIds* categorical = nullptr;
+  // Where the batch's lookups sit in the tables' caches (CachedLookups), when the servers hold the tables by
+  // rows; null otherwise.
+  const CachedLookups* cached_lookups = nullptr;
 };
 
 class Layer {

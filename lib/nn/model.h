@@ -13,6 +13,7 @@
 
 #include "compute/backend.h"
 #include "core/jagged_ids.h"
+#include "nn/cached_lookups.h"
 #include "nn/parameter_stream.h"
 
 namespace pstrain::nn {
@@ -58,6 +59,9 @@ class Model {
   // evaluate_batch calls receive, one JaggedIds sample per sample, kept by the caller until then.
   virtual std::size_t categorical_fields() const { return 0; }
   virtual void set_categorical(const core::JaggedIds* fields) { static_cast<void>(fields); }
+  // With tables held by the servers by rows: where the next batch's lookups sit in the tables' caches
+  // (layer.h CachedLookups, filled by ps::TableClient), kept by the caller until then; null otherwise.
+  virtual void set_cached_lookups(const CachedLookups* lookups) { static_cast<void>(lookups); }
   virtual void get_parameters(std::span<float> host_out) const = 0;
   virtual void set_parameters(std::span<const float> host_in) = 0;
   virtual void get_gradients(std::span<float> host_out) const = 0;

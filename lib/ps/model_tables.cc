@@ -22,22 +22,44 @@ void check_only_tables_read_ids(const nn::ModelPlan& model, std::string_view rem
   }
 }
 
+// A table of bags (embedding_bag): its ids are the batch's categorical fields, hashed into its rows; a sample
+// looks up at most the longest bags of the fields it reads.
+TableSpec bag_table(const nn::PlannedNode& node, const nn::ParameterInfo& parameter,
+                    std::span<const std::uint64_t> longest_bags, std::string_view remedy) {
+  std::size_t ids_per_sample = 0;
+  for (const std::size_t field : node.plan.categorical_fields) {
+    if (field >= longest_bags.size()) {
+      throw Error(ExitCode::kUsage, cat("table ", parameter.name, " looks up bags of categorical field ", field,
+                                        ", and the servers can hold it by rows only for data whose fields they know "
+                                        "(",
+                                        remedy, ")"));
+    }
+    ids_per_sample += static_cast<std::size_t>(longest_bags[field]);
+  }
+  return {parameter.name,
+          parameter.offset,
+          parameter.shape.at(0),
+          parameter.shape.at(1),
+          std::max<std::size_t>(ids_per_sample, 1),
+          node.plan.categorical_fields,
+          node.plan.id_hash_seed};
+}
+
 }  // namespace
 
-TablePlan plan_model_tables(const nn::ModelPlan& model, int servers, std::size_t batch, ComputedIdTables rule,
+TablePlan plan_model_tables(const nn::ModelPlan& model, int servers, std::size_t batch,
+                            std::span<const std::uint64_t> longest_bags, ComputedIdTables rule,
                             std::string_view remedy) {
   std::vector<TableSpec> tables;
+  bool single_ids = false;
   for (const nn::PlannedNode& node : model.nodes) {
     for (const std::size_t index : node.parameters) {
       const nn::ParameterInfo& parameter = model.parameters[index];
       if (!parameter.row_table) continue;
       if (!node.plan.categorical_fields.empty()) {  // embedding_bag: bags of raw ids, hashed into its rows
-        if (rule == ComputedIdTables::kStayDense) continue;
-        throw Error(ExitCode::kUsage,
-                    cat("table ", parameter.name, " looks up bags of categorical ids (", node.spec.type,
-                        "); the servers hold such tables whole, as dense parameters, for now: their row protocol "
-                        "is not built yet (",
-                        remedy, ")"));
+        if (longest_bags.empty() && rule == ComputedIdTables::kStayDense) continue;
+        tables.push_back(bag_table(node, parameter, longest_bags, remedy));
+        continue;
       }
       if (node.inputs.size() != 1 || node.inputs[0] != nn::ModelPlan::kDataInput) {
         if (rule == ComputedIdTables::kStayDense) continue;
@@ -49,9 +71,10 @@ TablePlan plan_model_tables(const nn::ModelPlan& model, int servers, std::size_t
       }
       tables.push_back({parameter.name, parameter.offset, parameter.shape.at(0), parameter.shape.at(1),
                         nn::element_count(node.input_shapes[0])});
+      single_ids = true;
     }
   }
-  if (!tables.empty()) check_only_tables_read_ids(model, remedy);
+  if (single_ids) check_only_tables_read_ids(model, remedy);
   return TablePlan(std::move(tables), servers, batch);
 }
 
@@ -110,10 +133,16 @@ nn::ModelPlan cut_model_plan(const nn::ModelPlan& model, const TablePlan& tables
     parameter.size = caches[t].rows * parameter.shape.at(1);
     parameter.offset = caches[t].offset;
   }
-  // The layers read their tables' shapes from their own plans.
+  // The layers read their tables' shapes from their own plans; a table of bags also which table it is, to find
+  // its lookups' cache rows (nn/cached_lookups.h).
   for (nn::PlannedNode& node : plan.nodes) {
     for (std::size_t i = 0; i < node.parameters.size(); ++i) {
       node.plan.parameters.at(i).shape = plan.parameters[node.parameters[i]].shape;
+      for (std::size_t t = 0; t < tables.size(); ++t) {
+        if (tables.table(t).name == plan.parameters[node.parameters[i]].name && tables.table(t).reads_bags()) {
+          node.plan.row_table = t;
+        }
+      }
     }
   }
   const RowCache& last = caches.back();

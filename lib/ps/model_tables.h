@@ -3,6 +3,8 @@
 // rank that reads them builds around them: the layout questions a trainer (run/table_layout.h) and an evaluator
 // with servers (inference/served_tables.h) answer the same way, from the model's plan alone.
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -20,9 +22,13 @@ enum class ComputedIdTables {
 };
 
 // The tables of `model` that `servers` shards hold by rows, for batches of at most `batch` samples; empty when
-// the model has none. Throws Error(kUsage), ending in `remedy` (the flag to change), for a table refused as above
-// and when a layer other than a table reads the data's ids (a rank rewrites them as places in its row caches).
-TablePlan plan_model_tables(const nn::ModelPlan& model, int servers, std::size_t batch, ComputedIdTables rule,
+// the model has none. `longest_bags`: per categorical field of the data, its longest bag (data::CategoricalMeta
+// over every shard), which bounds the rows a batch of a table of bags (embedding_bag) looks up; empty for data
+// without fields. Throws Error(kUsage), ending in `remedy` (the flag to change), for a table refused as above, a
+// table of bags of a field `longest_bags` does not know, and when a layer other than a table reads the data's ids
+// (a rank rewrites them as places in its row caches; a table of bags reads the fields, which no rank rewrites).
+TablePlan plan_model_tables(const nn::ModelPlan& model, int servers, std::size_t batch,
+                            std::span<const std::uint64_t> longest_bags, ComputedIdTables rule,
                             std::string_view remedy);
 
 // Per parameter of the model, whether `tables` holds it by rows.

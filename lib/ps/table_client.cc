@@ -9,6 +9,7 @@
 #include "comm/watchdog.h"
 #include "core/error.h"
 #include "core/timing.h"
+#include "nn/id_hash.h"
 
 namespace pstrain::ps {
 
@@ -22,15 +23,23 @@ int as_displacement(std::uint64_t value, const std::string& table) {
 
 }  // namespace
 
-TableClient::TableClient(std::vector<TableWindows>& windows, const TablePlan& plan, std::vector<RowCache> caches,
+TableClient::TableClient(TableWindows& windows, const TablePlan& plan, std::vector<RowCache> caches,
                          const comm::WorldLayout& layout)
-    : windows_(windows), plan_(plan), caches_(std::move(caches)), layout_(layout), requests_(plan.size()) {
-  PSTRAIN_ASSERT(windows.size() == plan.size(), windows.size(), " table windows for ", plan.size(), " tables");
+    : windows_(windows),
+      plan_(plan),
+      caches_(std::move(caches)),
+      layout_(layout),
+      shards_(plan.empty() ? 0 : plan.rows(0).shards()),
+      requests_(plan.size()) {
+  PSTRAIN_ASSERT(!windows.empty() || plan.empty(), "no table windows for ", plan.size(), " tables");
   PSTRAIN_ASSERT(caches_.size() == plan.size(), caches_.size(), " row caches for ", plan.size(), " tables");
 }
 
-RowRequest TableClient::request_for(std::size_t t, std::span<float> features, std::size_t count) {
+RowRequest TableClient::request_for(std::size_t t, const BatchLookups& batch) {
   const TableSpec& table = plan_.table(t);
+  if (table.reads_bags()) return request_for_bags(t, batch);
+  const std::span<float> features = batch.features;
+  const std::size_t count = batch.count;
   const std::size_t lookups = count * table.ids_per_sample;
   PSTRAIN_ASSERT(features.size() >= lookups, features.size(), " features for ", lookups, " lookups");
   ids_.resize(lookups);
@@ -47,97 +56,156 @@ RowRequest TableClient::request_for(std::size_t t, std::span<float> features, st
   return request;
 }
 
-void TableClient::get_rows(std::size_t t, const RowRequest& request, std::span<float> parameters) {
+// Walks the bags as embedding_bag does (field by field, sample by sample, id by id), so that the request's slot k
+// is the cache row of the layer's k-th lookup.
+RowRequest TableClient::request_for_bags(std::size_t t, const BatchLookups& batch) {
   const TableSpec& table = plan_.table(t);
-  const RowPlan& rows = plan_.rows(t);
-  const int width = static_cast<int>(table.width);
-  std::vector<comm::Datatype> types;  // alive until the epoch completes
-  const MPI_Win window = windows_[t].rows.handle();
-  MPI_CHECK(MPI_Win_lock_all(0, window));
-  for (int shard = 0; shard < rows.shards(); ++shard) {
-    const auto wanted = request.rows_of(shard);
-    if (wanted.empty()) continue;
-    std::vector<int> at_target;
-    for (const std::uint64_t row : wanted) {
-      at_target.push_back(as_displacement(rows.local_index(row) * table.width, table.name));
+  PSTRAIN_ASSERT(batch.categorical != nullptr && batch.categorical->samples == batch.count, "table ", table.name,
+                 " looks up bags of categorical ids, and the batch of ", batch.count, " samples carries ",
+                 batch.categorical == nullptr ? 0 : batch.categorical->samples);
+  const core::JaggedIds& bags = *batch.categorical;
+  ids_.clear();
+  for (const std::size_t field : table.fields) {
+    for (std::size_t sample = 0; sample < batch.count; ++sample) {
+      for (const std::uint64_t id : bags.bag(field, sample)) {
+        ids_.push_back(static_cast<std::int64_t>(nn::hashed_row(id, table.hash_seed, table.rows)));
+      }
     }
-    types.push_back(comm::Datatype::indexed_block_floats(width, at_target));
-    // A shard's rows are one run of the request, so one run of the cache.
-    float* origin =
-        parameters.data() + caches_[t].offset + request.shard_begin[static_cast<std::size_t>(shard)] * table.width;
-    MPI_CHECK(MPI_Get(origin, static_cast<int>(wanted.size() * table.width), MPI_FLOAT, shard, 0, 1,
-                      types.back().handle(), window));
+  }
+  RowRequest request = make_row_request(ids_, plan_.rows(t));
+  PSTRAIN_ASSERT(request.rows.size() <= caches_[t].rows, request.rows.size(), " rows of table ", table.name,
+                 " for a cache of ", caches_[t].rows, " (a bag longer than the data's longest?)");
+  return request;
+}
+
+// One MPI_Get per shard for every table's rows: the origin a block per table (the shard's rows are one run of the
+// table's cache), the target a block per row in the shard's part of the rows window (table_windows.h).
+void TableClient::get_rows(const std::vector<RowRequest>& requests, std::span<float> parameters) {
+  PSTRAIN_ASSERT(parameters.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+                 "a flat parameter vector of ", parameters.size(), " floats: too large for int displacements");
+  std::vector<comm::Datatype> types;  // alive until the epoch completes
+  const MPI_Win window = windows_.rows();
+  MPI_CHECK(MPI_Win_lock_all(0, window));
+  for (int shard = 0; shard < shards_; ++shard) {
+    std::vector<int> origin_lengths, origin_at, target_lengths;
+    std::vector<MPI_Aint> target_bytes;
+    for (std::size_t t = 0; t < plan_.size(); ++t) {
+      const auto wanted = requests[t].rows_of(shard);
+      if (wanted.empty()) continue;
+      const TableSpec& table = plan_.table(t);
+      const RowPlan& rows = plan_.rows(t);
+      origin_lengths.push_back(static_cast<int>(wanted.size() * table.width));
+      origin_at.push_back(
+          static_cast<int>(caches_[t].offset + requests[t].shard_begin[static_cast<std::size_t>(shard)] * table.width));
+      for (const std::uint64_t row : wanted) {
+        target_lengths.push_back(static_cast<int>(table.width));
+        target_bytes.push_back(
+            static_cast<MPI_Aint>((windows_.rows_at(t, shard) + rows.local_index(row) * table.width) * sizeof(float)));
+      }
+    }
+    if (origin_lengths.empty()) continue;
+    types.push_back(comm::Datatype::indexed_floats(origin_lengths, origin_at));
+    types.push_back(comm::Datatype::hindexed(target_lengths, target_bytes, MPI_FLOAT));
+    MPI_CHECK(
+        MPI_Get(parameters.data(), 1, types[types.size() - 2].handle(), shard, 0, 1, types.back().handle(), window));
   }
   MPI_CHECK(MPI_Win_unlock_all(window));
 }
 
-void TableClient::fetch(std::span<float> features, std::size_t count, std::span<float> parameters) {
+void TableClient::fetch(const BatchLookups& batch, std::span<float> parameters) {
   for (std::size_t t = 0; t < plan_.size(); ++t) {
-    requests_[t] = request_for(t, features, count);
-    get_rows(t, requests_[t], parameters);
+    requests_[t] = request_for(t, batch);
     traffic_.rows_fetched += requests_[t].rows.size();
     traffic_.bytes += requests_[t].rows.size() * plan_.table(t).width * sizeof(float);
   }
-  // Every table reads the sample's ids (run/table_layout.h), and a request depends only on the ids and the
-  // number of shards: the tables' caches hold the same ids in the same places.
-  const std::vector<std::uint32_t>& slot = requests_.front().slot;
+  get_rows(requests_, parameters);
+  place_lookups(requests_, batch.features);
+}
+
+void TableClient::fetch_for_evaluation(const BatchLookups& batch, std::span<float> parameters) {
+  std::vector<RowRequest> requests(plan_.size());
+  for (std::size_t t = 0; t < plan_.size(); ++t) requests[t] = request_for(t, batch);
+  get_rows(requests, parameters);
+  place_lookups(requests, batch.features);
+}
+
+void TableClient::place_lookups(const std::vector<RowRequest>& requests, std::span<float> features) {
+  cached_lookups_.assign(plan_.size(), {});
+  const RowRequest* single_ids = nullptr;
+  for (std::size_t t = 0; t < plan_.size(); ++t) {
+    if (plan_.table(t).reads_bags()) {
+      cached_lookups_[t] = requests[t].slot;
+    } else {
+      single_ids = &requests[t];
+    }
+  }
+  if (single_ids == nullptr) return;
+  // Every table of single ids reads the sample's ids (ps/model_tables.h), and a request depends only on the ids
+  // and the number of shards: those tables' caches hold the same ids in the same places.
+  const std::vector<std::uint32_t>& slot = single_ids->slot;
   for (std::size_t k = 0; k < slot.size(); ++k) features[k] = static_cast<float>(slot[k]);
 }
 
-void TableClient::fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters) {
-  RowRequest request;
-  for (std::size_t t = 0; t < plan_.size(); ++t) {
-    request = request_for(t, features, count);
-    get_rows(t, request, parameters);
-  }
-  for (std::size_t k = 0; k < request.slot.size(); ++k) features[k] = static_cast<float>(request.slot[k]);
-}
-
+// Per shard, one put of every table's row gradients into this trainer's slots (the origin a block per table: the
+// shard's rows are one run of the cache), then one put of every table's header [rows touched, their local
+// indices] (a table that touched nothing there says 0, so the server never reads a slot of an earlier step).
+// One epoch per window (two windows locked at once are not safe under osc/pt2pt): the servers read both only
+// after the step's first meeting.
 void TableClient::push(std::span<const float> gradient) {
-  const auto trainer = static_cast<std::size_t>(layout_.trainer_index);
+  const int trainer = layout_.trainer_index;
   ++traffic_.pushes;
-  for (std::size_t t = 0; t < plan_.size(); ++t) {
-    const TableSpec& table = plan_.table(t);
-    const RowPlan& rows = plan_.rows(t);
-    RowRequest& request = requests_[t];
-    const auto shards = static_cast<std::size_t>(rows.shards());
-    // Per shard: [rows touched, their local indices], alive until its epoch completes.
-    std::vector<std::vector<std::int64_t>> headers(shards);
-    for (std::size_t shard = 0; shard < shards; ++shard) {
-      const auto touched =
-          request.rows.empty() ? std::span<const std::uint64_t>() : request.rows_of(static_cast<int>(shard));
-      PSTRAIN_ASSERT(touched.size() <= plan_.capacity(t, static_cast<int>(shard)), touched.size(),
-                     " rows for a slot of ", plan_.capacity(t, static_cast<int>(shard)));
-      headers[shard].push_back(static_cast<std::int64_t>(touched.size()));
+  std::vector<std::vector<std::int64_t>> headers(static_cast<std::size_t>(shards_));  // alive until the epoch ends
+  std::vector<comm::Datatype> types;
+  const MPI_Win grads_window = windows_.row_grads();
+  MPI_CHECK(MPI_Win_lock_all(0, grads_window));
+  for (int shard = 0; shard < shards_; ++shard) {
+    std::vector<int> origin_lengths, origin_at;
+    std::vector<MPI_Aint> target_bytes;
+    for (std::size_t t = 0; t < plan_.size(); ++t) {
+      const TableSpec& table = plan_.table(t);
+      const RowRequest& request = requests_[t];
+      const auto touched = request.rows.empty() ? std::span<const std::uint64_t>() : request.rows_of(shard);
+      PSTRAIN_ASSERT(touched.size() <= plan_.capacity(t, shard), touched.size(), " rows of table ", table.name,
+                     " for a slot of ", plan_.capacity(t, shard));
+      std::vector<std::int64_t>& header = headers[static_cast<std::size_t>(shard)];
+      header.push_back(static_cast<std::int64_t>(touched.size()));
       for (const std::uint64_t row : touched)
-        headers[shard].push_back(static_cast<std::int64_t>(rows.local_index(row)));
+        header.push_back(static_cast<std::int64_t>(plan_.rows(t).local_index(row)));
+      if (touched.empty()) continue;
+      origin_lengths.push_back(static_cast<int>(touched.size() * table.width));
+      origin_at.push_back(
+          static_cast<int>(caches_[t].offset + request.shard_begin[static_cast<std::size_t>(shard)] * table.width));
+      target_bytes.push_back(static_cast<MPI_Aint>(windows_.slot_grads_at(t, trainer, shard) * sizeof(float)));
     }
-    // One epoch per window (two windows locked at once are not safe under osc/pt2pt): the servers read both only
-    // after the step's first meeting. A shard's rows are one run of the cache, so their gradients are too.
-    const MPI_Win grads_window = windows_[t].row_grads.handle();
-    MPI_CHECK(MPI_Win_lock_all(0, grads_window));
-    for (std::size_t shard = 0; shard < shards; ++shard) {
-      const std::size_t touched = headers[shard].size() - 1;
-      if (touched == 0) continue;
-      const std::size_t capacity = plan_.capacity(t, static_cast<int>(shard));
-      const float* origin = gradient.data() + caches_[t].offset + request.shard_begin[shard] * table.width;
-      const auto length = static_cast<int>(touched * table.width);
-      MPI_CHECK(MPI_Put(origin, length, MPI_FLOAT, static_cast<int>(shard),
-                        static_cast<MPI_Aint>(trainer * capacity * table.width), length, MPI_FLOAT, grads_window));
+    if (origin_lengths.empty()) continue;
+    types.push_back(comm::Datatype::indexed_floats(origin_lengths, origin_at));
+    types.push_back(comm::Datatype::hindexed(origin_lengths, target_bytes, MPI_FLOAT));
+    MPI_CHECK(MPI_Put(gradient.data(), 1, types[types.size() - 2].handle(), shard, 0, 1, types.back().handle(),
+                      grads_window));
+  }
+  MPI_CHECK(MPI_Win_unlock_all(grads_window));
+  const MPI_Win ids_window = windows_.row_ids();
+  MPI_CHECK(MPI_Win_lock_all(0, ids_window));
+  for (int shard = 0; shard < shards_; ++shard) {
+    // The headers lie one after the other here, each at its table's slot there.
+    const std::vector<std::int64_t>& header = headers[static_cast<std::size_t>(shard)];
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> target_bytes;
+    for (std::size_t t = 0, at = 0; t < plan_.size(); ++t) {
+      const auto length = static_cast<int>(1 + header[at]);
+      lengths.push_back(length);
+      target_bytes.push_back(static_cast<MPI_Aint>(windows_.slot_ids_at(t, trainer, shard) * sizeof(std::int64_t)));
+      at += static_cast<std::size_t>(length);
     }
-    MPI_CHECK(MPI_Win_unlock_all(grads_window));
-    const MPI_Win ids_window = windows_[t].row_ids.handle();
-    MPI_CHECK(MPI_Win_lock_all(0, ids_window));
-    for (std::size_t shard = 0; shard < shards; ++shard) {
-      const std::size_t capacity = plan_.capacity(t, static_cast<int>(shard));
-      const auto length = static_cast<int>(headers[shard].size());
-      MPI_CHECK(MPI_Put(headers[shard].data(), length, MPI_INT64_T, static_cast<int>(shard),
-                        static_cast<MPI_Aint>(trainer * (1 + capacity)), length, MPI_INT64_T, ids_window));
-    }
-    MPI_CHECK(MPI_Win_unlock_all(ids_window));
-    traffic_.rows_pushed += request.rows.size();
-    traffic_.bytes += request.rows.size() * (table.width * sizeof(float) + sizeof(std::int64_t));
-    request = RowRequest{};
+    types.push_back(comm::Datatype::hindexed(lengths, target_bytes, MPI_INT64_T));
+    MPI_CHECK(MPI_Put(header.data(), static_cast<int>(header.size()), MPI_INT64_T, shard, 0, 1, types.back().handle(),
+                      ids_window));
+  }
+  MPI_CHECK(MPI_Win_unlock_all(ids_window));
+  for (std::size_t t = 0; t < plan_.size(); ++t) {
+    traffic_.rows_pushed += requests_[t].rows.size();
+    traffic_.bytes += requests_[t].rows.size() * (plan_.table(t).width * sizeof(float) + sizeof(std::int64_t));
+    requests_[t] = RowRequest{};
   }
 }
 
@@ -147,7 +215,7 @@ void TableClient::read_rows(std::size_t t, std::uint64_t first, std::uint64_t co
   PSTRAIN_ASSERT(first + count <= rows.rows() && out.size() >= count * table.width, "rows ", first, "+", count);
   const auto shards = static_cast<std::uint64_t>(rows.shards());
   std::vector<comm::Datatype> types;
-  const MPI_Win window = windows_[t].rows.handle();
+  const MPI_Win window = windows_.rows();
   MPI_CHECK(MPI_Win_lock_all(0, window));
   for (int shard = 0; shard < rows.shards(); ++shard) {
     // The shard's rows in [first, first + count): r0, r0 + P, ..., consecutive local rows on the shard.
@@ -157,27 +225,26 @@ void TableClient::read_rows(std::size_t t, std::uint64_t first, std::uint64_t co
     types.push_back(comm::Datatype::strided_floats(as_displacement(n, table.name), static_cast<int>(table.width),
                                                    as_displacement(table.width * shards, table.name)));
     MPI_CHECK(MPI_Get(out.data() + (r0 - first) * table.width, 1, types.back().handle(), shard,
-                      static_cast<MPI_Aint>(rows.local_index(r0) * table.width),
+                      static_cast<MPI_Aint>(windows_.rows_at(t, shard) + rows.local_index(r0) * table.width),
                       as_displacement(n * table.width, table.name), MPI_FLOAT, window));
   }
   MPI_CHECK(MPI_Win_unlock_all(window));
 }
 
-bool fetch_rows_for_batch(TableClient* tables, std::span<float> features, std::size_t count,
-                          std::span<float> parameters, double& seconds) {
+bool fetch_rows_for_batch(TableClient* tables, const BatchLookups& batch, std::span<float> parameters,
+                          double& seconds) {
   if (tables == nullptr) return false;
   const comm::Watchdog::Wait wait("fetching table rows from the servers");
   const auto start = Clock::now();
-  tables->fetch(features, count, parameters);
+  tables->fetch(batch, parameters);
   seconds += seconds_since(start);
   return true;
 }
 
-bool fetch_rows_for_evaluation(TableClient* tables, std::span<float> features, std::size_t count,
-                               std::span<float> parameters) {
+bool fetch_rows_for_evaluation(TableClient* tables, const BatchLookups& batch, std::span<float> parameters) {
   if (tables == nullptr) return false;
   const comm::Watchdog::Wait wait("fetching table rows from the servers for evaluation");
-  tables->fetch_for_evaluation(features, count, parameters);
+  tables->fetch_for_evaluation(batch, parameters);
   return true;
 }
 

@@ -1,18 +1,21 @@
 #pragma once
-// Trainer side of the row tables (table_plan.h): before a batch, one-sided gets of the distinct rows it looks up,
-// one MPI_Get per shard (an indexed datatype at the server, no server CPU on the path), into a cache of a batch's
-// rows; after the backward pass, one-sided puts of those rows' gradients and indices into this trainer's slots.
-// A trainer's memory for a table is one batch's rows, whatever the table's size. The memory on the servers is in
-// windows.h, the protocol in exchange/step_protocol.h.
+// Trainer side of the row tables (table_plan.h): before a batch, one-sided gets of the distinct rows it looks up
+// in every table, into a cache of a batch's rows per table; after the backward pass, one-sided puts of those rows'
+// gradients and indices into this trainer's slots. Per step and server: three epochs (one per window of
+// table_windows.h) and one MPI call in each, whatever the number of tables (indexed datatypes on both sides: no
+// packing copy, no server CPU on the path). A trainer's memory for a table is one batch's rows, whatever the
+// table's size. The protocol: exchange/step_protocol.h.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "comm/layout.h"
+#include "core/jagged_ids.h"
+#include "nn/cached_lookups.h"
 #include "ps/row_plan.h"
 #include "ps/table_plan.h"
-#include "ps/windows.h"
+#include "ps/table_windows.h"
 
 namespace pstrain::ps {
 
@@ -31,18 +34,31 @@ struct RowCache {
   std::size_t rows = 0;
 };
 
+// What a batch looks up in the tables: `count` samples' features (a table of single ids reads them: count x
+// ids_per_sample ids, as floats) and their categorical fields (a table of bags reads them; null for data without
+// fields).
+struct BatchLookups {
+  std::span<float> features;
+  const core::JaggedIds* categorical = nullptr;
+  std::size_t count = 0;
+};
+
 class TableClient {
  public:
-  TableClient(std::vector<TableWindows>& windows, const TablePlan& plan, std::vector<RowCache> caches,
+  TableClient(TableWindows& windows, const TablePlan& plan, std::vector<RowCache> caches,
               const comm::WorldLayout& layout);
 
-  // Fetches the distinct rows that `count` samples look up (`features`: count x ids_per_sample ids, as floats)
-  // into the tables' caches in `parameters`, and rewrites each id in `features` as its row's place in the cache,
-  // which is what the model's embedding then reads. Remembers the rows for push(). Throws Error(kInputData) for
-  // an id that is not an integer inside the table.
-  void fetch(std::span<float> features, std::size_t count, std::span<float> parameters);
+  // Fetches the distinct rows that the batch looks up into the tables' caches in `parameters`, rewrites each id
+  // in `batch.features` as its row's place in the cache, which is what the model's embedding then reads, and
+  // places a table of bags' lookups in cached_lookups() (its ids stay: other tables read the same fields).
+  // Remembers the rows for push(). Throws Error(kInputData) for a single id that is not an integer inside the
+  // table.
+  void fetch(const BatchLookups& batch, std::span<float> parameters);
   // The same for an evaluation batch: nothing to push afterwards, and not counted as training traffic.
-  void fetch_for_evaluation(std::span<float> features, std::size_t count, std::span<float> parameters);
+  void fetch_for_evaluation(const BatchLookups& batch, std::span<float> parameters);
+  // Where the last fetched batch's lookups of each table of bags sit in its cache: what the model reads
+  // (nn::Model::set_cached_lookups), valid until the next fetch.
+  const nn::CachedLookups& cached_lookups() const { return cached_lookups_; }
   // Puts the gradients of the rows fetched last (their cache rows in the flat `gradient`) into this trainer's
   // slots on every shard, or an empty slot where this step touched nothing, and forgets them.
   void push(std::span<const float> gradient);
@@ -53,28 +69,31 @@ class TableClient {
   const TableTraffic& traffic() const { return traffic_; }
 
  private:
-  // The rows of `request` (built from the ids) into table `t`'s cache.
-  void get_rows(std::size_t t, const RowRequest& request, std::span<float> parameters);
-  RowRequest request_for(std::size_t t, std::span<float> features, std::size_t count);
+  // The rows of every table's request (built from the ids) into the tables' caches.
+  void get_rows(const std::vector<RowRequest>& requests, std::span<float> parameters);
+  RowRequest request_for(std::size_t t, const BatchLookups& batch);
+  RowRequest request_for_bags(std::size_t t, const BatchLookups& batch);
+  // The requests' cache places: into the features (tables of single ids) and cached_lookups_ (tables of bags).
+  void place_lookups(const std::vector<RowRequest>& requests, std::span<float> features);
 
-  std::vector<TableWindows>& windows_;
+  TableWindows& windows_;
   const TablePlan& plan_;
   std::vector<RowCache> caches_;
   comm::WorldLayout layout_;
+  int shards_;
   std::vector<RowRequest> requests_;  // per table: the rows fetched for the step in progress
   std::vector<std::int64_t> ids_;     // scratch
+  nn::CachedLookups cached_lookups_;  // per table of bags: the last batch's lookups' cache rows
   TableTraffic traffic_;
 };
 
 // What the parameter-server exchanges do before a batch (RowTableAccess::fetch_for_batch): without tables
 // nothing (false); else the batch's rows fetched under the watchdog, the time added to `seconds`.
-bool fetch_rows_for_batch(TableClient* tables, std::span<float> features, std::size_t count,
-                          std::span<float> parameters, double& seconds);
+bool fetch_rows_for_batch(TableClient* tables, const BatchLookups& batch, std::span<float> parameters, double& seconds);
 
 // Evaluation's fetch (RowTableAccess::fetch_for_evaluation) and the pass folders' reads
 // (RowTableAccess::read_table_rows): without tables nothing (false), else under the watchdog.
-bool fetch_rows_for_evaluation(TableClient* tables, std::span<float> features, std::size_t count,
-                               std::span<float> parameters);
+bool fetch_rows_for_evaluation(TableClient* tables, const BatchLookups& batch, std::span<float> parameters);
 bool read_table_rows(TableClient* tables, std::size_t table, std::uint64_t first, std::uint64_t count,
                      std::span<float> out);
 

@@ -24,7 +24,13 @@ struct TableSpec {
   std::size_t offset = 0;          // into the flat parameter vector
   std::uint64_t rows = 0;          // the vocabulary
   std::size_t width = 0;           // floats per row
-  std::size_t ids_per_sample = 0;  // lookups per sample: the sample's features are the ids
+  std::size_t ids_per_sample = 0;  // lookups per sample at most: the sample's features are the ids, or its bags'
+  // A table of bags (embedding_bag): the categorical fields it reads (in the layer's order), whose raw ids hash into
+  // its rows with this seed (nn/id_hash.h). Empty: the sample's features are the table's ids.
+  std::vector<std::size_t> fields = {};
+  std::uint64_t hash_seed = 0;
+
+  bool reads_bags() const { return !fields.empty(); }
 };
 
 class TablePlan {

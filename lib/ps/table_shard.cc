@@ -18,15 +18,11 @@ TableShard::TableShard(TableWindows& windows, const TablePlan& plan, std::size_t
       width_(plan.table(table).width),
       capacity_(plan.capacity(table, layout.shard_index)),
       optimizer_(std::move(optimizer)),
-      position_(plan.rows(table).rows_on(layout.shard_index), -1) {
-  fill_rows([](std::span<float> rows) { std::ranges::fill(rows, 0.0f); });
-  WindowLock lock(windows_.row_ids.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
-  std::ranges::fill(windows_.row_ids.local(), 0);
-}
+      position_(plan.rows(table).rows_on(layout.shard_index), -1) {}
 
 void TableShard::fill_rows(const std::function<void(std::span<float>)>& fill) {
-  WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
-  fill(windows_.rows.local());
+  WindowLock lock(windows_.rows(), layout_.world_rank, WindowLock::Mode::kExclusive);
+  fill(windows_.local_rows(table_));
 }
 
 void TableShard::update(std::span<const float> weights) {
@@ -34,15 +30,13 @@ void TableShard::update(std::span<const float> weights) {
   touched_.clear();
   summed_.clear();
   {
-    WindowLock ids_lock(windows_.row_ids.handle(), self, WindowLock::Mode::kShared);
-    WindowLock grads_lock(windows_.row_grads.handle(), self, WindowLock::Mode::kShared);
-    const std::int64_t* all_ids = windows_.row_ids.local().data();
-    const float* all_grads = windows_.row_grads.local().data();
+    WindowLock ids_lock(windows_.row_ids(), self, WindowLock::Mode::kShared);
+    WindowLock grads_lock(windows_.row_grads(), self, WindowLock::Mode::kShared);
     for (std::size_t trainer = 0; trainer < weights.size(); ++trainer) {
       const float weight = weights[trainer];
       if (weight == 0) continue;
-      const std::int64_t* ids = all_ids + trainer * (1 + capacity_);
-      const float* gradients = all_grads + trainer * capacity_ * width_;
+      const std::int64_t* ids = windows_.local_slot_ids(table_, static_cast<int>(trainer)).data();
+      const float* gradients = windows_.local_slot_grads(table_, static_cast<int>(trainer)).data();
       PSTRAIN_ASSERT(ids[0] >= 0 && static_cast<std::size_t>(ids[0]) <= capacity_, "trainer ", trainer, " sent ",
                      ids[0], " rows for a slot of ", capacity_);
       for (std::int64_t k = 0; k < ids[0]; ++k) {
@@ -61,26 +55,27 @@ void TableShard::update(std::span<const float> weights) {
     }
   }
   {
-    WindowLock lock(windows_.rows.handle(), self, WindowLock::Mode::kExclusive);
-    optimizer_->step(windows_.rows.local(), touched_, summed_);  // every step, touched or not: the schedule's count
+    WindowLock lock(windows_.rows(), self, WindowLock::Mode::kExclusive);
+    optimizer_->step(windows_.local_rows(table_), touched_,
+                     summed_);  // every step, touched or not: the schedule's count
   }
   for (const std::uint32_t local : touched_) position_[local] = -1;
   rows_updated_ += touched_.size();
 }
 
 void TableShard::visit_rows(const RowsVisitor& use) {
-  WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kShared);
+  WindowLock lock(windows_.rows(), layout_.world_rank, WindowLock::Mode::kShared);
   std::vector<std::pair<std::string, std::span<const float>>> state;
   for (const auto& [name, values] : optimizer_->state()) state.emplace_back(name, *values);
-  use(windows_.rows.local(), state);
+  use(windows_.local_rows(table_), state);
 }
 
 void TableShard::load_rows(const RowsLoader& load, std::uint64_t steps) {
   {
-    WindowLock lock(windows_.rows.handle(), layout_.world_rank, WindowLock::Mode::kExclusive);
+    WindowLock lock(windows_.rows(), layout_.world_rank, WindowLock::Mode::kExclusive);
     std::vector<std::pair<std::string, std::span<float>>> state;
     for (const auto& [name, values] : optimizer_->state()) state.emplace_back(name, *values);
-    load(windows_.rows.local(), state);
+    load(windows_.local_rows(table_), state);
   }
   optimizer_->set_steps_taken(steps);
 }

@@ -1,6 +1,6 @@
 #pragma once
-// Server side of one row table (table_plan.h): this shard's rows in their window, and the row optimizer that
-// updates the rows a step touched (optim/row_optimizer.h). The memory is in windows.h, the protocol in
+// Server side of one row table (table_plan.h): this shard's rows in the tables' window, and the row optimizer that
+// updates the rows a step touched (optim/row_optimizer.h). The memory is in table_windows.h, the protocol in
 // exchange/step_protocol.h.
 #include <cstdint>
 #include <functional>
@@ -13,13 +13,13 @@
 #include "comm/layout.h"
 #include "optim/row_optimizer.h"
 #include "ps/table_plan.h"
-#include "ps/windows.h"
+#include "ps/table_windows.h"
 
 namespace pstrain::ps {
 
 class TableShard {
  public:
-  // Starts with zero rows: fill_rows() sets the starting values. Call before the job's start barrier.
+  // Starts with the window's zero rows: fill_rows() sets the starting values. Call before the job's start barrier.
   TableShard(TableWindows& windows, const TablePlan& plan, std::size_t table, const comm::WorldLayout& layout,
              std::unique_ptr<optim::RowOptimizer> optimizer);
 

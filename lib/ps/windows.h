@@ -24,12 +24,7 @@
 //                                 Touched by atomic operations only, in one epoch for the whole run
 //                                 (ps/control_words.h): no rank ever locks it.
 //
-// Each row table (table_plan.h) adds three windows per shard, the same on every shard but sized by its rows:
-//   rows    float  [R_s x W]      the shard's rows of the table, local row l = global row l * P + s
-//   row_ids int64  T x [1 + C_s]  one slot per trainer (with node aggregation too): how many rows its last step
-//                                 touched here, then their local indices, increasing
-//   row_grads float T x [C_s x W] the gradients of those rows, in the same order
-// (R_s: rows on shard s, W: row width, C_s: the rows one step can touch there, TablePlan::capacity.)
+// The row tables (table_plan.h) add three windows of their own, whatever their number: ps/table_windows.h.
 //
 // Who waits for whom, and in which order, over these words: exchange/step_protocol.h.
 // Every access to a window's memory, local or remote, happens inside a lock epoch on that window (the control
@@ -45,6 +40,7 @@
 #include "ps/control_words.h"
 #include "ps/shard_plan.h"
 #include "ps/table_plan.h"
+#include "ps/table_windows.h"
 
 namespace pstrain::ps {
 
@@ -89,24 +85,6 @@ struct PsWindows {
   comm::Window<float> params;
   comm::Window<float> grads;
   ControlWords control;
-};
-
-struct TableWindows {
-  // Collective over `world`.
-  TableWindows(MPI_Comm world, const comm::WorldLayout& layout, const TablePlan& plan, std::size_t table) {
-    const int shard = layout.shard_index;
-    const bool server = layout.is_server();
-    const std::size_t width = plan.table(table).width;
-    const std::size_t capacity = server ? plan.capacity(table, shard) : 0;
-    const auto trainers = static_cast<std::size_t>(layout.trainers);
-    rows = comm::Window<float>(world, server ? plan.rows(table).rows_on(shard) * width : 0);
-    row_ids = comm::Window<std::int64_t>(world, server ? trainers * (1 + capacity) : 0);
-    row_grads = comm::Window<float>(world, server ? trainers * capacity * width : 0);
-  }
-
-  comm::Window<float> rows;
-  comm::Window<std::int64_t> row_ids;
-  comm::Window<float> row_grads;
 };
 
 }  // namespace pstrain::ps

@@ -52,6 +52,16 @@ void check_same_fields(const std::filesystem::path& shard, const data::ShardMeta
   }
 }
 
+// The plan's longest bag of each field becomes the longest of any shard: what bounds the rows a batch looks up.
+void widen_longest_bags(const data::ShardMeta& meta, DataPlan& plan) {
+  if (!meta.categorical) return;
+  std::vector<std::uint64_t>& longest = plan.meta.categorical->max_bag;
+  const std::vector<std::uint64_t>& mine = meta.categorical->max_bag;
+  PSTRAIN_ASSERT(mine.size() == longest.size(), "a shard's longest bags name ", mine.size(), " fields, the test's ",
+                 longest.size());
+  for (std::size_t field = 0; field < longest.size(); ++field) longest[field] = std::max(longest[field], mine[field]);
+}
+
 }  // namespace
 
 std::uint64_t DataPlan::total_train_samples() const {
@@ -88,6 +98,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
     }
     check_same_tokens(plan.train_shards[index], meta, plan);
     check_same_fields(plan.train_shards[index], meta, plan);
+    widen_longest_bags(meta, plan);
     for (int trainer = 0; trainer < trainers; ++trainer) {
       if (!every_trainer_reads_all && index % static_cast<std::size_t>(trainers) != static_cast<std::size_t>(trainer)) {
         continue;
@@ -106,6 +117,7 @@ DataPlan plan_data(const std::filesystem::path& data_dir, int trainers, bool eve
     }
     check_same_tokens(valid, meta, plan);
     check_same_fields(valid, meta, plan);
+    widen_longest_bags(meta, plan);
     plan.valid_shard = valid;
   }
   for (int trainer = 0; trainer < trainers; ++trainer) {

@@ -13,8 +13,9 @@ namespace pstrain::train {
 struct DataPlan {
   std::vector<std::filesystem::path> train_shards;
   std::filesystem::path test_shard;
-  std::optional<std::filesystem::path> valid_shard;      // valid.h5 where the data has one (token shards)
-  data::ShardMeta meta;                                  // of the test shard: shape and classes shared by all
+  std::optional<std::filesystem::path> valid_shard;  // valid.h5 where the data has one (token shards)
+  data::ShardMeta meta;  // of the test shard: shape and classes shared by all; CTR data: its categorical
+                         // max_bag the longest bag of each field in any shard (which bounds a batch's lookups)
   std::vector<std::vector<std::size_t>> trainer_shards;  // trainer t reads the shards whose index is t mod T
   std::vector<std::uint64_t> trainer_samples;
   std::vector<std::uint64_t> shard_samples;  // samples in each training shard

@@ -18,7 +18,10 @@ ps::TablePlan plan_row_tables(const JobContext& job) {
   if (!tables_go_by_rows(job)) return {};
   const auto rule =
       job.config.table_exchange == "auto" ? ps::ComputedIdTables::kStayDense : ps::ComputedIdTables::kRefuse;
-  return ps::plan_model_tables(job.model, job.layout.pservers, job.config.batch_size, rule,
+  const auto& fields = job.data.meta.categorical;
+  const std::span<const std::uint64_t> longest_bags =
+      fields ? std::span(fields->max_bag) : std::span<const std::uint64_t>();
+  return ps::plan_model_tables(job.model, job.layout.pservers, job.config.batch_size, longest_bags, rule,
                                "use --table-exchange dense");
 }
 

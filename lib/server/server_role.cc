@@ -48,12 +48,12 @@ bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps
 }
 
 // This shard's rows of every row table, each with its row optimizer (rows zero until started or resumed).
-std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job, std::vector<ps::TableWindows>& windows,
+std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job, ps::TableWindows& windows,
                                                           const ps::TablePlan& tables) {
   std::vector<std::unique_ptr<ps::TableShard>> shards;
   for (std::size_t t = 0; t < tables.size(); ++t) {
     const std::size_t rows = tables.rows(t).rows_on(job.layout.shard_index);
-    shards.push_back(std::make_unique<ps::TableShard>(windows[t], tables, t, job.layout,
+    shards.push_back(std::make_unique<ps::TableShard>(windows, tables, t, job.layout,
                                                       optim::make_row_optimizer(job.updates.optimizer, rows,
                                                                                 tables.table(t).width)));
     log_info("serving rows of table ", tables.table(t).name, ": ", rows, " of ", tables.rows(t).rows(), " x ",
@@ -91,7 +91,7 @@ std::unique_ptr<optim::Optimizer> shard_optimizer(const JobContext& job,
 
 }  // namespace
 
-bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
+bool run_server(const JobContext& job, ps::PsWindows& windows, ps::TableWindows& table_windows,
                 ps::SyncTransport transport, MPI_Comm channel, const ps::ModelPartition& partition, RunState& run,
                 const std::vector<nn::ParameterInfo>& parameters) {
   const int shard = job.layout.shard_index;

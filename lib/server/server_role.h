@@ -14,9 +14,9 @@
 namespace pstrain::train {
 
 // Returns true when training completed, false when it stopped after a checkpoint on a signal. `partition` says
-// which dense blocks and which table rows this shard holds (`table_windows`: one per table of the partition).
+// which dense blocks and which table rows this shard holds (`table_windows`: the partition's tables).
 // `parameters` is the model's layout, which the optimizer's weight-decay mask is built from (run/decay_mask.h).
-bool run_server(const JobContext& job, ps::PsWindows& windows, std::vector<ps::TableWindows>& table_windows,
+bool run_server(const JobContext& job, ps::PsWindows& windows, ps::TableWindows& table_windows,
                 ps::SyncTransport transport, MPI_Comm channel, const ps::ModelPartition& partition, RunState& run,
                 const std::vector<nn::ParameterInfo>& parameters);
 

@@ -67,8 +67,8 @@ std::vector<bool> held_by_rows(const DryRunJob& job, const ps::TablePlan& tables
 }
 
 // This shard's rows of each table with their row optimizer (as lib/server's table_shards), and their memory:
-// the rows, the trainers' row-id and row-gradient slots (ps/windows.h), the optimizer's state.
-double serve_tables(const DryRunJob& job, const comm::WorldLayout& layout, std::vector<ps::TableWindows>& windows,
+// the rows, the trainers' row-id and row-gradient slots (ps/table_windows.h), the optimizer's state.
+double serve_tables(const DryRunJob& job, const comm::WorldLayout& layout, ps::TableWindows& windows,
                     const ps::TablePlan& tables, ps::ShardServer& server) {
   std::vector<std::unique_ptr<ps::TableShard>> shards;
   double bytes = 0;
@@ -81,7 +81,7 @@ double serve_tables(const DryRunJob& job, const comm::WorldLayout& layout, std::
     auto optimizer =
         optim::make_row_optimizer(config, tables.rows(t).rows_on(layout.shard_index), tables.table(t).width);
     for (const auto& entry : optimizer->state()) bytes += kFloat * static_cast<double>(entry.second->size());
-    shards.push_back(std::make_unique<ps::TableShard>(windows[t], tables, t, layout, std::move(optimizer)));
+    shards.push_back(std::make_unique<ps::TableShard>(windows, tables, t, layout, std::move(optimizer)));
     bytes += kFloat * rows * width + sizeof(std::int64_t) * layout.trainers * (1 + capacity) +
              kFloat * layout.trainers * capacity * width;
   }
@@ -90,7 +90,7 @@ double serve_tables(const DryRunJob& job, const comm::WorldLayout& layout, std::
 }
 
 RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWindows& windows,
-                 std::vector<ps::TableWindows>& table_windows, const ps::ModelPartition& partition, MPI_Comm channel) {
+                 ps::TableWindows& table_windows, const ps::ModelPartition& partition, MPI_Comm channel) {
   const ps::ShardPlan& plan = partition.blocks();
   const std::size_t slice = plan.shard_size(layout.shard_index);
   const std::vector<float> start(slice, 0.01f);
@@ -174,7 +174,7 @@ double train_step(const DryRunJob& job, exchange::GradientExchange& exchange, nn
                   std::span<float> parameters, std::span<const float> gradient, int trainer, std::int64_t step) {
   std::vector<float> features = batch_features(job.profile, trainer, step);
   if (exchange::RowTableAccess* rows = exchange.row_tables(); rows != nullptr && !features.empty()) {
-    rows->fetch_for_batch(features, job.profile.batch, parameters);
+    rows->fetch_for_batch(features, nullptr, job.profile.batch, parameters);
   }
   exchange.begin_step(job.profile.batch);
   const double compute = spend_training_step(job.profile, stream);
@@ -222,8 +222,7 @@ RankReport train(const DryRunJob& job, exchange::GradientExchange& exchange, std
 // A parameter-server trainer as lib/job builds one: its flat vector is the dense layout (the tables taken out),
 // then a batch's row cache per table (ps/model_tables.h); the same blocks as the servers', at those offsets.
 RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWindows& windows,
-                          std::vector<ps::TableWindows>& table_windows, const ps::ModelPartition& partition,
-                          MPI_Comm trainers) {
+                          ps::TableWindows& table_windows, const ps::ModelPartition& partition, MPI_Comm trainers) {
   const ps::TablePlan& tables = partition.tables();
   const std::size_t dense_count = partition.dense_size();
   std::vector<std::size_t> dense_sizes;
@@ -320,8 +319,7 @@ RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& given) {
   const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, layout, plan);
   const comm::Communicator channel = comm::Communicator::duplicate(MPI_COMM_WORLD);
-  std::vector<ps::TableWindows> table_windows;
-  for (std::size_t t = 0; t < tables.size(); ++t) table_windows.emplace_back(MPI_COMM_WORLD, layout, tables, t);
+  ps::TableWindows table_windows(MPI_COMM_WORLD, layout, tables);
   RankReport report;
   if (layout.is_server()) {
     report = serve(job, layout, windows, table_windows, partition, channel.handle());

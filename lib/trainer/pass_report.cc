@@ -165,14 +165,14 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
   for (std::size_t start = 0; start < count; start += batch_size) {
     const std::size_t n = std::min(batch_size, count - start);
     std::span<const float> batch(test.features.data() + start * width, n * width);
-    if (before_batch) {
-      features.assign(batch.begin(), batch.end());
-      before_batch(features, n);
-      batch = features;
-    }
     if (test.meta.categorical) {
       bags = core::sample_range(test.categorical, start, n);
       model.set_categorical(&bags);
+    }
+    if (before_batch) {
+      features.assign(batch.begin(), batch.end());
+      before_batch(features, test.meta.categorical ? &bags : nullptr, n);
+      batch = features;
     }
     const std::span<const std::int32_t> labels(test.labels.data() + start, n);
     nn::BatchResult result;

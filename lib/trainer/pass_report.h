@@ -31,9 +31,11 @@ struct HeldOutData {
   std::optional<double> training_click_rate;  // CTR data: normalized entropy's baseline
 };
 
-// Called with each batch's copy of the features before the model reads them: a trainer whose servers hold row
-// tables fetches the rows the batch looks up (RowTableAccess::fetch_for_evaluation).
-using BeforeBatch = std::function<void(std::span<float> features, std::size_t count)>;
+// Called with each batch's copy of the features (and its categorical fields, null for data without) before the
+// model reads them: a trainer whose servers hold row tables fetches the rows the batch looks up
+// (RowTableAccess::fetch_for_evaluation).
+using BeforeBatch =
+    std::function<void(std::span<float> features, const core::JaggedIds* categorical, std::size_t count)>;
 
 // The model's mean loss and accuracy over `test`, in batches of `batch_size`; with `training_click_rate` (CTR
 // data, a model of one logit), the CTR metrics too.

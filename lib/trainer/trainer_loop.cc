@@ -197,8 +197,9 @@ void TrainerLoop::train_batch(PassState& state, const BatchRange& batch) {
   const int trainer = job_.layout.trainer_index;
   batch_.assemble(state.order, batch.first, n, ledger_.sample_ids(), state.pass);
   exchange::RowTableAccess* rows = exchange_.row_tables();
-  if (rows != nullptr && rows->fetch_for_batch(batch_.features(n), n, buffers_.parameters())) {  // rows it reads
-    state.totals.copy_seconds += buffers_.publish_parameters();
+  if (rows != nullptr && rows->fetch_for_batch(batch_.features(n), batch_.categorical(), n, buffers_.parameters())) {
+    state.totals.copy_seconds += buffers_.publish_parameters();  // the rows it reads
+    model_.set_cached_lookups(&rows->cached_lookups());
   }
   exchange_.begin_step(n);  // the last MPI call before the computation (a streamed step's count goes out here)
   // Random layers (dropout) draw from (seed, global step, trainer): a resumed step draws what it drew before.
@@ -289,8 +290,11 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
   exchange::RowTableAccess* rows = exchange_.row_tables();
   BeforeBatch fetch_rows;
   if (rows != nullptr) {
-    fetch_rows = [this, rows](std::span<float> features, std::size_t count) {
-      if (rows->fetch_for_evaluation(features, count, buffers_.parameters())) buffers_.publish_parameters();
+    fetch_rows = [this, rows](std::span<float> features, const core::JaggedIds* categorical, std::size_t count) {
+      if (rows->fetch_for_evaluation(features, categorical, count, buffers_.parameters())) {
+        buffers_.publish_parameters();
+        model_.set_cached_lookups(&rows->cached_lookups());
+      }
     };
   }
   const std::size_t batch = evaluation_batch_size(job_.config, job_.model);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Click-through-rate training end to end (issue 41): a DLRM model file over a synthetic-ctr folder (CTR shards:
 # dense features, bags of raw 64-bit ids per field, a planted logistic truth whose Bayes test AUC the generator
-# prints), its tables hashed at training time and held as dense parameters. One case per call:
+# prints), its tables hashed at training time; with servers (sync, async, ssp) the servers hold them by rows (the
+# default, --table-exchange auto). One case per call:
 # ctr_training.sh CASE NP PATH
 #   local      one process learns: test_auc well above 0.5 (what a model that learned nothing scores), and the CTR
 #              metrics agree with each other: test_logloss (from the logits) = test_loss (the model's loss), NE =
@@ -13,7 +14,10 @@
 #              from a checkpoint in the middle of the pass it ends with the bits of the uninterrupted run
 #   modes      async (under dynamic dispatch: CTR rows read a chunk at a time), ssp, geo (servers) and all-reduce
 #              learn, every sample trained once
-#   rows       --table-exchange sparse is refused, on every rank, naming the table: its row protocol is not built
+#   rows       the tables by rows on the servers (sync): the same bits as the tables held whole as dense parameters
+#              (--table-exchange dense: Adagrad on the touched rows is dense Adagrad where the rest gets no
+#              gradient); the checkpoint holds the tables as row files, and a run resumed from it on two servers
+#              (one more rank) ends with the bits of the uninterrupted run on one
 source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
 work=$(new_work_dir "ctr_training_${case_name}_np${np}_${path}")
@@ -140,15 +144,23 @@ PY
     echo "PASS: async, ssp, geo and all-reduce learn CTR data on $np ranks ($path)"
     ;;
   rows)
-    start=$SECONDS
-    if run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$work/rows" \
-      --model-file "$work/dlrm.model" --table-exchange sparse > "$work/rows.log" 2>&1; then
-      fail "--table-exchange sparse was accepted"
-    fi
-    grep -q "looks up bags of categorical ids" "$work/rows.log" || { cat "$work/rows.log"; fail "no reason given"; }
-    [ $((SECONDS - start)) -lt 30 ] || fail "the refusal took $((SECONDS - start)) s"
-    [ ! -e "$work/rows" ] || [ -z "$(ls -A "$work/rows")" ] || fail "a refused run left files in its folder"
-    echo "PASS: --table-exchange sparse refused for bag tables, with the reason ($np ranks, $path)"
+    dlrm "$np" "$work/rows" --mode sync --checkpoint-every-steps 40 --keep-checkpoints 0
+    for table in c0_12 c13_25; do
+      grep -q "table $table.weight (16384 x 8) is held by rows on the servers" "$work/rows.log" \
+        || { cat "$work/rows.log"; fail "table $table is not held by rows"; }
+    done
+    learns "$work/rows"
+    dlrm "$np" "$work/dense" --mode sync --table-exchange dense
+    exact "$work/rows" "$work/dense" "the tables by rows gave other bits than the tables held whole"
+    middle="$work/rows/checkpoints/ckpt-0000000040"
+    for table in c0_12 c13_25; do
+      [ -f "$middle/rows-$table.weight-00000-of-00001.h5" ] || fail "no row file of $table: $(ls "$middle")"
+    done
+    mkdir -p "$work/wider"
+    dlrm $((np + 1)) "$work/wider" --mode sync --num-pservers 2 --resume "$middle"
+    grep -q "resuming from" "$work/wider.log" || fail "did not resume"
+    exact "$work/wider" "$work/rows" "resumed on two servers, the run ends with other bits"
+    echo "PASS: CTR tables by rows on the servers: the bits of dense tables, resumed exactly on another server count"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -9,6 +9,11 @@
 // rows, which the servers can hold and update row by row. Its gradient is the dense R x D buffer every parameter
 // has: backward overwrites it with zeros and scatter-adds into the touched rows only.
 //
+// Where the servers hold the table by rows, a trainer's model holds a cache of the rows its batch looks up
+// (plan.row_table set, parameters[0] cut to the cache): the trainer fetched those rows and says where each lookup
+// sits (StepContext::cached_lookups, in this layer's walk order); the layer reads and scatters there instead of
+// hashing.
+//
 // The ids are host data, so the lookups run on the host: the layer needs a backend whose buffers are host memory
 // (the CPU backend). A GPU version needs a gather-and-pool kernel in both backends; until then a GPU run of a
 // model with this layer stops at build time, naming it.
@@ -32,6 +37,8 @@ class EmbeddingBagLayer final : public Layer {
         dim_(build.plan.parameters[0].shape[1]),
         pooling_(attributes.choice("pooling", "sum", {"sum", "mean"}) == "mean" ? Pooling::kMean : Pooling::kSum),
         seed_(build.plan.id_hash_seed),
+        hashed_rows_(build.plan.hashed_rows),
+        row_table_(build.plan.row_table),
         table_(build.parameters[0]) {
     if (!backend_.host_accessible()) {
       attributes.fail(cat("runs on the CPU backend only (its ids are host data), not on ", backend_.name()));
@@ -41,6 +48,7 @@ class EmbeddingBagLayer final : public Layer {
   void forward(const StepContext& step, std::span<const float* const>, float* output) override {
     const core::JaggedIds& ids = checked_ids(step);
     const auto batch = static_cast<std::size_t>(step.batch);
+    const std::vector<std::uint32_t>* cached = cached_rows(step);
     row_of_id_.clear();
     for (std::size_t slot = 0; slot < fields_.size(); ++slot) {
       for (std::size_t sample = 0; sample < batch; ++sample) {
@@ -48,7 +56,8 @@ class EmbeddingBagLayer final : public Layer {
         std::fill(vector, vector + dim_, 0.0f);
         const std::span<const std::uint64_t> bag = ids.bag(fields_[slot], sample);
         for (const std::uint64_t id : bag) {
-          const std::uint64_t row = hashed_row(id, seed_, rows_);
+          const std::uint64_t row =
+              cached != nullptr ? (*cached)[row_of_id_.size()] : hashed_row(id, seed_, hashed_rows_);
           row_of_id_.push_back(row);
           const float* values = table_.value + row * dim_;
           for (std::size_t k = 0; k < dim_; ++k) vector[k] += values[k];
@@ -59,6 +68,9 @@ class EmbeddingBagLayer final : public Layer {
         }
       }
     }
+    PSTRAIN_ASSERT(cached == nullptr || cached->size() == row_of_id_.size(), "the trainer placed ",
+                   cached == nullptr ? 0 : cached->size(), " lookups in the table's cache for ", row_of_id_.size(),
+                   " ids");
   }
 
   // Walks the bags in forward's order, so the rows forward hashed are read back instead of hashed again.
@@ -98,12 +110,25 @@ class EmbeddingBagLayer final : public Layer {
     return ids;
   }
 
+  // The cache rows of this batch's lookups where the table is held by the servers (null where the layer holds it).
+  const std::vector<std::uint32_t>* cached_rows(const StepContext& step) const {
+    if (!row_table_) return nullptr;
+    PSTRAIN_ASSERT(step.cached_lookups != nullptr && *row_table_ < step.cached_lookups->size(),
+                   "embedding_bag's table is held by the servers by rows, and the step says nothing of where its "
+                   "lookups sit in the cache (Model::set_cached_lookups)");
+    const std::vector<std::uint32_t>& slots = (*step.cached_lookups)[*row_table_];
+    for (const std::uint32_t slot : slots) PSTRAIN_ASSERT(slot < rows_, "cache row ", slot, " of ", rows_);
+    return &slots;
+  }
+
   compute::Backend& backend_;
   std::vector<std::size_t> fields_;
   std::size_t rows_;
   std::size_t dim_;
   Pooling pooling_;
   std::uint64_t seed_;
+  std::uint64_t hashed_rows_;             // the whole table's rows: what ids hash into
+  std::optional<std::size_t> row_table_;  // set: the servers hold the table, this layer a cache of it
   ParameterView table_;
   std::vector<std::uint64_t> row_of_id_;  // forward's rows, in bag order: what backward scatters into
 };
@@ -123,6 +148,7 @@ LayerPlan plan_embedding_bag(LayerAttributes& attributes, const std::vector<Shap
   // pooling is the layer's own business, read here too so that a bad value fails before any trainer builds it.
   attributes.choice("pooling", "sum", {"sum", "mean"});
   plan.id_hash_seed = attributes.non_negative("seed", plan.categorical_fields[0]);
+  plan.hashed_rows = rows;
   plan.output = one_field ? Shape{dim} : Shape{plan.categorical_fields.size(), dim};
   plan.parameters.push_back({"weight", {rows, dim}, {InitRule::Kind::kCounterUniform, limit}, /*row_table=*/true});
   return plan;

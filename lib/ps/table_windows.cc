@@ -1,0 +1,81 @@
+#include "ps/table_windows.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace pstrain::ps {
+
+namespace {
+
+std::size_t rows_floats(const TablePlan& plan, std::size_t t, int shard) {
+  return plan.rows(t).rows_on(shard) * plan.table(t).width;
+}
+std::size_t slot_ids(const TablePlan& plan, std::size_t t, int shard) {
+  return 1 + plan.capacity(t, shard);
+}
+std::size_t slot_grads(const TablePlan& plan, std::size_t t, int shard) {
+  return plan.capacity(t, shard) * plan.table(t).width;
+}
+
+}  // namespace
+
+std::vector<std::size_t> TableWindows::offsets(const TablePlan& plan,
+                                               std::size_t (*size)(const TablePlan&, std::size_t, int)) {
+  std::vector<std::size_t> result;
+  const int shards = plan.empty() ? 0 : plan.rows(0).shards();
+  for (int shard = 0; shard < shards; ++shard) {
+    std::size_t offset = 0;
+    for (std::size_t t = 0; t < plan.size(); ++t) {
+      result.push_back(offset);
+      offset += size(plan, t, shard);
+    }
+    result.push_back(offset);
+  }
+  return result;
+}
+
+TableWindows::TableWindows(MPI_Comm world, const comm::WorldLayout& layout, const TablePlan& plan)
+    : tables_(plan.size()), shard_(layout.is_server() ? layout.shard_index : -1) {
+  if (plan.empty()) return;
+  rows_offset_ = offsets(plan, rows_floats);
+  ids_offset_ = offsets(plan, slot_ids);
+  grads_offset_ = offsets(plan, slot_grads);
+  const bool server = shard_ >= 0;
+  const auto trainers = static_cast<std::size_t>(layout.trainers);
+  rows_ = comm::Window<float>(world, server ? at(rows_offset_, tables_, shard_) : 0);
+  row_ids_ = comm::Window<std::int64_t>(world, server ? trainers * at(ids_offset_, tables_, shard_) : 0);
+  row_grads_ = comm::Window<float>(world, server ? trainers * at(grads_offset_, tables_, shard_) : 0);
+  if (!server) return;
+  const comm::WindowLock rows_lock(rows_.handle(), layout.world_rank, comm::WindowLock::Mode::kExclusive);
+  std::ranges::fill(rows_.local(), 0.0f);
+  const comm::WindowLock ids_lock(row_ids_.handle(), layout.world_rank, comm::WindowLock::Mode::kExclusive);
+  std::ranges::fill(row_ids_.local(), 0);
+}
+
+std::size_t TableWindows::slot_ids_at(std::size_t t, int trainer, int shard) const {
+  return static_cast<std::size_t>(trainer) * at(ids_offset_, tables_, shard) + at(ids_offset_, t, shard);
+}
+
+std::size_t TableWindows::slot_grads_at(std::size_t t, int trainer, int shard) const {
+  return static_cast<std::size_t>(trainer) * at(grads_offset_, tables_, shard) + at(grads_offset_, t, shard);
+}
+
+std::span<float> TableWindows::local_rows(std::size_t t) const {
+  PSTRAIN_ASSERT(shard_ >= 0, "a trainer holds no table rows");
+  return rows_.local().subspan(rows_at(t, shard_), at(rows_offset_, t + 1, shard_) - rows_at(t, shard_));
+}
+
+std::span<const std::int64_t> TableWindows::local_slot_ids(std::size_t t, int trainer) const {
+  PSTRAIN_ASSERT(shard_ >= 0, "a trainer holds no row slots");
+  return row_ids_.local().subspan(slot_ids_at(t, trainer, shard_),
+                                  at(ids_offset_, t + 1, shard_) - at(ids_offset_, t, shard_));
+}
+
+std::span<const float> TableWindows::local_slot_grads(std::size_t t, int trainer) const {
+  PSTRAIN_ASSERT(shard_ >= 0, "a trainer holds no row slots");
+  return row_grads_.local().subspan(slot_grads_at(t, trainer, shard_),
+                                    at(grads_offset_, t + 1, shard_) - at(grads_offset_, t, shard_));
+}
+
+}  // namespace pstrain::ps
