@@ -12,9 +12,28 @@ bool tables_go_by_rows(const JobContext& job) {
   return job.config.table_exchange != "dense" && job.mode().has_servers && !job.mode().trainers_step_alone;
 }
 
+// All-reduce: every trainer holds the tables whole and sums their whole gradient every step, so tables of the
+// size the servers hold by rows are refused there, naming the modes that take them.
+void check_replicated_tables(const JobContext& job) {
+  if (job.mode().has_servers || job.layout.trainers < 2) return;
+  std::uint64_t floats = 0;
+  for (const nn::ParameterInfo& parameter : job.model.parameters) {
+    if (parameter.row_table) floats += parameter.size;
+  }
+  if (floats <= kLargestReplicatedTableFloats) return;
+  throw Error(ExitCode::kUsage,
+              cat("--mode ", modes::to_string(job.config.mode), ": the model's tables hold ", floats, " floats (",
+                  floats * sizeof(float) >> 20,
+                  " MiB), which every trainer would hold whole and all-reduce densely "
+                  "every step; this mode takes tables of up to ",
+                  kLargestReplicatedTableFloats * sizeof(float) >> 20,
+                  " MiB in all. Train it with --mode sync, async or ssp, whose servers hold the tables by rows"));
+}
+
 }  // namespace
 
 ps::TablePlan plan_row_tables(const JobContext& job) {
+  check_replicated_tables(job);
   if (!tables_go_by_rows(job)) return {};
   const auto rule =
       job.config.table_exchange == "auto" ? ps::ComputedIdTables::kStayDense : ps::ComputedIdTables::kRefuse;

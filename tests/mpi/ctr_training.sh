@@ -17,7 +17,8 @@
 #   rows       the tables by rows on the servers (sync): the same bits as the tables held whole as dense parameters
 #              (--table-exchange dense: Adagrad on the touched rows is dense Adagrad where the rest gets no
 #              gradient); the checkpoint holds the tables as row files, and a run resumed from it on two servers
-#              (one more rank) ends with the bits of the uninterrupted run on one
+#              (one more rank) ends with the bits of the uninterrupted run on one; all-reduce refuses tables past
+#              2^26 floats (run/table_layout.h), naming the modes that take them
 source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
 work=$(new_work_dir "ctr_training_${case_name}_np${np}_${path}")
@@ -160,7 +161,21 @@ PY
     dlrm $((np + 1)) "$work/wider" --mode sync --num-pservers 2 --resume "$middle"
     grep -q "resuming from" "$work/wider.log" || fail "did not resume"
     exact "$work/wider" "$work/rows" "resumed on two servers, the run ends with other bits"
-    echo "PASS: CTR tables by rows on the servers: the bits of dense tables, resumed exactly on another server count"
+    # All-reduce holds the tables whole on every trainer: a table past its limit (2^26 floats) is refused on every
+    # rank, in seconds, naming the modes that take it, and the refused run leaves its folder as it found it.
+    sed 's/^c0_12 embedding_bag fields=0-12 rows=16384/c0_12 embedding_bag fields=0-12 rows=9000000/' "$work/dlrm.model" \
+      > "$work/large.model"
+    start=$SECONDS
+    if run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$work/allreduce" \
+      --model-file "$work/large.model" --mode allreduce > "$work/allreduce.log" 2>&1; then
+      fail "all-reduce accepted a table of 72M floats"
+    fi
+    grep -q "every trainer would hold whole.*--mode sync, async or ssp" "$work/allreduce.log" \
+      || { cat "$work/allreduce.log"; fail "all-reduce's refusal gives no reason"; }
+    [ $((SECONDS - start)) -lt 30 ] || fail "the refusal took $((SECONDS - start)) s"
+    [ ! -e "$work/allreduce" ] || [ -z "$(ls -A "$work/allreduce")" ] || fail "a refused run left files in its folder"
+    echo "PASS: CTR tables by rows on the servers: the bits of dense tables, resumed exactly on another server count;"
+    echo "      all-reduce refuses a table past its limit, naming the modes that take it"
     ;;
   *) fail "unknown case $case_name" ;;
 esac
