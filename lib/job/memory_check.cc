@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -56,8 +57,10 @@ MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
     }
     const double dense = (floats - table_floats) / job.layout.pservers;  // its dense blocks, about
     const double dense_slots = job.layout.push_slots();                  // one per push group (comm/push_groups.h)
-    need.bytes = floats * sizeof(float) + dense * (1 + states + dense_slots) * sizeof(float);
-    arithmetic << "a server: the starting model, " << job.model.parameter_count
+    // The starting values are drawn for the dense parameters whole (server/server_start.h), the tables' rows in
+    // place: a server never holds a whole table.
+    need.bytes = (floats - table_floats) * sizeof(float) + dense * (1 + states + dense_slots) * sizeof(float);
+    arithmetic << "a server: the starting dense parameters, " << static_cast<std::uint64_t>(floats - table_floats)
                << " floats, and its dense share x (1 + " << states << " optimizer state + " << job.layout.push_slots()
                << (job.layout.aggregates_pushes() ? " node" : " trainer") << " slots), x 4 B";
     for (std::size_t t = 0; t < tables.size(); ++t) {
