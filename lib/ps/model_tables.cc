@@ -121,8 +121,11 @@ nn::ModelPlan cut_model_plan(const nn::ModelPlan& model, const TablePlan& tables
   const std::vector<RowCache> caches = row_caches(tables, dense_count, max_batch);
   nn::ModelPlan plan = model;
   std::size_t dense_offset = 0;
-  for (nn::ParameterInfo& parameter : plan.parameters) {
-    std::size_t t = 0;
+  std::vector<std::size_t> table_of(plan.parameters.size(), tables.size());  // tables.size(): a dense parameter
+  for (std::size_t p = 0; p < plan.parameters.size(); ++p) {
+    nn::ParameterInfo& parameter = plan.parameters[p];
+    std::size_t& t = table_of[p];
+    t = 0;
     while (t < tables.size() && tables.table(t).name != parameter.name) ++t;
     if (t == tables.size()) {
       parameter.offset = dense_offset;
@@ -138,11 +141,8 @@ nn::ModelPlan cut_model_plan(const nn::ModelPlan& model, const TablePlan& tables
   for (nn::PlannedNode& node : plan.nodes) {
     for (std::size_t i = 0; i < node.parameters.size(); ++i) {
       node.plan.parameters.at(i).shape = plan.parameters[node.parameters[i]].shape;
-      for (std::size_t t = 0; t < tables.size(); ++t) {
-        if (tables.table(t).name == plan.parameters[node.parameters[i]].name && tables.table(t).reads_bags()) {
-          node.plan.row_table = t;
-        }
-      }
+      const std::size_t t = table_of[node.parameters[i]];
+      if (t < tables.size() && tables.table(t).reads_bags()) node.plan.row_table = t;
     }
   }
   const RowCache& last = caches.back();

@@ -95,8 +95,7 @@ void TableClient::get_rows(const std::vector<RowRequest>& requests, std::span<fl
       const TableSpec& table = plan_.table(t);
       const RowPlan& rows = plan_.rows(t);
       origin_lengths.push_back(static_cast<int>(wanted.size() * table.width));
-      origin_at.push_back(
-          static_cast<int>(caches_[t].offset + requests[t].shard_begin[static_cast<std::size_t>(shard)] * table.width));
+      origin_at.push_back(cache_run_at(t, requests[t], shard));
       for (const std::uint64_t row : wanted) {
         target_lengths.push_back(static_cast<int>(table.width));
         target_bytes.push_back(
@@ -173,8 +172,7 @@ void TableClient::push(std::span<const float> gradient) {
         header.push_back(static_cast<std::int64_t>(plan_.rows(t).local_index(row)));
       if (touched.empty()) continue;
       origin_lengths.push_back(static_cast<int>(touched.size() * table.width));
-      origin_at.push_back(
-          static_cast<int>(caches_[t].offset + request.shard_begin[static_cast<std::size_t>(shard)] * table.width));
+      origin_at.push_back(cache_run_at(t, request, shard));
       target_bytes.push_back(static_cast<MPI_Aint>(windows_.slot_grads_at(t, trainer, shard) * sizeof(float)));
     }
     if (origin_lengths.empty()) continue;

@@ -73,6 +73,12 @@ class TableClient {
   void get_rows(const std::vector<RowRequest>& requests, std::span<float> parameters);
   RowRequest request_for(std::size_t t, const BatchLookups& batch);
   RowRequest request_for_bags(std::size_t t, const BatchLookups& batch);
+  // Where `shard`'s rows of table t's request lie in the flat vector (floats): one run of the table's cache, since a
+  // request orders its rows by shard. get_rows checks that the vector's displacements fit an int.
+  int cache_run_at(std::size_t t, const RowRequest& request, int shard) const {
+    return static_cast<int>(caches_[t].offset +
+                            request.shard_begin[static_cast<std::size_t>(shard)] * plan_.table(t).width);
+  }
   // The requests' cache places: into the features (tables of single ids) and cached_lookups_ (tables of bags).
   void place_lookups(const std::vector<RowRequest>& requests, std::span<float> features);
 
