@@ -146,6 +146,25 @@ fs::path write_checkpoint(const fs::path& output_dir, const Checkpoint& checkpoi
 
 namespace {
 
+// A table written by rows, whole into `model`'s flat vectors. States the row files hold per row (row-wise Adagrad's)
+// have no place in the flat layout and are left out; a state per element that the rows lack stays zero there.
+void read_whole_table(const fs::path& folder, const nn::ParameterInfo& table, const std::vector<std::string>& states,
+                      ModelState& model) {
+  const TableRowsSpec spec{table.name, table.shape[0], table.shape[1]};
+  const std::vector<std::string> held = table_row_states(folder, spec);
+  std::vector<std::string> wanted;
+  for (const std::string& name : states) {
+    if (std::find(held.begin(), held.end(), name) != held.end()) wanted.push_back(name);
+  }
+  TableRows whole = read_table_rows(folder, spec, 0, 1, wanted);
+  std::copy(whole.rows.begin(), whole.rows.end(), model.parameters.begin() + table.offset);
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    const auto at = std::find(states.begin(), states.end(), wanted[i]) - states.begin();
+    std::copy(whole.state[i].begin(), whole.state[i].end(),
+              model.optimizer_state[static_cast<std::size_t>(at)].second.begin() + table.offset);
+  }
+}
+
 // model.h5 (and the row files of the tables written by rows), checked against this run's model and optimizer.
 ModelState read_model_file(const fs::path& folder, const std::vector<nn::ParameterInfo>& parameters,
                            std::size_t flat_size, const std::string& optimizer,
@@ -184,13 +203,7 @@ ModelState read_model_file(const fs::path& folder, const std::vector<nn::Paramet
                                                             model_path.string() + " optimizer " + name, in_model_file,
                                                             flat_size));
     }
-    for (const nn::ParameterInfo& table : by_rows) {
-      TableRows whole = read_table_rows(folder, {table.name, table.shape[0], table.shape[1]}, 0, 1, state_names);
-      std::copy(whole.rows.begin(), whole.rows.end(), model.parameters.begin() + table.offset);
-      for (std::size_t i = 0; i < state_names.size(); ++i) {
-        std::copy(whole.state[i].begin(), whole.state[i].end(), model.optimizer_state[i].second.begin() + table.offset);
-      }
-    }
+    for (const nn::ParameterInfo& table : by_rows) read_whole_table(folder, table, state_names, model);
     if (!state_layout.empty()) {
       if (!file.nameExists("state")) {
         throw Error(ExitCode::kInputData, cat(model_path.string(),

@@ -35,6 +35,16 @@ void write_rows(H5::Group& group, const char* name, std::uint64_t rows, std::siz
   if (!values.empty()) dataset.write(values.data(), H5::PredType::NATIVE_FLOAT);
 }
 
+// The floats per row of an optimizer state vector of `floats` over `local_rows` rows: the table's width (a state
+// per element) or 1 (a state per row). A shard without rows has the table's width by convention.
+std::size_t state_width(std::size_t floats, std::uint64_t local_rows, std::size_t table_width) {
+  if (local_rows == 0) return table_width;
+  const std::size_t width = floats / local_rows;
+  PSTRAIN_ASSERT(width * local_rows == floats && (width == table_width || width == 1), "an optimizer state of ", floats,
+                 " floats over ", local_rows, " rows of width ", table_width);
+  return width;
+}
+
 // Where one source shard's rows lie: a row file of a table written by rows, or model.h5 holding it whole (1 of 1).
 struct Source {
   fs::path file;
@@ -87,32 +97,34 @@ void check_attributes(const H5::H5File& file, const Source& source, const TableR
   }
 }
 
-// Copies the rows of `dataset` (source shard k of K: local row j is row j * K + k) that shard s of S holds into
-// their places in `out` (local row r / S), a block of rows at a time.
+// Copies the rows of `dataset` (source shard k of K: local row j is row j * K + k), `width` floats each (the
+// table's, or 1 for a per-row optimizer state), that shard s of S holds into their places in `out` (local row r /
+// S), a block of rows at a time.
 void pick_rows(const H5::DataSet& dataset, const fs::path& file, const std::string& name, const TableRowsSpec& table,
-               const Source& source, int shard, int shards, std::span<float> out) {
+               std::size_t width, const Source& source, int shard, int shards, std::span<float> out) {
   if (dataset.getTypeClass() != H5T_FLOAT || dataset.getDataType().getSize() != sizeof(float)) {
     throw Error(ExitCode::kInputData, cat(file.string(), ": '", name, "' is not a dataset of 32-bit floats"));
   }
   const H5::DataSpace space = dataset.getSpace();
   const std::uint64_t local_rows = rows_of_shard(table.rows, source.shard, source.shards);
   hsize_t dims[2] = {0, 0};
+  // A shard without rows writes its empty states at the table's width (state_width).
   if (space.getSimpleExtentNdims() != 2 || (space.getSimpleExtentDims(dims), dims[0] != local_rows) ||
-      dims[1] != table.width) {
-    throw Error(ExitCode::kInputData, cat(file.string(), ": '", name, "' is not ", local_rows, " x ", table.width));
+      (dims[1] != width && local_rows != 0)) {
+    throw Error(ExitCode::kInputData, cat(file.string(), ": '", name, "' is not ", local_rows, " x ", width));
   }
-  hdf5::check_dataset_storage(dataset, file.string(), name, local_rows * table.width * sizeof(float));
+  hdf5::check_dataset_storage(dataset, file.string(), name, local_rows * width * sizeof(float));
   const auto k = static_cast<std::uint64_t>(source.shard);
   const auto K = static_cast<std::uint64_t>(source.shards);
   const auto s = static_cast<std::uint64_t>(shard);
   const auto S = static_cast<std::uint64_t>(shards);
-  const std::uint64_t block = std::max<std::uint64_t>(1, kBlockFloats / std::max<std::size_t>(table.width, 1));
+  const std::uint64_t block = std::max<std::uint64_t>(1, kBlockFloats / std::max<std::size_t>(width, 1));
   std::vector<float> buffer;
   for (std::uint64_t first = 0; first < local_rows; first += block) {
     const std::uint64_t count = std::min(block, local_rows - first);
-    buffer.resize(count * table.width);
+    buffer.resize(count * width);
     const hsize_t start[2] = {first, 0};
-    const hsize_t extent[2] = {count, table.width};
+    const hsize_t extent[2] = {count, width};
     H5::DataSpace selection = dataset.getSpace();
     selection.selectHyperslab(H5S_SELECT_SET, extent, start);
     const H5::DataSpace memory(2, extent);
@@ -120,7 +132,7 @@ void pick_rows(const H5::DataSet& dataset, const fs::path& file, const std::stri
     for (std::uint64_t j = 0; j < count; ++j) {
       const std::uint64_t row = (first + j) * K + k;
       if (row % S != s) continue;
-      std::copy_n(buffer.data() + j * table.width, table.width, out.data() + (row / S) * table.width);
+      std::copy_n(buffer.data() + j * width, width, out.data() + (row / S) * width);
     }
   }
 }
@@ -137,8 +149,8 @@ void write_rows_file(const fs::path& path, const TableRowsSpec& table, int shard
   write_rows(file, kRowsDataset, local_rows, table.width, rows);
   H5::Group group = file.createGroup(kStateGroup);
   for (const auto& [name, values] : state) {
-    PSTRAIN_ASSERT(values.size() == rows.size(), "optimizer state ", name, " of ", values.size(), " floats");
-    write_rows(group, name.c_str(), local_rows, table.width, values);
+    const std::size_t width = state_width(values.size(), local_rows, table.width);
+    write_rows(group, name.c_str(), local_rows, width, values);
   }
 }
 
@@ -192,6 +204,21 @@ bool holds_table_rows(const fs::path& folder, const std::string& table) {
   return false;
 }
 
+std::vector<std::string> table_row_states(const fs::path& folder, const TableRowsSpec& table) {
+  const Source first = sources(folder, table).front();
+  std::vector<std::string> names;
+  H5::Exception::dontPrint();
+  try {
+    const H5::H5File file(first.file.string(), H5F_ACC_RDONLY);
+    if (first.rows_dataset != kRowsDataset || !file.nameExists(kStateGroup)) return names;
+    const H5::Group group = file.openGroup(kStateGroup);
+    for (hsize_t i = 0; i < group.getNumObjs(); ++i) names.push_back(group.getObjnameByIdx(i));
+  } catch (const H5::Exception& failure) {
+    throw Error(ExitCode::kInputData, cat("cannot read ", first.file.string(), ": ", failure.getDetailMsg()));
+  }
+  return names;
+}
+
 TableRows read_table_rows(const fs::path& folder, const TableRowsSpec& table, int shard, int shards,
                           const std::vector<std::string>& state) {
   TableRows result;
@@ -206,8 +233,9 @@ TableRows read_table_rows(const fs::path& folder, const TableRowsSpec& table, in
 
 void read_table_rows(const fs::path& folder, const TableRowsSpec& table, int shard, int shards, std::span<float> rows,
                      const std::vector<std::pair<std::string, std::span<float>>>& state) {
-  const std::size_t size = rows_of_shard(table.rows, shard, shards) * table.width;
-  PSTRAIN_ASSERT(rows.size() == size, rows.size(), " floats for ", size);
+  const std::uint64_t local_rows = rows_of_shard(table.rows, shard, shards);
+  PSTRAIN_ASSERT(rows.size() == local_rows * table.width, rows.size(), " floats for ", local_rows, " rows");
+  if (local_rows == 0) return;  // nothing to read: this shard holds no row of the table
   H5::Exception::dontPrint();
   for (const Source& source : sources(folder, table)) {
     // Source shard k holds rows k, k + K, ...; shard s of S wants rows s, s + S, ...: both hold some row only
@@ -222,8 +250,8 @@ void read_table_rows(const fs::path& folder, const TableRowsSpec& table, int sha
           throw Error(ExitCode::kInputData, cat(source.file.string(), " has no '", name, "'"));
         }
         const std::span<float> out = i == 0 ? rows : state[i - 1].second;
-        PSTRAIN_ASSERT(out.size() == size, out.size(), " floats for ", size);
-        pick_rows(file.openDataSet(name), source.file, name, table, source, shard, shards, out);
+        const std::size_t width = state_width(out.size(), local_rows, table.width);
+        pick_rows(file.openDataSet(name), source.file, name, table, width, source, shard, shards, out);
       }
     } catch (const H5::Exception& failure) {
       throw Error(ExitCode::kInputData, cat("cannot read ", source.file.string(), ": ", failure.getDetailMsg()));
@@ -267,7 +295,7 @@ void read_pass_table_rows(const fs::path& pass_dir, const TableRowsSpec& table, 
                           std::span<float> rows) {
   PSTRAIN_ASSERT(rows.size() == rows_of_shard(table.rows, shard, shards) * table.width, rows.size(), " floats");
   with_pass_table(pass_dir, table, [&](const H5::DataSet& dataset, const fs::path& path) {
-    pick_rows(dataset, path, table.name, table, {path, table.name, {}, 0, 1}, shard, shards, rows);
+    pick_rows(dataset, path, table.name, table, table.width, {path, table.name, {}, 0, 1}, shard, shards, rows);
   });
 }
 

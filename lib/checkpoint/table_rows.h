@@ -4,7 +4,9 @@
 // own in the checkpoint folder, which the MANIFEST lists with the other files:
 //   rows-<table>-<shard, 5 digits>-of-<shards, 5 digits>.h5
 //     /rows                 float [R_s x W]  local row l is the table's row l * shards + shard
-//     /optimizer/<state>    float [R_s x W]  the same rows of each optimizer state vector ("velocity", "m", ...)
+//     /optimizer/<state>    float [R_s x W]  the same rows of each optimizer state vector ("velocity", "m", ...),
+//                           or [R_s x 1] for a state per row (row-wise Adagrad's "row_sum"; a shard without rows
+//                           writes it as [0 x W])
 //     attributes table, rows (the table's), width, shard, shards
 // model.h5 then holds every other parameter. A reader asks for the rows of one shard of any number of shards
 // (elastic resume re-deals them; 1 of 1 is the whole table), from these files or, for a checkpoint written with
@@ -49,13 +51,17 @@ struct TableRows {
   std::vector<std::vector<float>> state;  // the requested optimizer vectors, in the order asked
 };
 
-// Reads the rows shard `shard` of `shards` holds, of the parameters and of each optimizer state in `state`,
-// whatever the number of shards the checkpoint was written with. Throws Error(kInputData) naming the file and
-// the mismatch (a row file missing, another table size or width, a state it lacks).
+// The optimizer states the row files of `table` in `folder` hold, by name (none when it was written whole).
+std::vector<std::string> table_row_states(const std::filesystem::path& folder, const TableRowsSpec& table);
+
+// Reads the rows shard `shard` of `shards` holds, of the parameters and of each optimizer state in `state` (states
+// per element, as wide as the table), whatever the number of shards the checkpoint was written with. Throws
+// Error(kInputData) naming the file and the mismatch (a row file missing, another table size or width, a state it
+// lacks).
 TableRows read_table_rows(const std::filesystem::path& folder, const TableRowsSpec& table, int shard, int shards,
                           const std::vector<std::string>& state);
 // The same into memory of the caller's (the server's window and optimizer state, no copy): `rows` and each
-// named state vector sized as the shard's rows.
+// named state vector sized as the shard's rows, a state per element or per row.
 void read_table_rows(const std::filesystem::path& folder, const TableRowsSpec& table, int shard, int shards,
                      std::span<float> rows, const std::vector<std::pair<std::string, std::span<float>>>& state);
 

@@ -58,7 +58,7 @@ po::options_description train_options() {
       ("conv-filters", po::value<std::string>()->default_value("32,64"), "cnn: filters of each conv layer, comma separated")
       ("kernel-size", po::value<long long>()->default_value(3), "cnn: odd square convolution kernel")
       ("activation", po::value<std::string>()->default_value("relu"), "relu | tanh | sigmoid")
-      ("optimizer", po::value<std::string>()->default_value("momentum"), "sgd | momentum | adagrad | adam (--mode geo: sgd, its default)")
+      ("optimizer", po::value<std::string>()->default_value("momentum"), "sgd | momentum | adagrad | rowwise_adagrad (one accumulator per row of the tables the servers hold by rows, Adagrad elsewhere) | adam (--mode geo: sgd, its default)")
       ("lr", po::value<double>()->default_value(0.05, "0.05"), "learning rate")
       ("lr-schedule", po::value<std::string>()->default_value("constant"), "constant | cosine (decays to 0 over the run's updates) | piecewise (--lr times factors interpolated per update between --lr-points) | step (--lr times --lr-step-gamma every --lr-step-passes passes) | onecycle (PyTorch OneCycleLR's shape: --lr/25 up to --lr over the first 30% of updates, cosine, then down to --lr/25e4)")
       ("lr-points", po::value<std::string>()->default_value(""), "piecewise: positions in passes, comma separated, >= 0 and increasing, e.g. 0,5,24 (update u sits at (u-1)/updates-per-pass; before the first point and after the last the end factors hold)")

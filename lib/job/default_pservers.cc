@@ -8,6 +8,7 @@
 #include "data/shard.h"
 #include "modes/traits.h"
 #include "nn/model_plan.h"
+#include "optim/optimizer.h"
 #include "run/model_factory.h"
 
 namespace pstrain::train {
@@ -17,7 +18,8 @@ namespace {
 double update_bytes_per_second(const TrainConfig& config) {
   if (modes::mode_traits(config.mode).common_steps) return kSyncSumBytesPerSecond;
   const std::string& kind = config.optimizer.kind;
-  return kind == "adam" || kind == "adagrad" ? kAsyncAdamBytesPerSecond : kAsyncSgdBytesPerSecond;
+  return kind == "adam" || kind == "adagrad" || kind == optim::kRowwiseAdagrad ? kAsyncAdamBytesPerSecond
+                                                                               : kAsyncSgdBytesPerSecond;
 }
 
 // The bytes a trainer pushes per step: every parameter but the row tables the servers hold by rows

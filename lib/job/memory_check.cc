@@ -9,6 +9,7 @@
 #include "comm/mpi_check.h"
 #include "core/error.h"
 #include "optim/optimizer.h"
+#include "optim/row_optimizer.h"
 #include "run/model_factory.h"
 #include "run/table_layout.h"
 
@@ -65,12 +66,16 @@ MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
                << (job.layout.aggregates_pushes() ? " node" : " trainer") << " slots), x 4 B";
     for (std::size_t t = 0; t < tables.size(); ++t) {
       const auto& table = tables.table(t);
-      const double rows = static_cast<double>(tables.rows(t).rows_on(job.layout.shard_index));
+      const std::size_t rows_here = tables.rows(t).rows_on(job.layout.shard_index);
+      const double rows = static_cast<double>(rows_here);
       const double slots = trainers * static_cast<double>(tables.capacity(t, job.layout.shard_index));
-      need.bytes += rows * table.width * (1 + states) * sizeof(float) + slots * (table.width * sizeof(float) + 8);
+      double state_floats = 0;  // the row optimizer's, per element or per row: as its state for one row says
+      const auto one_row = optim::make_row_optimizer(job.config.optimizer, 1, table.width);
+      for (const auto& entry : one_row->state()) state_floats += rows * static_cast<double>(entry.second->size());
+      need.bytes += (rows * table.width + state_floats) * sizeof(float) + slots * (table.width * sizeof(float) + 8);
       arithmetic << "; table " << table.name << ": " << tables.rows(t).rows() << " rows / " << job.layout.pservers
-                 << " servers = " << static_cast<std::uint64_t>(rows) << " rows x " << table.width << " floats x (1 + "
-                 << states << " optimizer state) x 4 B, plus row slots";
+                 << " servers = " << rows_here << " rows x " << table.width << " floats x 4 B, its optimizer's "
+                 << static_cast<std::uint64_t>(state_floats) << " floats, plus row slots";
     }
   }
   arithmetic << " = " << gib(need.bytes);

@@ -10,8 +10,9 @@ namespace pstrain::optim {
 namespace {
 
 void check_kind(const std::string& kind) {
-  if (kind != "sgd" && kind != "momentum" && kind != "adagrad" && kind != "adam") {
-    throw Error(ExitCode::kUsage, cat("unknown optimizer '", kind, "' (expected sgd, momentum, adagrad or adam)"));
+  if (kind != "sgd" && kind != "momentum" && kind != "adagrad" && kind != kRowwiseAdagrad && kind != "adam") {
+    throw Error(ExitCode::kUsage,
+                cat("unknown optimizer '", kind, "' (expected sgd, momentum, adagrad, ", kRowwiseAdagrad, " or adam)"));
   }
 }
 
@@ -142,7 +143,9 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config, std::si
   validate(config);
   if (config.kind == "sgd") return make_sgd(config, size, std::move(decay_mask));
   if (config.kind == "momentum") return make_momentum(config, size, std::move(decay_mask));
-  if (config.kind == "adagrad") return make_adagrad(config, size, std::move(decay_mask));
+  // Row-wise Adagrad is a rule for the rows of tables (row_optimizer.h); every other parameter gets Adagrad's.
+  if (config.kind == "adagrad" || config.kind == kRowwiseAdagrad)
+    return make_adagrad(config, size, std::move(decay_mask));
   return make_adam(config, size, std::move(decay_mask));
 }
 

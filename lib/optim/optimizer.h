@@ -22,8 +22,14 @@ namespace pstrain::optim {
 // Adagrad's epsilon, PyTorch's default: small enough that the first update is lr * sign(g).
 inline constexpr float kAdagradEpsilon = 1e-10f;
 
+// Adagrad with one accumulator per row of a table the servers hold by rows (row_optimizer.h), the CTR practice for
+// tables far bigger than the rest of the model; every other parameter gets Adagrad's accumulator per element. Its
+// state in a checkpoint's row files is named kRowwiseAdagradState, [rows x 1].
+inline constexpr const char* kRowwiseAdagrad = "rowwise_adagrad";
+inline constexpr const char* kRowwiseAdagradState = "row_sum";
+
 struct OptimizerConfig {
-  std::string kind = "sgd";  // sgd | momentum | adagrad | adam
+  std::string kind = "sgd";  // sgd | momentum | adagrad | rowwise_adagrad | adam
   float learning_rate = 0.01f;
   float momentum = 0.9f;
   float weight_decay = 0.0f;

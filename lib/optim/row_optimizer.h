@@ -6,6 +6,8 @@
 //             weight decay alone: with --weight-decay 0 sparse and dense SGD give the same bits.
 //   adagrad:  a touched row and its accumulator as under dense Adagrad (PyTorch's Adagrad with sparse gradients);
 //             untouched accumulators stay, as they do densely when weight decay is 0.
+//   rowwise_adagrad: one accumulator per row, grown by the mean square of the row's gradient (optimizer.h); it
+//             has no dense counterpart on a table, so it runs only where the servers hold the tables by rows.
 //   momentum: lazy: a touched row's velocity and weights as under dense momentum; an untouched row keeps both,
 //             where dense momentum would keep moving it by mu * v (TensorFlow's lazy optimizers' rule).
 //   adam:     lazy, PyTorch's SparseAdam: m, v and the weights of touched rows; the bias correction counts every
@@ -31,7 +33,8 @@ class RowOptimizer {
   // One update. `table`: this shard's rows, `width` floats each; `rows`: distinct local row indices; `gradients`:
   // one row of `width` floats per index, in the same order (already summed over trainers).
   virtual void step(std::span<float> table, std::span<const std::uint32_t> rows, std::span<const float> gradients) = 0;
-  // Per-element state for checkpoints, laid out like the table ("sum", "velocity", "m", "v").
+  // State for checkpoints, row by row like the table: per element ("sum", "velocity", "m", "v": rows x width) or
+  // per row ("row_sum": rows x 1).
   virtual std::vector<std::pair<std::string, std::vector<float>*>> state() = 0;
   virtual std::uint64_t steps_taken() const = 0;
   virtual void set_steps_taken(std::uint64_t steps) = 0;

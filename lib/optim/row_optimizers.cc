@@ -3,6 +3,8 @@
 // that a touched row gets the bits a dense update would give it.
 #include <cmath>
 
+#include <vector>
+
 #include "core/error.h"
 #include "optim/row_optimizer.h"
 
@@ -11,9 +13,11 @@ namespace {
 
 class RowOptimizerBase : public RowOptimizer {
  public:
-  RowOptimizerBase(const OptimizerConfig& config, std::size_t rows, std::size_t width, int state_vectors)
-      : config_(config), rows_(rows), width_(width), state_(static_cast<std::size_t>(state_vectors)) {
-    for (auto& vector : state_) vector.assign(rows * width, 0.0f);
+  // `state_widths`: the floats per row of each state vector (the row's width, or 1 for a per-row state).
+  RowOptimizerBase(const OptimizerConfig& config, std::size_t rows, std::size_t width,
+                   const std::vector<std::size_t>& state_widths)
+      : config_(config), rows_(rows), width_(width) {
+    for (const std::size_t floats : state_widths) state_.emplace_back(rows * floats, 0.0f);
   }
 
   void step(std::span<float> table, std::span<const std::uint32_t> rows, std::span<const float> gradients) final {
@@ -25,12 +29,8 @@ class RowOptimizerBase : public RowOptimizer {
     prepare_step(steps_);
     for (std::size_t k = 0; k < rows.size(); ++k) {
       PSTRAIN_ASSERT(rows[k] < rows_, "row ", rows[k], " outside a table slice of ", rows_, " rows");
-      const std::size_t first = static_cast<std::size_t>(rows[k]) * width_;
-      for (std::size_t j = 0; j < width_; ++j) {
-        float& weight = table[first + j];
-        const float gradient = gradients[k * width_ + j] + config_.weight_decay * weight;
-        update(weight, gradient, first + j, learning_rate);
-      }
+      update_row(table.subspan(static_cast<std::size_t>(rows[k]) * width_, width_),
+                 gradients.subspan(k * width_, width_), rows[k], learning_rate);
     }
   }
 
@@ -38,11 +38,13 @@ class RowOptimizerBase : public RowOptimizer {
   void set_steps_taken(std::uint64_t steps) final { steps_ = steps; }
 
  protected:
-  // One element: `gradient` already includes weight decay; `at` indexes the state vectors.
-  virtual void update(float& weight, float gradient, std::size_t at, float learning_rate) = 0;
+  // One touched row (`row` indexes the state vectors by row) with its summed gradient, before weight decay.
+  virtual void update_row(std::span<float> weights, std::span<const float> gradients, std::uint32_t row,
+                          float learning_rate) = 0;
   virtual void prepare_step(std::uint64_t /*step*/) {}
   std::vector<float>& state_vector(int index) { return state_[static_cast<std::size_t>(index)]; }
   const OptimizerConfig& config() const { return config_; }
+  std::size_t width() const { return width_; }
 
  private:
   OptimizerConfig config_;
@@ -52,10 +54,33 @@ class RowOptimizerBase : public RowOptimizer {
   std::uint64_t steps_ = 0;
 };
 
-class RowSgd final : public RowOptimizerBase {
+// The optimizers whose rule is element by element, as their dense counterparts: a state vector per table element.
+class ElementwiseRowOptimizer : public RowOptimizerBase {
+ public:
+  ElementwiseRowOptimizer(const OptimizerConfig& config, std::size_t rows, std::size_t width, int state_vectors)
+      : RowOptimizerBase(config, rows, width,
+                         std::vector<std::size_t>(static_cast<std::size_t>(state_vectors), width)) {}
+
+ protected:
+  // One element: `gradient` already includes weight decay; `at` indexes the state vectors.
+  virtual void update(float& weight, float gradient, std::size_t at, float learning_rate) = 0;
+
+ private:
+  void update_row(std::span<float> weights, std::span<const float> gradients, std::uint32_t row,
+                  float learning_rate) final {
+    const std::size_t first = static_cast<std::size_t>(row) * width();
+    for (std::size_t j = 0; j < weights.size(); ++j) {
+      float& weight = weights[j];
+      const float gradient = gradients[j] + config().weight_decay * weight;
+      update(weight, gradient, first + j, learning_rate);
+    }
+  }
+};
+
+class RowSgd final : public ElementwiseRowOptimizer {
  public:
   RowSgd(const OptimizerConfig& config, std::size_t rows, std::size_t width)
-      : RowOptimizerBase(config, rows, width, 0) {}
+      : ElementwiseRowOptimizer(config, rows, width, 0) {}
   std::string name() const override { return "sgd"; }
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {}; }
 
@@ -65,10 +90,10 @@ class RowSgd final : public RowOptimizerBase {
   }
 };
 
-class RowAdagrad final : public RowOptimizerBase {
+class RowAdagrad final : public ElementwiseRowOptimizer {
  public:
   RowAdagrad(const OptimizerConfig& config, std::size_t rows, std::size_t width)
-      : RowOptimizerBase(config, rows, width, 1) {}
+      : ElementwiseRowOptimizer(config, rows, width, 1) {}
   std::string name() const override { return "adagrad"; }
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"sum", &state_vector(0)}}; }
 
@@ -80,10 +105,40 @@ class RowAdagrad final : public RowOptimizerBase {
   }
 };
 
-class RowMomentum final : public RowOptimizerBase {
+// Row-wise Adagrad (FBGEMM's and TorchRec's EXACT_ROWWISE_ADAGRAD): one accumulator per row, half the memory of
+// Adagrad's one per element on a table of width 1 and 1/W of it in general:
+//   g' = g + wd*w;  s_r = s_r + mean_j(g'_j^2);  w_j -= lr * g'_j / (sqrt(s_r) + eps)     eps = kAdagradEpsilon
+// The mean is summed in float, j = 0..W-1 in order, then divided by W: the same bits wherever the row is updated.
+class RowRowwiseAdagrad final : public RowOptimizerBase {
+ public:
+  RowRowwiseAdagrad(const OptimizerConfig& config, std::size_t rows, std::size_t width)
+      : RowOptimizerBase(config, rows, width, {1}), decayed_(width) {}
+  std::string name() const override { return "row-wise adagrad"; }
+  std::vector<std::pair<std::string, std::vector<float>*>> state() override {
+    return {{kRowwiseAdagradState, &state_vector(0)}};
+  }
+
+ private:
+  void update_row(std::span<float> weights, std::span<const float> gradients, std::uint32_t row,
+                  float learning_rate) override {
+    float squares = 0.0f;
+    for (std::size_t j = 0; j < weights.size(); ++j) {
+      decayed_[j] = gradients[j] + config().weight_decay * weights[j];
+      squares += decayed_[j] * decayed_[j];
+    }
+    float& sum = state_vector(0)[row];
+    sum += squares / static_cast<float>(weights.size());
+    const float step = learning_rate / (std::sqrt(sum) + kAdagradEpsilon);
+    for (std::size_t j = 0; j < weights.size(); ++j) weights[j] -= step * decayed_[j];
+  }
+
+  std::vector<float> decayed_;  // g' of the row being updated
+};
+
+class RowMomentum final : public ElementwiseRowOptimizer {
  public:
   RowMomentum(const OptimizerConfig& config, std::size_t rows, std::size_t width)
-      : RowOptimizerBase(config, rows, width, 1) {}
+      : ElementwiseRowOptimizer(config, rows, width, 1) {}
   std::string name() const override { return config().nesterov ? "lazy nesterov" : "lazy momentum"; }
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"velocity", &state_vector(0)}}; }
 
@@ -96,10 +151,10 @@ class RowMomentum final : public RowOptimizerBase {
   }
 };
 
-class RowAdam final : public RowOptimizerBase {
+class RowAdam final : public ElementwiseRowOptimizer {
  public:
   RowAdam(const OptimizerConfig& config, std::size_t rows, std::size_t width)
-      : RowOptimizerBase(config, rows, width, 2) {}
+      : ElementwiseRowOptimizer(config, rows, width, 2) {}
   std::string name() const override { return "lazy adam"; }
   std::vector<std::pair<std::string, std::vector<float>*>> state() override {
     return {{"m", &state_vector(0)}, {"v", &state_vector(1)}};
@@ -135,6 +190,7 @@ std::unique_ptr<RowOptimizer> make_row_optimizer(const OptimizerConfig& config, 
   make_optimizer(config, 0);  // the same validation as the dense optimizers
   if (config.kind == "sgd") return std::make_unique<RowSgd>(config, rows, width);
   if (config.kind == "adagrad") return std::make_unique<RowAdagrad>(config, rows, width);
+  if (config.kind == kRowwiseAdagrad) return std::make_unique<RowRowwiseAdagrad>(config, rows, width);
   if (config.kind == "momentum") return std::make_unique<RowMomentum>(config, rows, width);
   return std::make_unique<RowAdam>(config, rows, width);
 }

@@ -1,6 +1,9 @@
 #include "run/table_layout.h"
 
+#include <string>
+
 #include "core/error.h"
+#include "optim/optimizer.h"
 
 namespace pstrain::train {
 
@@ -30,18 +33,38 @@ void check_replicated_tables(const JobContext& job) {
                   " MiB in all. Train it with --mode sync, async or ssp, whose servers hold the tables by rows"));
 }
 
+// Row-wise Adagrad is a rule for the rows the servers hold (optim/row_optimizer.h): a run that holds its tables
+// whole, or a model without tables, has no rows for it, and is told what does.
+void check_row_wise_optimizer(const JobContext& job, const ps::TablePlan& tables) {
+  if (job.config.optimizer.kind != optim::kRowwiseAdagrad || !tables.empty()) return;
+  const std::string mode = cat("--mode ", modes::to_string(job.config.mode));
+  const std::string why = job.layout.world_size == 1 ? std::string("a run on one rank holds the tables whole")
+                          : job.layout.pservers == 0 || job.mode().trainers_step_alone
+                              ? cat(mode, " holds the tables whole on every trainer")
+                          : job.config.table_exchange == "dense"
+                              ? std::string("--table-exchange dense ships the tables whole")
+                              : std::string("the model has no table the servers can hold by rows");
+  throw Error(ExitCode::kUsage, cat("--optimizer ", optim::kRowwiseAdagrad,
+                                    " keeps one accumulator per row of the tables the servers hold by rows, and ", why,
+                                    ": use --optimizer adagrad, or --mode sync, async or ssp with servers"));
+}
+
 }  // namespace
 
 ps::TablePlan plan_row_tables(const JobContext& job) {
   check_replicated_tables(job);
-  if (!tables_go_by_rows(job)) return {};
-  const auto rule =
-      job.config.table_exchange == "auto" ? ps::ComputedIdTables::kStayDense : ps::ComputedIdTables::kRefuse;
-  const auto& fields = job.data.meta.categorical;
-  const std::span<const std::uint64_t> longest_bags =
-      fields ? std::span(fields->max_bag) : std::span<const std::uint64_t>();
-  return ps::plan_model_tables(job.model, job.layout.pservers, job.config.batch_size, longest_bags, rule,
-                               "use --table-exchange dense");
+  ps::TablePlan tables;
+  if (tables_go_by_rows(job)) {
+    const auto rule =
+        job.config.table_exchange == "auto" ? ps::ComputedIdTables::kStayDense : ps::ComputedIdTables::kRefuse;
+    const auto& fields = job.data.meta.categorical;
+    const std::span<const std::uint64_t> longest_bags =
+        fields ? std::span(fields->max_bag) : std::span<const std::uint64_t>();
+    tables = ps::plan_model_tables(job.model, job.layout.pservers, job.config.batch_size, longest_bags, rule,
+                                   "use --table-exchange dense");
+  }
+  check_row_wise_optimizer(job, tables);
+  return tables;
 }
 
 ps::ShardPlan server_blocks(const JobContext& job) {

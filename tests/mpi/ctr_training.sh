@@ -19,6 +19,11 @@
 #              gradient); the checkpoint holds the tables as row files, and a run resumed from it on two servers
 #              (one more rank) ends with the bits of the uninterrupted run on one; all-reduce refuses tables past
 #              2^26 floats (run/table_layout.h), naming the modes that take them
+#   rowwise    --optimizer rowwise_adagrad (sync, tables by rows): learns; each row file holds the one accumulator
+#              per row ([rows x 1], the values recomputed here from nothing but h5py would be a second
+#              implementation: its unit test checks the rule); resumed on two servers it ends with the bits of the
+#              uninterrupted run; a run that holds its tables whole (one rank, --table-exchange dense) is refused on
+#              every rank, in seconds, naming the runs that take it, its folder left as it was
 source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
 work=$(new_work_dir "ctr_training_${case_name}_np${np}_${path}")
@@ -38,12 +43,12 @@ t1a relu
 logit dense units=1 loss=bce
 MODEL
 
-passes=1
+passes=1 optimizer=adagrad
 dlrm() {  # dlrm RANKS OUT [flags...]
   local ranks=$1 out=$2
   shift 2
   run_mpi "$ranks" "$path" 120 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$out" \
-    --model-file "$work/dlrm.model" --batch-size 64 --passes "$passes" --optimizer adagrad --lr 0.05 --seed 9 "$@" \
+    --model-file "$work/dlrm.model" --batch-size 64 --passes "$passes" --optimizer "$optimizer" --lr 0.05 --seed 9 "$@" \
     > "$out.log" 2>&1 || { cat "$out.log"; fail "run $out"; }
 }
 # learns OUT: the last test_auc well above chance (the Bayes AUC of these lines is printed beside it; one pass
@@ -176,6 +181,44 @@ PY
     [ ! -e "$work/allreduce" ] || [ -z "$(ls -A "$work/allreduce")" ] || fail "a refused run left files in its folder"
     echo "PASS: CTR tables by rows on the servers: the bits of dense tables, resumed exactly on another server count;"
     echo "      all-reduce refuses a table past its limit, naming the modes that take it"
+    ;;
+  rowwise)
+    optimizer=rowwise_adagrad
+    dlrm "$np" "$work/rowwise" --mode sync --checkpoint-every-steps 40 --keep-checkpoints 0
+    learns "$work/rowwise"
+    middle="$work/rowwise/checkpoints/ckpt-0000000040"
+    /usr/bin/python3 - "$middle" <<'PY' || fail "the row files do not hold one accumulator per row"  # Debian's: h5py
+import glob, sys, h5py
+files = sorted(glob.glob(sys.argv[1] + "/rows-*.h5"))
+assert len(files) == 2, files
+for name in files:
+    with h5py.File(name) as f:
+        assert list(f["optimizer"]) == ["row_sum"], (name, list(f["optimizer"]))
+        rows, sums = f["rows"], f["optimizer/row_sum"]
+        assert sums.shape == (rows.shape[0], 1), (name, sums.shape, rows.shape)
+        touched = int((sums[:, 0] > 0).sum())
+        assert touched > 0 and (sums[:, 0] >= 0).all(), (name, touched)
+        print(name.split("/")[-1], "rows", rows.shape, "row_sum", sums.shape, "touched", touched)
+PY
+    mkdir -p "$work/wider"
+    dlrm $((np + 1)) "$work/wider" --mode sync --num-pservers 2 --resume "$middle"
+    grep -q "resuming from" "$work/wider.log" || fail "did not resume"
+    exact "$work/wider" "$work/rowwise" "row-wise Adagrad resumed on two servers ends with other bits"
+    for refused in "1 local" "$np dense --mode sync --table-exchange dense"; do
+      read -r ranks name flags <<< "$refused"
+      start=$SECONDS
+      # shellcheck disable=SC2086  # $flags is a list of flags
+      if run_mpi "$ranks" "$path" 60 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$work/refused-$name" \
+        --model-file "$work/dlrm.model" --optimizer rowwise_adagrad $flags > "$work/refused-$name.log" 2>&1; then
+        fail "row-wise Adagrad accepted a run holding its tables whole ($name)"
+      fi
+      grep -q "rowwise_adagrad keeps one accumulator per row.*use --optimizer adagrad" "$work/refused-$name.log" \
+        || { cat "$work/refused-$name.log"; fail "the refusal of $name gives no reason"; }
+      [ $((SECONDS - start)) -lt 30 ] || fail "the refusal of $name took $((SECONDS - start)) s"
+      [ ! -e "$work/refused-$name" ] || [ -z "$(ls -A "$work/refused-$name")" ] || fail "refused run $name left files"
+    done
+    echo "PASS: row-wise Adagrad on the servers' rows: learns, one accumulator per row in the row files, resumed"
+    echo "      exactly on another server count; refused where the tables are held whole"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

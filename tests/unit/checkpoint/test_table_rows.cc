@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "checkpoint/checkpoint.h"
 #include "core/error.h"
@@ -73,6 +75,37 @@ TEST_F(TableRowsTest, WrittenOnTwoShardsReadsBackOnOneTwoThreeAndFiveShards) {
   EXPECT_FALSE(holds_table_rows(folder_, "embed"));
   for (const int shards : {1, 2, 3, 5}) {
     for (int shard = 0; shard < shards; ++shard) expect_shard(shard, shards);
+  }
+}
+
+// Row-wise Adagrad's state, one float per row, written on 3 shards (with 13 shards one holds no row at all) and
+// re-dealt to other shard counts into the caller's memory, as a server resuming does.
+TEST_F(TableRowsTest, AStatePerRowIsReDealtLikeTheRows) {
+  const auto per_row = [](int shard, int shards) {
+    std::vector<float> sums;
+    for (std::uint64_t row = static_cast<std::uint64_t>(shard); row < kRows;
+         row += static_cast<std::uint64_t>(shards)) {
+      sums.push_back(0.25f + static_cast<float>(row));
+    }
+    return sums;
+  };
+  for (const int written : {3, 13}) {
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+    for (int shard = 0; shard < written; ++shard) {
+      write_table_rows(folder_, kTable, shard, written, rows_of(shard, written, 0.0f),
+                       {{"row_sum", per_row(shard, written)}});
+    }
+    EXPECT_EQ(table_row_states(folder_, kTable), std::vector<std::string>{"row_sum"});
+    for (const int shards : {1, 2, 4, 13}) {
+      for (int shard = 0; shard < shards; ++shard) {
+        std::vector<float> rows(rows_of_shard(kRows, shard, shards) * kWidth);
+        std::vector<float> sums(rows_of_shard(kRows, shard, shards));
+        read_table_rows(folder_, kTable, shard, shards, rows, {{"row_sum", sums}});
+        EXPECT_EQ(rows, rows_of(shard, shards, 0.0f)) << "shard " << shard << " of " << shards << " from " << written;
+        EXPECT_EQ(sums, per_row(shard, shards)) << "shard " << shard << " of " << shards << " from " << written;
+      }
+    }
   }
 }
 

@@ -127,6 +127,52 @@ TEST(RowOptimizers, LazyAdamCorrectsBiasByTheTableStepCountAsSparseAdam) {
   EXPECT_EQ(rows->steps_taken(), static_cast<std::uint64_t>(kSteps));
 }
 
+// Row-wise Adagrad against the formula in doubles (optim/optimizer.h), with weight decay: one accumulator per row,
+// grown by the mean square of the row's decayed gradient; untouched rows and accumulators stay.
+TEST(RowOptimizers, RowwiseAdagradKeepsOneAccumulatorPerRowGrownByTheMeanSquare) {
+  const auto steps = random_steps(7);
+  std::vector<float> table = random_table(8);
+  std::vector<double> expected(table.begin(), table.end());
+  std::vector<double> sum(kRows, 0.0);
+  OptimizerConfig config = config_for(kRowwiseAdagrad);
+  config.weight_decay = 0.01f;
+  auto rows = make_row_optimizer(config, kRows, kWidth);
+  for (const SparseStep& step : steps) {
+    rows->step(table, step.rows, step.gradients);
+    for (std::size_t k = 0; k < step.rows.size(); ++k) {
+      const std::size_t row = step.rows[k];
+      std::vector<double> decayed(kWidth);
+      double squares = 0.0;
+      for (std::size_t j = 0; j < kWidth; ++j) {
+        decayed[j] = step.gradients[k * kWidth + j] + 0.01 * expected[row * kWidth + j];
+        squares += decayed[j] * decayed[j];
+      }
+      sum[row] += squares / kWidth;
+      for (std::size_t j = 0; j < kWidth; ++j) expected[row * kWidth + j] -= 0.1 * decayed[j] / std::sqrt(sum[row]);
+    }
+  }
+  for (std::size_t i = 0; i < table.size(); ++i) EXPECT_NEAR(table[i], expected[i], 1e-5) << "element " << i;
+  const auto state = rows->state();
+  ASSERT_EQ(state.size(), 1u);
+  EXPECT_EQ(state[0].first, kRowwiseAdagradState);
+  ASSERT_EQ(state[0].second->size(), kRows);  // one float per row: 1/kWidth of Adagrad's
+  for (std::size_t r = 0; r < kRows; ++r) EXPECT_NEAR((*state[0].second)[r], sum[r], 1e-5) << "row " << r;
+}
+
+// A row's first update under row-wise Adagrad moves it by lr * g / rms(g): the step is the same for every row
+// whatever its gradient's scale, as Adagrad's first step is lr * sign(g) per element.
+TEST(RowOptimizers, RowwiseAdagradsFirstStepIsTheGradientOverItsRootMeanSquare) {
+  auto rows = make_row_optimizer(config_for(kRowwiseAdagrad), 2, 2);
+  std::vector<float> table(4, 0.0f);
+  const std::vector<std::uint32_t> touched{1};
+  rows->step(table, touched, std::vector<float>{300.0f, 400.0f});  // rms = sqrt((9e4 + 16e4) / 2)
+  const double rms = std::sqrt((9e4 + 16e4) / 2.0);
+  EXPECT_EQ(table[0], 0.0f);
+  EXPECT_EQ(table[1], 0.0f);
+  EXPECT_NEAR(table[2], -0.1 * 300.0 / rms, 1e-6);
+  EXPECT_NEAR(table[3], -0.1 * 400.0 / rms, 1e-6);
+}
+
 TEST(RowOptimizers, StateIsLaidOutLikeTheTable) {
   for (const std::string kind : {"adagrad", "momentum", "adam"}) {
     auto rows = make_row_optimizer(config_for(kind), kRows, kWidth);
@@ -137,6 +183,9 @@ TEST(RowOptimizers, StateIsLaidOutLikeTheTable) {
 
 TEST(RowOptimizers, BadSettingsAreRefusedAsForDenseOptimizers) {
   OptimizerConfig config = config_for("rmsprop");
+  EXPECT_THROW(make_row_optimizer(config, kRows, kWidth), Error);
+  config = config_for(kRowwiseAdagrad);
+  config.learning_rate = 0.0f;
   EXPECT_THROW(make_row_optimizer(config, kRows, kWidth), Error);
   config = config_for("sgd");
   config.learning_rate = -1.0f;
