@@ -26,7 +26,7 @@ struct ExchangeTimers {
   double sync_seconds = 0;       // barriers: waiting for the other trainers and the servers' update
   double pull_seconds = 0;       // getting parameters
   double allreduce_seconds = 0;  // allreduce: agreeing on the step and summing the gradients
-  double update_seconds = 0;     // allreduce: the trainer's own optimizer step
+  double update_seconds = 0;     // local and allreduce: the trainer's own optimizer step
 };
 
 }  // namespace pstrain::exchange

@@ -3,17 +3,19 @@
 // Every mode's exchange (lib/modes: local training, the parameter-server modes sync, async, ssp and geo,
 // and all-reduce) is a small object behind it; the trainer loop never asks which one it has. What every mode does is
 // the step below; what only some modes can do is a capability (row tables, communication behind computation, a sum in
-// place, checkpoints by request, an optimizer of their own), which an exchange that has it returns and every other
-// returns null. Who waits for whom in each mode: lib/exchange/step_protocol.h.
+// place, checkpoints by request, updates of touched table rows only, an optimizer of their own), which an exchange
+// that has it returns and every other returns null. Who waits for whom in each mode: lib/exchange/step_protocol.h.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "core/jagged_ids.h"
 #include "exchange/exchange_stats.h"
 #include "nn/cached_lookups.h"
 #include "nn/parameter_stream.h"
+#include "nn/touched_rows.h"
 #include "optim/optimizer.h"
 
 namespace pstrain::exchange {
@@ -84,6 +86,17 @@ class RequestedCheckpoints {
   virtual void set_checkpoint_handler(std::function<bool()> handler) = 0;
 };
 
+// Modes that can update only the rows of the model's row tables that a step touched (local training, where the
+// optimizer leaves an element with a zero gradient as it is: optim::Optimizer::zero_gradient_keeps_parameters).
+// The trainer asks the model to keep its table gradients sparse (nn::Model::keep_table_gradients_sparse) and, if
+// it does, names each step's touched rows before step(); a step it names nothing for is a whole step.
+class TouchedRowUpdates {
+ public:
+  virtual ~TouchedRowUpdates() = default;
+  // For the next step() only. The spans stay valid until then.
+  virtual void rows_touched(std::vector<nn::TouchedRows> tables) = 0;
+};
+
 class GradientExchange {
  public:
   virtual ~GradientExchange() = default;
@@ -111,6 +124,7 @@ class GradientExchange {
   virtual ComputationOverlap* overlap() { return nullptr; }
   virtual InPlaceCombination* in_place_combination() { return nullptr; }
   virtual RequestedCheckpoints* requested_checkpoints() { return nullptr; }
+  virtual TouchedRowUpdates* touched_row_updates() { return nullptr; }
   // The optimizer this exchange runs on the trainer's whole model (local and all-reduce training), whose state a
   // checkpoint must hold.
   virtual optim::Optimizer* own_optimizer() { return nullptr; }

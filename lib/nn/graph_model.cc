@@ -229,6 +229,32 @@ void GraphModel::set_parameter_stream(ParameterStream* stream) {
   stream_ = stream;
 }
 
+bool GraphModel::keep_table_gradients_sparse() {
+  std::vector<std::size_t> table_nodes;
+  for (std::size_t node = 0; node < nodes_.size(); ++node) {
+    for (const std::size_t index : plan_.nodes[node].parameters) {
+      if (!plan_.parameters[index].row_table) continue;
+      if (!nodes_[node].layer->can_keep_table_gradient_sparse()) return false;  // all or none
+      table_nodes.push_back(node);
+      break;
+    }
+  }
+  for (const std::size_t node : table_nodes) nodes_[node].layer->keep_table_gradient_sparse();
+  sparse_table_nodes_ = std::move(table_nodes);
+  return !sparse_table_nodes_.empty();
+}
+
+std::vector<TouchedRows> GraphModel::touched_rows() const {
+  std::vector<TouchedRows> touched;
+  for (const std::size_t node : sparse_table_nodes_) {
+    const std::optional<TouchedRows> rows = nodes_[node].layer->touched_rows();
+    PSTRAIN_ASSERT(rows.has_value(), "layer ", plan_.nodes[node].spec.name,
+                   " keeps its table gradient sparse and names no rows");
+    touched.push_back(*rows);
+  }
+  return touched;
+}
+
 void GraphModel::stream_before_forward(std::size_t node) const {
   if (nodes_[node].layer->streams_parameters()) return;
   for (const std::size_t index : plan_.nodes[node].parameters) {

@@ -61,6 +61,8 @@ class GraphModel final : public Model {
   // Streams when its buffers are host memory (a CPU backend), where the exchange sends and receives in place.
   bool can_stream_parameters() const override { return backend_.host_accessible(); }
   void set_parameter_stream(ParameterStream* stream) override;
+  bool keep_table_gradients_sparse() override;
+  std::vector<TouchedRows> touched_rows() const override;
   BatchResult train_batch(std::span<const float> features, std::span<const std::int32_t> labels,
                           std::size_t count) override;
   BatchResult evaluate_batch(std::span<const float> features, std::span<const std::int32_t> labels,
@@ -110,6 +112,7 @@ class GraphModel final : public Model {
   std::vector<const float*> input_pointers_;
   std::vector<float*> gradient_pointers_;
   std::vector<bool> gradient_written_;
+  std::vector<std::size_t> sparse_table_nodes_;  // the nodes whose row tables keep their gradients sparse
 };
 
 // Builds a GraphModel for `plan`; Error(kUsage) for a max_batch of 0 or one whose buffers the backend's int sizes

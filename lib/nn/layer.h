@@ -22,6 +22,7 @@
 #include "nn/layer_attributes.h"
 #include "nn/parameter_stream.h"
 #include "nn/shape.h"
+#include "nn/touched_rows.h"
 
 namespace pstrain::nn {
 
@@ -109,6 +110,14 @@ class Layer {
   // True when forward() and backward() report this layer's parameters to step.stream themselves
   // (parameter_stream.h), in parts that suit their computation.
   virtual bool streams_parameters() const { return false; }
+  // A layer with a row table whose backward touches few of its rows may keep the table's gradient sparse: after
+  // keep_table_gradient_sparse() (once, before training, only where it can), backward no longer overwrites the
+  // whole table gradient: it zeroes the rows it touched the step before and writes the rows it touches now, which
+  // touched_rows() then names. The caller promises to leave the gradient buffer as backward left it (read it,
+  // never write it), so the rows outside touched_rows() are zero, as a whole overwrite would have left them.
+  virtual bool can_keep_table_gradient_sparse() const { return false; }
+  virtual void keep_table_gradient_sparse() {}
+  virtual std::optional<TouchedRows> touched_rows() const { return std::nullopt; }
 };
 
 }  // namespace pstrain::nn

@@ -15,6 +15,7 @@
 #include "core/jagged_ids.h"
 #include "nn/cached_lookups.h"
 #include "nn/parameter_stream.h"
+#include "nn/touched_rows.h"
 
 namespace pstrain::nn {
 
@@ -84,6 +85,12 @@ class Model {
   virtual bool can_stream_parameters() const { return false; }
   // The listener of the next training steps, or null for none; only where can_stream_parameters().
   virtual void set_parameter_stream(ParameterStream* stream) { static_cast<void>(stream); }
+  // Row tables with sparse gradients (Layer::keep_table_gradient_sparse): true when the model has row tables and
+  // every one of them keeps its gradient sparse from now on, the caller then leaving the gradient buffer as each
+  // training step leaves it; false (and nothing changed) otherwise. After each train_batch, touched_rows() names
+  // every table's rows that step wrote gradient into: the rest of the gradient buffer's table rows are zero.
+  virtual bool keep_table_gradients_sparse() { return false; }
+  virtual std::vector<TouchedRows> touched_rows() const { return {}; }
   // Forward and backward on `count` samples (features host row-major count x input_size()).
   // Afterwards the gradient buffer holds d(mean loss over the batch)/d(parameters).
   virtual BatchResult train_batch(std::span<const float> features, std::span<const std::int32_t> labels,

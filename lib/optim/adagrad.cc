@@ -15,6 +15,8 @@ class Adagrad final : public OptimizerBase {
       : OptimizerBase(config, size, std::move(mask)), sum_(size, 0.0f) {}
 
   std::string name() const override { return "adagrad"; }
+  // g = 0 and no decay: w -= lr * 0 (and adagrad's sum += 0) leave every bit as it was.
+  bool zero_gradient_keeps_parameters() const override { return config().weight_decay == 0.0f; }
 
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"sum", &sum_}}; }
 

@@ -77,6 +77,10 @@ class Optimizer {
   // cover it, in any order. Element for element the arithmetic is step()'s, so the results are the same bits.
   virtual void begin_update() = 0;
   virtual void update_range(std::size_t first, std::span<float> parameters, std::span<const float> gradients) = 0;
+  // True when an element whose gradient is zero keeps its value and its state bit for bit (sgd and adagrad without
+  // weight decay): then an update may leave out the ranges whose gradient is zero (update_range on the others
+  // only) and still give step()'s bits. A row table's untouched rows are such ranges (modes/local.cc).
+  virtual bool zero_gradient_keeps_parameters() const { return false; }
 
   // State for checkpoints: named float vectors of the same length as the parameters ("velocity", "m", "v")
   // plus the step count.

@@ -28,6 +28,7 @@ class OptimizerBase : public Optimizer {
   virtual void update_elements(std::size_t first, std::span<float> parameters, std::span<const float> gradients) = 0;
   // The learning rate of the update begun last.
   float learning_rate() const { return learning_rate_; }
+  const OptimizerConfig& config() const { return config_; }
   // Calls loop(decay) with decay(i) the weight decay of element first + i (config.weight_decay unless the decay
   // mask leaves the element out), as a function without a test of the mask inside: a loop over the elements
   // that calls it vectorises. With every element decayed it is exactly config.weight_decay.

@@ -51,6 +51,7 @@ class TrainerLoop {
   using Outcome = std::optional<bool>;
 
   void attach_stream();
+  void attach_touched_rows();
   Outcome run_pass(int pass);
   PassState begin_pass(int pass);
   void train_step(PassState& state, const BatchRange& batch);
@@ -83,6 +84,7 @@ class TrainerLoop {
   ModelStateAverage model_state_;
   TrainerCheckpoints checkpoints_;
   std::int64_t global_step_;
+  exchange::TouchedRowUpdates* touched_rows_ = nullptr;  // set: each step names its touched table rows
 };
 
 TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model,
@@ -116,6 +118,7 @@ TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::M
 
 bool TrainerLoop::run() {
   attach_stream();
+  attach_touched_rows();
   {
     const comm::Watchdog::Wait wait("the first pull of the parameters");
     exchange_.start(buffers_.parameters());
@@ -137,6 +140,15 @@ void TrainerLoop::attach_stream() {
   if (stream == nullptr) return;
   model_.set_parameter_stream(stream);
   if (lead()) log_info("overlap: gradient blocks go out during the backward pass");
+}
+
+// Updates of the touched table rows only, where the exchange and the model allow it (local training of a model with
+// row tables, under sgd or adagrad without weight decay): a whole step's bits without walking whole tables.
+void TrainerLoop::attach_touched_rows() {
+  exchange::TouchedRowUpdates* updates = exchange_.touched_row_updates();
+  if (updates == nullptr || !model_.keep_table_gradients_sparse()) return;
+  touched_rows_ = updates;
+  if (lead()) log_info("row tables: a step updates only the rows its batch looked up");
 }
 
 TrainerLoop::Outcome TrainerLoop::run_pass(int pass) {
@@ -226,6 +238,7 @@ void TrainerLoop::exchange_gradient(PassState& state, std::size_t count) {
   const bool has_gradient = count > 0 || combined;
   if (has_gradient) state.totals.copy_seconds += buffers_.fetch_gradient();
   const std::span<const float> gradient = has_gradient ? buffers_.gradient() : buffers_.no_gradient();
+  if (touched_rows_ != nullptr && count > 0) touched_rows_->rows_touched(model_.touched_rows());
   exchange_.step(gradient, count, {state.step, state.batches.steps()}, buffers_.parameters(), state.flags);
   job_.hooks->parameters_received(step_event(), buffers_.parameters());
   state.totals.copy_seconds += buffers_.publish_parameters();

@@ -7,7 +7,9 @@
 //
 // The table, `weight` {R, D}, starts U(-limit, limit) and is a row table (layer.h): a step touches only its ids'
 // rows, which the servers can hold and update row by row. Its gradient is the dense R x D buffer every parameter
-// has: backward overwrites it with zeros and scatter-adds into the touched rows only.
+// has: backward overwrites it with zeros and scatter-adds into the touched rows only; or, once asked to keep it
+// sparse (local training: layer.h), zeroes only the rows the step before touched and names the rows it touched,
+// so that neither backward nor the optimizer walks the whole table (the same bits: the other rows hold zeros).
 //
 // Where the servers hold the table by rows, a trainer's model holds a cache of the rows its batch looks up
 // (plan.row_table set, parameters[0] cut to the cache): the trainer fetched those rows and says where each lookup
@@ -17,6 +19,7 @@
 // The ids are host data, so the lookups run on the host: the layer needs a backend whose buffers are host memory
 // (the CPU backend). A GPU version needs a gather-and-pool kernel in both backends; until then a GPU run of a
 // model with this layer stops at build time, naming it.
+#include <algorithm>
 #include <cmath>
 
 #include "nn/id_hash.h"
@@ -78,7 +81,7 @@ class EmbeddingBagLayer final : public Layer {
                 std::span<float* const>) override {
     const core::JaggedIds& ids = checked_ids(step);
     const auto batch = static_cast<std::size_t>(step.batch);
-    backend_.fill(table_.gradient, rows_ * dim_, 0.0f);
+    clear_table_gradient();
     std::size_t next = 0;
     for (std::size_t slot = 0; slot < fields_.size(); ++slot) {
       for (std::size_t sample = 0; sample < batch; ++sample) {
@@ -91,6 +94,15 @@ class EmbeddingBagLayer final : public Layer {
         }
       }
     }
+    if (sparse_gradient_) note_touched_rows();
+  }
+
+  // Only a table the layer holds whole (not a cache of the servers' rows) on host memory, which it always is.
+  bool can_keep_table_gradient_sparse() const override { return !row_table_; }
+  void keep_table_gradient_sparse() override { sparse_gradient_ = true; }
+  std::optional<TouchedRows> touched_rows() const override {
+    if (!sparse_gradient_) return std::nullopt;
+    return TouchedRows{table_.offset, dim_, rows_ * dim_, touched_};
   }
 
  private:
@@ -108,6 +120,24 @@ class EmbeddingBagLayer final : public Layer {
       PSTRAIN_ASSERT(field < ids.fields, "embedding_bag reads field ", field, " of a batch of ", ids.fields, " fields");
     }
     return ids;
+  }
+
+  // The whole table gradient to zero; with a sparse gradient (Layer::keep_table_gradient_sparse) only the rows the
+  // last step touched, the rest being zero already (the first time, the whole table: nobody promised zeros yet).
+  void clear_table_gradient() {
+    if (!sparse_gradient_ || !gradient_clear_) {
+      backend_.fill(table_.gradient, rows_ * dim_, 0.0f);
+      gradient_clear_ = sparse_gradient_;
+      return;
+    }
+    for (const std::uint64_t row : touched_) std::fill_n(table_.gradient + row * dim_, dim_, 0.0f);
+  }
+
+  // This step's distinct rows, ascending, from forward's rows.
+  void note_touched_rows() {
+    touched_.assign(row_of_id_.begin(), row_of_id_.end());
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
   }
 
   // The cache rows of this batch's lookups where the table is held by the servers (null where the layer holds it).
@@ -130,6 +160,9 @@ class EmbeddingBagLayer final : public Layer {
   std::optional<std::size_t> row_table_;  // set: the servers hold the table, this layer a cache of it
   ParameterView table_;
   std::vector<std::uint64_t> row_of_id_;  // forward's rows, in bag order: what backward scatters into
+  bool sparse_gradient_ = false;          // Layer::keep_table_gradient_sparse
+  bool gradient_clear_ = false;           // sparse: the gradient is zero outside touched_
+  std::vector<std::uint64_t> touched_;    // sparse: the last backward's rows, distinct and ascending
 };
 
 LayerPlan plan_embedding_bag(LayerAttributes& attributes, const std::vector<Shape>&) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -91,6 +92,50 @@ TEST_F(CtrLayerTest, EmbeddingBagBackwardOverwritesTheTableGradientAndFillsOnlyT
   expected[hashed_row(3, 0, 1000)] += 1.0f;  // id 3 twice
   expected[hashed_row(4, 0, 1000)] += 0.5f;
   EXPECT_EQ(bag.gradients, expected);
+}
+
+// A table gradient kept sparse (local training: Layer::keep_table_gradient_sparse) is, step after step, the gradient
+// a whole overwrite gives, and the layer names exactly the rows holding gradient: batches that share rows, and
+// batches that touch rows the step before did not.
+TEST_F(CtrLayerTest, EmbeddingBagsSparseTableGradientIsTheWholeGradientAndNamesTheTouchedRows) {
+  const std::map<std::string, std::string> text{{"fields", "0,1"}, {"rows", "64"}, {"dim", "3"}};
+  BuiltLayer sparse = build_layer(*backend_, "embedding_bag", text, {}, 6);
+  BuiltLayer whole = build_layer(*backend_, "embedding_bag", text, {}, 6);
+  ASSERT_TRUE(sparse.layer->can_keep_table_gradient_sparse());
+  EXPECT_FALSE(sparse.layer->touched_rows().has_value());  // until asked
+  sparse.layer->keep_table_gradient_sparse();
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    std::mt19937_64 engine(seed);  // 0-3 ids per bag out of 200: each step touches rows the one before did not
+    std::vector<std::vector<std::vector<std::uint64_t>>> bags(2, std::vector<std::vector<std::uint64_t>>(6));
+    for (auto& field : bags) {
+      for (auto& bag : field) {
+        for (std::uint64_t k = engine() % 4; k > 0; --k) bag.push_back(engine() % 200);
+      }
+    }
+    const core::JaggedIds ids = testing::fields_of(bags);
+    const StepContext step{.batch = 6, .training = true, .categorical = &ids};
+    const std::vector<float> dy = random_floats(6 * 2 * 3, seed);
+    std::vector<float> output(6 * 2 * 3);
+    for (BuiltLayer* built : {&sparse, &whole}) {
+      built->layer->forward(step, {}, output.data());
+      built->layer->backward(step, {}, output.data(), dy.data(), {});
+    }
+    ASSERT_EQ(sparse.gradients, whole.gradients) << "step " << seed;
+    const std::optional<TouchedRows> touched = sparse.layer->touched_rows();
+    ASSERT_TRUE(touched.has_value());
+    EXPECT_EQ(touched->offset, 0u);
+    EXPECT_EQ(touched->width, 3u);
+    EXPECT_EQ(touched->size, 64u * 3u);
+    std::set<std::uint64_t> expected;
+    for (std::size_t f = 0; f < 2; ++f) {
+      for (std::size_t s = 0; s < 6; ++s) {
+        for (const std::uint64_t id : ids.bag(f, s)) expected.insert(hashed_row(id, 0, 64));
+      }
+    }
+    EXPECT_EQ(std::vector<std::uint64_t>(touched->rows.begin(), touched->rows.end()),
+              std::vector<std::uint64_t>(expected.begin(), expected.end()))
+        << "step " << seed;
+  }
 }
 
 TEST_F(CtrLayerTest, EmbeddingBagWithoutTheBatchsFieldsIsAWiringErrorNamingSetCategorical) {
