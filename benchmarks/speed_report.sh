@@ -109,23 +109,9 @@ done
 
 start_results "-speed"   # OUT, raw/, runs.csv; SCRATCH (pstrain's output folders and the data), removed on exit
 
-# install_missing: the Debian packages of the Python modules the report needs, when root and INSTALL=1.
-# h5py is optional (torch_cnn.py reads the shards through libhdf5 without it); matplotlib only costs the PNG.
-install_missing() {
-  local module missing=()
-  for module in torch h5py matplotlib; do
-    "$PYTHON" -c "import $module" 2> /dev/null || missing+=("python3-$module")
-  done
-  (( ${#missing[@]} > 0 )) || return 0
-  if [[ "$INSTALL" != 1 || $(id -u) != 0 ]]; then
-    note "missing: ${missing[*]} (not root, or INSTALL=0: not installing them)"
-    return 0
-  fi
-  note "installing ${missing[*]} (log: $OUT/apt.log)"
-  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"; } > "$OUT/apt.log" 2>&1 ||
-    note "apt-get failed (see $OUT/apt.log)"
-}
-install_missing
+# The Python modules the report needs: h5py is optional (torch_cnn.py reads the shards through libhdf5 without it);
+# matplotlib only costs the PNG.
+install_python_modules torch h5py matplotlib
 "$PYTHON" -c 'import torch' 2> /dev/null || die "$PYTHON cannot import torch: apt-get install -y python3-torch"
 "$PYTHON" -c 'import matplotlib' 2> /dev/null || note "no matplotlib for $PYTHON: the tables only, no PNG"
 

@@ -170,3 +170,20 @@ run_torch_cmd() {
   [[ -s "$OUT/raw/$name-b$batch.json" ]] || die "$name (batch $batch) printed no JSON; log: $OUT/raw/$name-b$batch.log"
   ran "$name" "$batch" "$np"
 }
+
+# install_python_modules MODULE...: the Debian packages (python3-MODULE) of the modules $PYTHON cannot import, when
+# root and INSTALL=1 (else a note); apt-get's log in $OUT/apt.log. The caller checks what it cannot do without.
+install_python_modules() {
+  local module missing=()
+  for module in "$@"; do
+    "$PYTHON" -c "import $module" 2> /dev/null || missing+=("python3-$module")
+  done
+  (( ${#missing[@]} > 0 )) || return 0
+  if [[ "$INSTALL" != 1 || $(id -u) != 0 ]]; then
+    note "missing: ${missing[*]} (not root, or INSTALL=0: not installing them)"
+    return 0
+  fi
+  note "installing ${missing[*]} (log: $OUT/apt.log)"
+  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"; } > "$OUT/apt.log" 2>&1 ||
+    note "apt-get failed (see $OUT/apt.log)"
+}

@@ -15,10 +15,12 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: pstrain export --onnx FILE PASS_FOLDER\n"
+    "usage: pstrain export --onnx FILE PASS_FOLDER [--external-data-above BYTES]\n"
     "Writes a pass folder's model as an ONNX model (opset 13): input \"input\" (NCHW float images, float vectors,\n"
-    "or int64 word ids), outputs \"logits\" and \"probabilities\". The pass folder names its model (model.txt,\n"
-    "model.ini); older ones need --data-dir and --model or --model-file.";
+    "int64 word ids, a click model's dense features) and, per embedding_bag layer L, \"L.rows\" (int64 hashed\n"
+    "rows, docs/using-a-model.md); outputs \"logits\" and \"probabilities\". Weights past BYTES (default 2 GB,\n"
+    "under protobuf's 2 GiB) go, largest first, to ONNX external data in FILE.data. The pass folder names its\n"
+    "model (model.txt, model.ini); older ones need --data-dir and --model or --model-file.";
 
 po::options_description export_options() {
   po::options_description flags("options");
@@ -26,10 +28,22 @@ po::options_description export_options() {
   flags.add_options()
       ("help,h", "print this help and exit")
       ("onnx", po::value<std::string>()->value_name("FILE"), "the ONNX file to write (must not exist)")
+      ("external-data-above", po::value<long long>()->value_name("BYTES"),
+       "weights the .onnx holds inline at most; the largest past it go to FILE.data (default 2000000000)")
       ("data-dir", po::value<std::string>()->value_name("DIR"), "older pass folders only: the data, for the sample shape");
   // clang-format on
   flags.add(inference::model_choice_options());
   return flags;
+}
+
+ExportOptions export_options_of(const po::variables_map& values) {
+  ExportOptions options;
+  if (values.count("external-data-above")) {
+    const long long bytes = values["external-data-above"].as<long long>();
+    if (bytes < 0) throw Error(ExitCode::kUsage, cat("--external-data-above must be >= 0 (got ", bytes, ")"));
+    options.external_data_above = static_cast<std::uint64_t>(bytes);
+  }
+  return options;
 }
 
 }  // namespace
@@ -51,10 +65,14 @@ int run_export(int argc, char** argv) {
     meta = data::read_shard_meta(data::test_shard_path((*values)["data-dir"].as<std::string>()));
   const inference::SavedModel model =
       inference::load_saved_model(pass_dir, inference::resolve_model_choice(*values), meta ? &*meta : nullptr);
-  write_onnx_model(model, target);
+  const ExportSummary summary = write_onnx_model(model, target, export_options_of(*values));
   std::cout << "pstrain export: " << pass_dir.string() << " -> " << target.string() << " (ONNX opset " << kOnnxOpset
-            << ", " << model.plan.nodes.size() << " layers, " << model.plan.parameter_count << " parameters)"
-            << std::endl;
+            << ", " << model.plan.nodes.size() << " layers, " << model.plan.parameter_count << " parameters";
+  if (summary.tensors > 0) {
+    std::cout << "; " << summary.tensors << " tensor(s), " << summary.bytes << " bytes, as external data in "
+              << summary.external_data.string();
+  }
+  std::cout << ")" << std::endl;
   return 0;
 }
 

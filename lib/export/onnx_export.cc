@@ -1,101 +1,20 @@
 #include "export/onnx_export.h"
 
+#include <fcntl.h>
 #include <onnx/checker.h>
-#include <onnx/onnx_pb.h>
+#include <unistd.h>
 
-#include <map>
+#include <cerrno>
+#include <cstring>
+#include <limits>
 
 #include "core/error.h"
 #include "core/files.h"
+#include "export/onnx_graph.h"
 
 namespace pstrain::exporting {
 
 namespace {
-
-namespace proto = ONNX_NAMESPACE;
-
-// A tensor of the graph: its name and its per-sample shape as pstrain sees it. Rank-3 shapes are images, NCHW in
-// the graph (HWC in pstrain); `ids` marks the int64 word ids of a language model's input.
-struct Value {
-  std::string name;
-  nn::Shape shape;
-  bool ids = false;
-};
-
-std::size_t attribute(const nn::NodeSpec& node, const std::string& key, std::size_t fallback) {
-  const auto found = node.attributes.find(key);
-  return found == node.attributes.end() ? fallback : std::stoul(found->second);
-}
-
-float number_attribute(const nn::NodeSpec& node, const std::string& key, float fallback) {
-  const auto found = node.attributes.find(key);
-  return found == node.attributes.end() ? fallback : std::stof(found->second);
-}
-
-class GraphBuilder {
- public:
-  GraphBuilder(proto::GraphProto& graph, const inference::SavedModel& model) : graph_(graph), model_(model) {}
-
-  proto::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
-    proto::NodeProto& added = *graph_.add_node();
-    added.set_op_type(op);
-    added.set_name(output);
-    for (const std::string& input : inputs) added.add_input(input);
-    added.add_output(output);
-    return added;
-  }
-
-  static void set_ints(proto::NodeProto& node, const std::string& name, const std::vector<std::int64_t>& values) {
-    proto::AttributeProto& attribute = *node.add_attribute();
-    attribute.set_name(name);
-    attribute.set_type(proto::AttributeProto::INTS);
-    for (const std::int64_t value : values) attribute.add_ints(value);
-  }
-  static void set_int(proto::NodeProto& node, const std::string& name, std::int64_t value) {
-    proto::AttributeProto& attribute = *node.add_attribute();
-    attribute.set_name(name);
-    attribute.set_type(proto::AttributeProto::INT);
-    attribute.set_i(value);
-  }
-  static void set_float(proto::NodeProto& node, const std::string& name, float value) {
-    proto::AttributeProto& attribute = *node.add_attribute();
-    attribute.set_name(name);
-    attribute.set_type(proto::AttributeProto::FLOAT);
-    attribute.set_f(value);
-  }
-
-  // A float initializer named `name` of shape `dims` holding `values` (row-major).
-  std::string constant(const std::string& name, const std::vector<std::int64_t>& dims, std::span<const float> values) {
-    proto::TensorProto& tensor = *graph_.add_initializer();
-    tensor.set_name(name);
-    tensor.set_data_type(proto::TensorProto::FLOAT);
-    for (const std::int64_t dim : dims) tensor.add_dims(dim);
-    tensor.set_raw_data(values.data(), values.size_bytes());
-    return name;
-  }
-
-  // The saved values of "<layer>.<tensor>" (trainable or state), as pstrain lays them out.
-  std::span<const float> saved(const std::string& name) const {
-    for (const nn::ParameterInfo& info : model_.plan.parameters) {
-      if (info.name == name) return std::span<const float>(model_.parameters).subspan(info.offset, info.size);
-    }
-    for (const nn::ParameterInfo& info : model_.plan.state) {
-      if (info.name == name) return std::span<const float>(model_.state).subspan(info.offset, info.size);
-    }
-    PSTRAIN_ASSERT(false, "no saved tensor ", name);
-    return {};
-  }
-  bool has_saved(const std::string& name) const {
-    for (const nn::ParameterInfo& info : model_.plan.parameters) {
-      if (info.name == name) return true;
-    }
-    return false;
-  }
-
- private:
-  proto::GraphProto& graph_;
-  const inference::SavedModel& model_;
-};
 
 [[noreturn]] void cannot_export(const nn::PlannedNode& node, const std::string& why) {
   throw Error(ExitCode::kUsage,
@@ -125,7 +44,7 @@ std::string conv2d(GraphBuilder& graph, const nn::PlannedNode& node, const Value
   std::vector<std::string> inputs{input.name, graph.constant(name + ".weight",
                                                              {static_cast<std::int64_t>(filters),
                                                               static_cast<std::int64_t>(channels), k, k},
-                                                             oihw)};
+                                                             graph.keep(std::move(oihw)))};
   if (graph.has_saved(name + ".bias")) {
     inputs.push_back(graph.constant(name + ".bias", {static_cast<std::int64_t>(filters)}, graph.saved(name + ".bias")));
   }
@@ -206,13 +125,16 @@ std::string unary(GraphBuilder& graph, const std::string& op, const Value& input
 std::string add_layer(GraphBuilder& graph, const nn::PlannedNode& node, const std::vector<Value>& inputs) {
   const std::string out = "pstrain/" + node.spec.name;
   const std::string& type = node.spec.type;
-  const Value& input = inputs[0];
+  const Value input = inputs.empty() ? Value{} : inputs[0];  // embedding_bag reads no layer
   if (type == "dense") return dense(graph, node, input, out);
   if (type == "conv2d") return conv2d(graph, node, input, out);
   if (type == "maxpool" || type == "avgpool") return pool(graph, node, input, out);
   if (type == "batchnorm") return batchnorm(graph, node, input, out);
   if (type == "flatten") return flatten(graph, input, out);
   if (type == "embedding") return embedding(graph, node, input, out);
+  if (type == "embedding_bag") return embedding_bag(graph, node, out);
+  if (type == "dot_interaction") return dot_interaction(graph, inputs, out);
+  if (type == "fm") return fm(graph, inputs, out);
   if (type == "dropout") return unary(graph, "Identity", input, out);
   if (type == "relu") return unary(graph, "Relu", input, out);
   if (type == "tanh") return unary(graph, "Tanh", input, out);
@@ -224,7 +146,7 @@ std::string add_layer(GraphBuilder& graph, const nn::PlannedNode& node, const st
   }
   if (type == "scale") {
     const float factor = number_attribute(node.spec, "factor", 1.0f);
-    graph.node("Mul", {input.name, graph.constant(out + "/factor", {}, std::span<const float>(&factor, 1))}, out);
+    graph.node("Mul", {input.name, graph.constant(out + "/factor", {}, graph.keep({factor}))}, out);
     return out;
   }
   if (type == "add") {
@@ -256,29 +178,9 @@ void declare(proto::ValueInfoProto& value, const std::string& name, int element_
   for (const std::int64_t dim : sample_dims) tensor.mutable_shape()->add_dim()->set_dim_value(dim);
 }
 
-}  // namespace
-
-bool built_with_onnx() {
-  return true;
-}
-
-std::string onnx_model_bytes(const inference::SavedModel& saved) {
+// The data's input, "input", when some layer reads it (a click model's dense features, images, vectors, ids).
+void declare_data_input(proto::GraphProto& graph, const inference::SavedModel& saved) {
   const nn::ModelPlan& plan = saved.plan;
-  proto::ModelProto model;
-  model.set_ir_version(proto::IR_VERSION);
-  model.set_producer_name("pstrain");
-  model.set_producer_version(PSTRAIN_VERSION);
-  model.set_doc_string(cat("pstrain pass folder ", saved.pass_dir.string(), ", model ", saved.info.source, "; input ",
-                           plan.input.size() == 3 ? "NCHW images"
-                           : saved.info.tokens    ? "int64 ids"
-                                                  : "vectors"));
-  proto::OperatorSetIdProto& opset = *model.add_opset_import();
-  opset.set_domain("");
-  opset.set_version(kOnnxOpset);
-  proto::GraphProto& graph = *model.mutable_graph();
-  graph.set_name("pstrain");
-
-  Value data{"input", plan.input, saved.info.tokens};
   std::vector<std::int64_t> input_dims;
   if (plan.input.size() == 3) {
     input_dims = {static_cast<std::int64_t>(plan.input[2]), static_cast<std::int64_t>(plan.input[0]),
@@ -286,39 +188,203 @@ std::string onnx_model_bytes(const inference::SavedModel& saved) {
   } else {
     for (const std::size_t extent : plan.input) input_dims.push_back(static_cast<std::int64_t>(extent));
   }
-  declare(*graph.add_input(), "input", data.ids ? proto::TensorProto::INT64 : proto::TensorProto::FLOAT, input_dims);
+  declare(*graph.add_input(), "input", saved.info.tokens ? proto::TensorProto::INT64 : proto::TensorProto::FLOAT,
+          input_dims);
+}
 
-  GraphBuilder builder(graph, saved);
+bool reads_data(const nn::ModelPlan& plan) {
+  for (const nn::PlannedNode& node : plan.nodes) {
+    for (const int index : node.inputs) {
+      if (index == nn::ModelPlan::kDataInput) return true;
+    }
+  }
+  return false;
+}
+
+// The graph's outputs: "logits" as the last layer gives them and "probabilities": their softmax, or for a click
+// model (loss=bce, one logit) the sigmoid of its logit, the click probability `pstrain predict` writes.
+void add_outputs(GraphBuilder& builder, proto::GraphProto& graph, const nn::ModelPlan& plan, const std::string& last) {
+  const bool click = plan.loss == nn::LossKind::kBinaryCrossEntropy;
+  const auto width = static_cast<std::int64_t>(nn::element_count(plan.nodes.back().plan.output));
+  builder.node("Identity", {last}, "logits");
+  if (click) {
+    builder.node("Sigmoid", {last}, "probabilities");
+  } else {
+    GraphBuilder::set_int(builder.node("Softmax", {last}, "probabilities"), "axis", 1);
+  }
+  declare(*graph.add_output(), "logits", proto::TensorProto::FLOAT, {width});
+  declare(*graph.add_output(), "probabilities", proto::TensorProto::FLOAT, {width});
+}
+
+std::string input_kind(const inference::SavedModel& saved) {
+  const std::string data = saved.plan.input.size() == 3 ? "NCHW images" : saved.info.tokens ? "int64 ids" : "vectors";
+  return saved.plan.categorical_fields > 0 ? data + " and per embedding_bag int64 hashed rows" : data;
+}
+
+// The whole model, its float weights inline while they total at most `inline_limit` bytes, the largest of them
+// in the side file `location` past it.
+void build_model(BuiltModel& built, const inference::SavedModel& saved, std::uint64_t inline_limit,
+                 const std::string& location) {
+  const nn::ModelPlan& plan = saved.plan;
+  proto::ModelProto& model = built.proto;
+  model.set_ir_version(proto::IR_VERSION);
+  model.set_producer_name("pstrain");
+  model.set_producer_version(PSTRAIN_VERSION);
+  model.set_doc_string(cat("pstrain pass folder ", saved.pass_dir.string(), ", model ", saved.info.source, "; input ",
+                           input_kind(saved)));
+  proto::OperatorSetIdProto& opset = *model.add_opset_import();
+  opset.set_domain("");
+  opset.set_version(kOnnxOpset);
+  proto::GraphProto& graph = *model.mutable_graph();
+  graph.set_name("pstrain");
+
+  const Value data{"input", plan.input, saved.info.tokens};
+  if (reads_data(plan)) declare_data_input(graph, saved);
+  GraphBuilder builder(built, saved);
   std::vector<Value> outputs;
   for (const nn::PlannedNode& node : plan.nodes) {
+    if (node.spec.type == "embedding_bag") declare_bag_rows_input(model, node);
     std::vector<Value> inputs;
     for (const int index : node.inputs) {
       inputs.push_back(index == nn::ModelPlan::kDataInput ? data : outputs[static_cast<std::size_t>(index)]);
     }
     outputs.push_back({add_layer(builder, node, inputs), node.plan.output, false});
   }
-  const auto classes = static_cast<std::int64_t>(plan.classes);
-  builder.node("Identity", {outputs.back().name}, "logits");
-  GraphBuilder::set_int(builder.node("Softmax", {outputs.back().name}, "probabilities"), "axis", 1);
-  declare(*graph.add_output(), "logits", proto::TensorProto::FLOAT, {classes});
-  declare(*graph.add_output(), "probabilities", proto::TensorProto::FLOAT, {classes});
+  add_outputs(builder, graph, plan, outputs.back().name);
+  builder.place_weights(inline_limit, location);
+}
+
+void check_in_memory(const proto::ModelProto& model) {
   try {
     proto::checker::check_model(model);
   } catch (const std::exception& failure) {
     PSTRAIN_ASSERT(false, "the exported ONNX model fails ONNX's checker: ", failure.what());
   }
+}
+
+std::string serialized(const proto::ModelProto& model) {
   std::string bytes;
   PSTRAIN_ASSERT(model.SerializeToString(&bytes), "protobuf could not serialize the ONNX model");
   return bytes;
 }
 
-void write_onnx_model(const inference::SavedModel& model, const std::filesystem::path& target) {
-  std::error_code error;
-  if (std::filesystem::exists(std::filesystem::symlink_status(target, error))) {
-    throw Error(ExitCode::kOutput, cat("--onnx ", target.string(), " already exists; pstrain never replaces a file"));
+void write_floats(int fd, std::span<const float> values, const std::filesystem::path& path) {
+  const char* data = reinterpret_cast<const char*>(values.data());
+  std::size_t written = 0;
+  while (written < values.size_bytes()) {
+    const ssize_t n = ::write(fd, data + written, values.size_bytes() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", std::strerror(errno)));
+    written += static_cast<std::size_t>(n);
   }
-  const std::string bytes = onnx_model_bytes(model);
-  write_file_atomically(target, bytes);
+}
+
+// The side file's bytes straight from the weights (no copy of a table in memory), zeros between tensors up to
+// each one's offset, under a temporary name renamed into place.
+void write_external_data(const BuiltModel& built, const std::filesystem::path& path) {
+  const std::filesystem::path temporary = path.string() + ".tmp-" + std::to_string(::getpid());
+  try {
+    FileDescriptor file(temporary, O_WRONLY | O_CREAT | O_TRUNC);
+    std::uint64_t at = 0;
+    for (const ExternalTensor& tensor : built.external) {
+      const std::vector<float> gap((tensor.offset - at) / sizeof(float), 0.0f);  // offsets are multiples of 4096
+      write_floats(file.get(), gap, temporary);
+      at = tensor.offset;
+      for (const std::span<const float> piece : tensor.pieces) {
+        write_floats(file.get(), piece, temporary);
+        at += piece.size_bytes();
+      }
+    }
+    file.sync();
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw Error(ExitCode::kOutput,
+                cat("cannot rename ", temporary.string(), " to ", path.string(), ": ", error.message()));
+  }
+}
+
+// The .onnx of a model with external data: written under a temporary name in the side file's folder, checked
+// there by ONNX's checker (which resolves "location" against the model's folder, so it sees the side file), then
+// renamed into place. Any failure removes both files.
+void write_with_external_data(const BuiltModel& built, const std::filesystem::path& target,
+                              const std::filesystem::path& side) {
+  const std::filesystem::path temporary = target.string() + ".tmp-" + std::to_string(::getpid());
+  const auto remove_both = [&] {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    std::filesystem::remove(side, ignored);
+  };
+  write_external_data(built, side);
+  try {
+    {
+      FileDescriptor file(temporary, O_WRONLY | O_CREAT | O_TRUNC);
+      file.write_all(serialized(built.proto));
+      file.sync();
+    }
+    try {
+      proto::checker::check_model(temporary.string());
+    } catch (const std::exception& failure) {
+      PSTRAIN_ASSERT(false, "the exported ONNX model fails ONNX's checker: ", failure.what());
+    }
+    std::error_code error;
+    std::filesystem::rename(temporary, target, error);
+    if (error) {
+      throw Error(ExitCode::kOutput,
+                  cat("cannot rename ", temporary.string(), " to ", target.string(), ": ", error.message()));
+    }
+  } catch (...) {
+    remove_both();
+    throw;
+  }
+  fsync_path(target.parent_path().empty() ? "." : target.parent_path());
+}
+
+void refuse_existing(const std::filesystem::path& path, const std::string& what) {
+  std::error_code error;
+  if (std::filesystem::exists(std::filesystem::symlink_status(path, error))) {
+    throw Error(ExitCode::kOutput, cat(what, path.string(), " already exists; pstrain never replaces a file"));
+  }
+}
+
+}  // namespace
+
+bool built_with_onnx() {
+  return true;
+}
+
+std::string onnx_model_bytes(const inference::SavedModel& saved) {
+  BuiltModel built;
+  build_model(built, saved, std::numeric_limits<std::uint64_t>::max(), "");
+  check_in_memory(built.proto);
+  return serialized(built.proto);
+}
+
+std::filesystem::path external_data_path(const std::filesystem::path& target) {
+  return target.string() + ".data";
+}
+
+ExportSummary write_onnx_model(const inference::SavedModel& model, const std::filesystem::path& target,
+                               const ExportOptions& options) {
+  refuse_existing(target, "--onnx ");
+  const std::filesystem::path side = external_data_path(target);
+  BuiltModel built;
+  build_model(built, model, options.external_data_above, side.filename().string());
+  if (built.external.empty()) {
+    check_in_memory(built.proto);
+    write_file_atomically(target, serialized(built.proto));
+    return {};
+  }
+  refuse_existing(side, "the external data of --onnx, ");
+  write_with_external_data(built, target, side);
+  return {side, built.external.size(), built.external_bytes};
 }
 
 }  // namespace pstrain::exporting

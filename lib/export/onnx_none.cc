@@ -21,7 +21,11 @@ std::string onnx_model_bytes(const inference::SavedModel&) {
   built_without();
 }
 
-void write_onnx_model(const inference::SavedModel&, const std::filesystem::path&) {
+std::filesystem::path external_data_path(const std::filesystem::path& target) {
+  return target.string() + ".data";
+}
+
+ExportSummary write_onnx_model(const inference::SavedModel&, const std::filesystem::path&, const ExportOptions&) {
   built_without();
 }
 

@@ -47,7 +47,7 @@ class AllreduceExchange final : public exchange::GradientExchange,
   AllreduceExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial,
                     std::unique_ptr<allreduce::Summation> summation, const AllreduceSetup& setup)
       : optimizer_(std::move(optimizer)),
-        initial_(initial.begin(), initial.end()),
+        initial_(initial),
         summation_(std::move(summation)),
         setup_(setup),
         sums_in_backend_(setup.backend->host_accessible() || summation_->sums_device_memory()),
@@ -146,7 +146,7 @@ class AllreduceExchange final : public exchange::GradientExchange,
   }
 
   std::unique_ptr<optim::Optimizer> optimizer_;
-  std::vector<float> initial_;
+  std::span<const float> initial_;  // the job's, until start()
   std::unique_ptr<allreduce::Summation> summation_;
   AllreduceSetup setup_;
   bool sums_in_backend_;

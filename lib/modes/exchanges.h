@@ -79,6 +79,8 @@ std::unique_ptr<exchange::GradientExchange> make_allreduce_exchange(std::unique_
                                                                     const AllreduceSetup& setup);
 
 // Local training (local.cc; one rank): no exchange at all, the trainer runs the optimizer on its own parameters.
+// `initial` (here and in make_allreduce_exchange) is read by start() and must live until then: the job's starting
+// or resumed parameters, which it keeps (not copied again: a click model's tables are gigabytes).
 std::unique_ptr<exchange::GradientExchange> make_local_exchange(std::unique_ptr<optim::Optimizer> optimizer,
                                                                 std::span<const float> initial);
 

@@ -13,7 +13,7 @@ namespace {
 class LocalExchange final : public exchange::GradientExchange, public exchange::TouchedRowUpdates {
  public:
   LocalExchange(std::unique_ptr<optim::Optimizer> optimizer, std::span<const float> initial)
-      : optimizer_(std::move(optimizer)), initial_(initial.begin(), initial.end()) {}
+      : optimizer_(std::move(optimizer)), initial_(initial) {}
   void start(std::span<float> parameters) override { std::ranges::copy(initial_, parameters.begin()); }
   void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace&, std::span<float> parameters,
             int&) override {
@@ -62,7 +62,7 @@ class LocalExchange final : public exchange::GradientExchange, public exchange::
   }
 
   std::unique_ptr<optim::Optimizer> optimizer_;
-  std::vector<float> initial_;
+  std::span<const float> initial_;        // the job's, until start()
   std::vector<nn::TouchedRows> touched_;  // for the step to come; empty: a whole step
 };
 

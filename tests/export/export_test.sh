@@ -2,8 +2,15 @@
 # End to end, for one model: a short run writes a pass folder; `pstrain export` writes it as ONNX; `pstrain
 # evaluate` scores it and `pstrain predict --logits` writes its logits on the test shard; check_export.py then
 # runs onnx.checker and evaluates the ONNX graph outside pstrain (onnx_numpy.py), which must give pstrain's logits
-# within 1e-5 relative and the same accuracy (and perplexity). Usage: export_test.sh CASE, CASE one of
-#   mlp cnn resnet resnet_nobn recipe layers nplm
+# within 1e-5 relative and the same accuracy (and perplexity; for click models AUC and log-loss, the bags fed as
+# the documented hashed rows, ctr_rows.py). Usage: export_test.sh CASE, CASE one of
+#   mlp cnn resnet resnet_nobn recipe layers nplm          images and words
+#   dlrm deepfm                                            the click presets, 225 steps on synthetic-ctr lines
+#   ctr_file                                               the DLRM model file of tests/mpi/ctr_training.sh
+#   ctr_layers                                             every click layer form (ctr_layers.model)
+#   ctr_external_data                                      ctr_layers.model with --external-data-above 100000:
+#                                                          the largest tables as ONNX external data; an existing
+#                                                          side file is never replaced
 # CTest passes BIN_DIR, WORK_ROOT, FASHION_MNIST, SOURCE_DIR (the repository).
 set -euo pipefail
 export OPENBLAS_NUM_THREADS=1
@@ -41,7 +48,21 @@ PY
     > /dev/null
 }
 
+# 4,000 synthetic click-log lines (3,600 to train on, 400 to test).
+clicks() {
+  "$BIN_DIR/pstrain-data" synthetic-ctr --lines 4000 --seed 5 --output data --split-count 1 > /dev/null
+}
+# The DLRM model file tests/mpi/ctr_training.sh trains, as that script writes it.
+ctr_training_model() {
+  sed -n "/<<'MODEL'/,/^MODEL\$/p" "$SOURCE_DIR/tests/mpi/ctr_training.sh" | sed '1d;$d' > ctr_training.model
+  grep -q embedding_bag ctr_training.model || fail "no model file found in tests/mpi/ctr_training.sh"
+}
+
 flags=(--passes 1 --batch-size 32 --seed 3)
+# One pass of 225 steps: the tables of 3,600 lines overfit past it (test AUC ~0.59 DLRM, ~0.65 DeepFM, falling after).
+click_flags=(--passes 1 --batch-size 16 --seed 3 --optimizer adagrad --lr 0.05)
+export_flags=()
+check_flags=()
 case "$case_name" in
   mlp) images; flags+=(--hidden 256,128) ;;
   cnn) images; flags+=(--model cnn --conv-filters 8,16 --hidden 32) ;;
@@ -50,12 +71,33 @@ case "$case_name" in
   recipe) images; flags+=(--model-file "$SOURCE_DIR/examples/models/fashion-mnist-best.model") ;;
   layers) images; flags+=(--model-file "$here/all_layers.model") ;;
   nplm) tokens; flags+=(--model nplm --embedding-dim 8 --hidden 16 --direct true) ;;
+  dlrm) clicks; flags=("${click_flags[@]}" --model dlrm --embedding-dim 8 --bottom-hidden 32 --hidden 64,32) ;;
+  deepfm) clicks; flags=("${click_flags[@]}" --model deepfm --embedding-dim 8 --hidden 64,32) ;;
+  ctr_file) clicks; ctr_training_model; flags=("${click_flags[@]}" --model-file ctr_training.model) ;;
+  ctr_layers) clicks; flags=("${click_flags[@]}" --model-file "$here/ctr_layers.model") ;;
+  ctr_external_data)
+    clicks
+    flags=("${click_flags[@]}" --model-file "$here/ctr_layers.model")
+    export_flags=(--external-data-above 100000)
+    check_flags=(--external-data)
+    ;;
   *) fail "unknown case $case_name" ;;
 esac
 "$BIN_DIR/pstrain" --data-dir data --output-dir run "${flags[@]}" > train.out 2>&1 \
   || fail "the 1-pass run failed: $(tail -5 train.out)"
-pass=run/pass-00000
-"$BIN_DIR/pstrain" export --onnx model.onnx "$pass" > export.out || fail "export: $(cat export.out)"
+pass=$(ls -d run/pass-* | tail -n 1)  # the last pass: metrics.jsonl's last line
+"$BIN_DIR/pstrain" export --onnx model.onnx "$pass" "${export_flags[@]}" > export.out || fail "export: $(cat export.out)"
+if [ ${#check_flags[@]} -gt 0 ]; then
+  grep -q "as external data in model.onnx.data" export.out || fail "export does not name its side file: $(cat export.out)"
+  # A side file that exists already is never replaced, and nothing is written beside it.
+  mkdir again && cp model.onnx.data again/ && cksum again/model.onnx.data > again.sum
+  status=0
+  "$BIN_DIR/pstrain" export --onnx again/model.onnx "$pass" "${export_flags[@]}" > again.out 2>&1 || status=$?
+  [ "$status" = 4 ] && grep -q "model.onnx.data already exists" again.out \
+    || fail "export over an existing side file: exit $status, $(cat again.out)"
+  [ "$(ls again)" = model.onnx.data ] && cksum again/model.onnx.data | cmp -s - again.sum \
+    || fail "export over an existing side file changed $(ls again)"
+fi
 "$BIN_DIR/pstrain" evaluate "$pass" --output evaluation.json > evaluate.out || fail "evaluate: $(cat evaluate.out)"
 # evaluate's figures are the run's own for the same pass (metrics.jsonl, computed by the trainer).
 /usr/bin/python3 - "$work" <<'PY' || fail "evaluate differs from the run's figures"
@@ -69,4 +111,5 @@ if "test_perplexity" in run and abs(run["test_perplexity"] / ours["perplexity"] 
 PY
 "$BIN_DIR/pstrain" predict "$pass" --input data/test.h5 --output logits.npy --logits --batch-size 77 > predict.out \
   || fail "predict: $(cat predict.out)"
-/usr/bin/python3 "$here/check_export.py" model.onnx data/test.h5 logits.npy evaluation.json "$case_name"
+/usr/bin/python3 "$here/check_export.py" model.onnx data/test.h5 logits.npy evaluation.json "$case_name" \
+  "${check_flags[@]}"

@@ -4,10 +4,12 @@ exports (lib/export/onnx_export.h) and nothing else, reads the weights from the 
 computes in float64, so that the comparison with pstrain's float32 outputs measures pstrain's error, not its own.
 An operator it does not know, or an attribute it does not expect, is an error: nothing is silently approximated.
 
-    run(model, {"input": array}) -> {"logits": array, "probabilities": array}
+    run(model, {"input": array, ...}) -> {"logits": array, "probabilities": array}
+
+Float tensors are float64 here, int64 ones (ids, a click model's hashed rows, axes and indices) stay int64.
 """
 import numpy as np
-from onnx import helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 
 def attributes(node):
@@ -92,12 +94,34 @@ def run_node(node, values):
     if op == "Concat":
         return np.concatenate(ins, axis=a["axis"])
     if op == "Cast":
-        return ins[0].astype(np.int64)
+        expect(node, a, ["to"])
+        types = {TensorProto.INT64: np.int64, TensorProto.FLOAT: np.float64}
+        if a["to"] not in types:
+            raise ValueError(f"Cast to {a['to']} is not pstrain's")
+        return ins[0].astype(types[a["to"]])
     if op == "Gather":
         expect(node, a, ["axis"])
-        if a.get("axis", 0) != 0:
-            raise ValueError("Gather: only axis 0 is pstrain's")
-        return np.take(ins[0], ins[1], axis=0)
+        indices = ins[1]
+        if indices.dtype != np.int64 or (indices < 0).any() or (indices >= ins[0].shape[a.get("axis", 0)]).any():
+            raise ValueError(f"Gather {node.name}: indices outside [0, {ins[0].shape[a.get('axis', 0)]})")
+        return np.take(ins[0], indices, axis=a.get("axis", 0))
+    if op == "ReduceSum":
+        expect(node, a, ["keepdims"])
+        if len(ins) < 2 or ins[1] is None:
+            raise ValueError("ReduceSum: pstrain always names its axes")
+        return ins[0].sum(axis=tuple(int(i) for i in ins[1]), keepdims=bool(a.get("keepdims", 1)))
+    if op == "Unsqueeze":
+        return np.expand_dims(ins[0], tuple(int(i) for i in ins[1]))
+    if op == "MatMul":
+        return np.matmul(ins[0], ins[1])
+    if op == "Sub":
+        return ins[0] - ins[1]
+    if op == "Div":
+        return ins[0] / ins[1]
+    if op == "Max":
+        return np.maximum(ins[0], ins[1])
+    if op == "Less":
+        return ins[0] < ins[1]
     if op == "Softmax":
         axis = a.get("axis", -1)
         shifted = ins[0] - ins[0].max(axis=axis, keepdims=True)
@@ -107,7 +131,10 @@ def run_node(node, values):
 
 
 def run(model, feeds):
-    values = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
+    values = {}
+    for t in model.graph.initializer:
+        array = numpy_helper.to_array(t)
+        values[t.name] = array if array.dtype == np.int64 else array.astype(np.float64)
     values.update(feeds)
     for node in model.graph.node:  # ONNX requires topological order
         values[node.output[0]] = run_node(node, values)

@@ -1,6 +1,8 @@
 // lib/export: the ONNX graph of a saved model. Convolution weights arrive in OIHW order element for element,
 // images enter as NCHW and go back to pstrain's (h, w, c) order before a flatten, a layer without an ONNX form
-// is named, and the file is never written over an existing one nor left half-written.
+// is named, and the file is never written over an existing one nor left half-written. An embedding_bag reads its
+// own int64 rows input, described in the metadata, from its table plus a zero pad row; weights past the limit go
+// to the side file largest first, and a side file that exists is never replaced.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <numeric>
 
 #include "core/error.h"
 #include "export/onnx_export.h"
@@ -124,6 +127,101 @@ TEST(OnnxExport, NeverReplacesAFileNorLeavesAPartialOne) {
   proto::ModelProto back;
   std::ifstream file(folder / "new.onnx", std::ios::binary);
   EXPECT_TRUE(back.ParseFromIstream(&file));
+  fs::remove_all(folder);
+}
+
+std::vector<float> floats_of(const std::string& bytes) {
+  std::vector<float> values(bytes.size() / sizeof(float));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  return values;
+}
+
+std::string external_entry(const proto::TensorProto& tensor, const std::string& key) {
+  for (const proto::StringStringEntryProto& entry : tensor.external_data()) {
+    if (entry.key() == key) return entry.value();
+  }
+  return "(none)";
+}
+
+TEST(OnnxExport, EmbeddingBagReadsHashedRowsFromItsTableAndAZeroPadRow) {
+  const inference::SavedModel model = numbered_model(
+      "e embedding_bag fields=0,1 rows=5 dim=2 seed=9 pooling=mean\nf flatten\no dense units=1 loss=bce\n", {3}, 2);
+  const proto::ModelProto onnx = parsed(model);
+  const proto::TensorProto& table = initializer(onnx, "e.weight");
+  ASSERT_EQ(std::vector<std::int64_t>(table.dims().begin(), table.dims().end()), (std::vector<std::int64_t>{6, 2}));
+  std::vector<float> expected(10);
+  std::iota(expected.begin(), expected.end(), 0.0f);  // the saved table, then row 5 of zeros
+  expected.insert(expected.end(), {0.0f, 0.0f});
+  EXPECT_EQ(floats_of(table.raw_data()), expected);
+  // The data input is left out: no layer reads it.
+  ASSERT_EQ(onnx.graph().input_size(), 1);
+  const proto::ValueInfoProto& rows = onnx.graph().input(0);
+  EXPECT_EQ(rows.name(), "e.rows");
+  EXPECT_EQ(rows.type().tensor_type().elem_type(), proto::TensorProto::INT64);
+  const auto& shape = rows.type().tensor_type().shape();
+  ASSERT_EQ(shape.dim_size(), 3);
+  EXPECT_EQ(shape.dim(0).dim_param(), "batch");
+  EXPECT_EQ(shape.dim(1).dim_value(), 2);
+  EXPECT_EQ(shape.dim(2).dim_param(), "e.bag");
+  ASSERT_EQ(onnx.metadata_props_size(), 1);
+  EXPECT_EQ(onnx.metadata_props(0).key(), "pstrain.embedding_bag.e");
+  EXPECT_EQ(onnx.metadata_props(0).value(), "input=e.rows fields=0,1 seed=9 rows=5 pad=5 pooling=mean");
+  std::vector<std::string> ops;
+  for (const proto::NodeProto& node : onnx.graph().node()) ops.push_back(node.op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Gather", "ReduceSum", "Less", "Cast", "ReduceSum", "Max", "Div", "Flatten",
+                                           "Gemm", "Identity", "Sigmoid"}));
+  EXPECT_EQ(onnx.graph().output(1).type().tensor_type().shape().dim(1).dim_value(), 1);
+}
+
+TEST(OnnxExport, WeightsPastTheLimitGoLargestFirstToTheSideFile) {
+  const fs::path folder = fs::temp_directory_path() / ("pstrain-onnx-external-" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  // a.weight {101, 4} with its pad row: 1616 bytes; the dense weights 84 bytes in all (b 48 + 16, o 16 + 4).
+  const inference::SavedModel model = numbered_model(
+      "a embedding_bag field=0 rows=100 dim=4\nb dense units=4 inputs=input\nc add inputs=a,b\n"
+      "o dense units=1 loss=bce\n",
+      {3}, 2);
+  const ExportSummary summary = write_onnx_model(model, folder / "m.onnx", {.external_data_above = 100});
+  EXPECT_EQ(summary.external_data, folder / "m.onnx.data");
+  EXPECT_EQ(summary.tensors, 1u);
+  EXPECT_EQ(summary.bytes, 1616u);
+  proto::ModelProto back;
+  std::ifstream file(folder / "m.onnx", std::ios::binary);
+  ASSERT_TRUE(back.ParseFromIstream(&file));
+  const proto::TensorProto& table = initializer(back, "a.weight");
+  EXPECT_EQ(table.data_location(), proto::TensorProto::EXTERNAL);
+  EXPECT_FALSE(table.has_raw_data());
+  EXPECT_EQ(external_entry(table, "location"), "m.onnx.data");
+  EXPECT_EQ(external_entry(table, "offset"), "0");
+  EXPECT_EQ(external_entry(table, "length"), "1616");
+  EXPECT_NE(initializer(back, "b.weight").data_location(), proto::TensorProto::EXTERNAL);
+  std::ifstream side(folder / "m.onnx.data", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(side)), std::istreambuf_iterator<char>());
+  std::vector<float> expected(400);
+  std::iota(expected.begin(), expected.end(), 0.0f);
+  expected.insert(expected.end(), 4, 0.0f);
+  EXPECT_EQ(floats_of(bytes), expected);
+
+  // Every weight out: each at a multiple of 4096, the largest first.
+  const ExportSummary all = write_onnx_model(model, folder / "all.onnx", {.external_data_above = 0});
+  EXPECT_EQ(all.tensors, 5u);
+  std::ifstream all_file(folder / "all.onnx", std::ios::binary);
+  ASSERT_TRUE(back.ParseFromIstream(&all_file));
+  EXPECT_EQ(external_entry(initializer(back, "a.weight"), "offset"), "0");
+  EXPECT_EQ(external_entry(initializer(back, "b.weight"), "offset"), "4096");
+  EXPECT_EQ(fs::file_size(folder / "all.onnx.data"), 4u * 4096 + 4);  // o.bias, the smallest, last
+
+  // A side file that exists is never replaced, and the .onnx is then not written either.
+  std::ofstream(folder / "taken.onnx.data") << "keep";
+  try {
+    write_onnx_model(model, folder / "taken.onnx", {.external_data_above = 100});
+    ADD_FAILURE() << "taken.onnx written over an existing side file";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), ExitCode::kOutput) << error.what();
+  }
+  EXPECT_FALSE(fs::exists(folder / "taken.onnx"));
+  EXPECT_EQ(fs::file_size(folder / "taken.onnx.data"), 4u);
   fs::remove_all(folder);
 }
 
