@@ -87,6 +87,11 @@
 //   its change since its last pull with the samples it trained meanwhile, the servers add the sample-weighted mean
 //   change (instead of running the optimizer), the flags are agreed, and every trainer gets the parameters: after a
 //   meeting every trainer holds the servers' model. Checkpoints and stops happen at meetings only.
+//   Row tables held by rows: between meetings a trainer gets a row (one-sidedly, as in sync) at its first lookup
+//   since the last meeting and then keeps it (ps/table_client.h hold_rows_until_push): the servers change no row
+//   between meetings, so what it gets is the row as of the last meeting. At a meeting it puts the change of every
+//   row it held into its row slots, as sync puts gradients (its slots hold --geo-steps batches' rows), and the
+//   servers add the rows' sample-weighted mean change. Evaluation and the pass folder read rows after a meeting.
 // Async step (--mode async): a trainer puts its gradient into its slot (free: its previous push is applied; with
 //   pushes streamed, ps/push_stream.h, block by block during the backward pass in one epoch that completes before
 //   the announcement), writes pushed_seq on every shard (the slot carries the parameters' version the gradient came

@@ -8,6 +8,8 @@
 #include "core/log.h"
 #include "modes/builders.h"
 #include "run/decay_mask.h"
+#include "run/model_factory.h"
+#include "run/table_layout.h"
 
 namespace pstrain::train {
 
@@ -39,7 +41,11 @@ std::unique_ptr<optim::Optimizer> restored_optimizer(const JobContext& job, cons
 // The optimizer a trainer runs on its own copy while the servers hold the model (geo), its own state restored from
 // the checkpoint when resuming (the saved trainers' mean where their number changed: checkpoint/trainer_states.h).
 std::unique_ptr<optim::Optimizer> trainer_optimizer(const JobContext& job, const RunState& run) {
-  auto optimizer = whole_model_optimizer(job);
+  std::vector<std::size_t> sizes;
+  for (const nn::ParameterInfo& parameter : job.dense_parameters) sizes.push_back(parameter.size);
+  const ps::ShardPlan dense(sizes, 1, std::max<std::size_t>(job.dense_count, 1));
+  auto optimizer = optim::make_optimizer(job.updates.optimizer, job.dense_count,
+                                         decay_mask(job.updates.optimizer, job.dense_parameters, dense, 0));
   const auto targets = optimizer->state();
   if (!run.resumed || targets.empty()) return optimizer;  // plain SGD keeps nothing
   std::vector<std::string> names;
@@ -54,6 +60,24 @@ std::unique_ptr<optim::Optimizer> trainer_optimizer(const JobContext& job, const
                                                 : cat("the mean of the ", saved.saved_trainers, " saved trainers'"));
   }
   return optimizer;
+}
+
+// geo with row tables by rows: the rows a trainer holds between meetings move by SGD at the run's learning rate and
+// schedule (modes/geo.cc says why), with the weight decay of their tables.
+std::unique_ptr<optim::Optimizer> held_rows_optimizer(const JobContext& job) {
+  optim::OptimizerConfig sgd = job.updates.optimizer;
+  sgd.kind = "sgd";
+  sgd.nesterov = false;
+  const bool masked = !sgd.decay_bias_and_norm && sgd.weight_decay != 0.0f;
+  std::size_t size = 0;
+  std::vector<std::uint8_t> mask;
+  const std::vector<ps::RowCache> caches = row_caches(job, largest_batch(job.config, job.model));
+  for (std::size_t t = 0; t < caches.size(); ++t) {
+    const std::size_t floats = caches[t].rows * job.tables.table(t).width;
+    size += floats;
+    if (masked) mask.insert(mask.end(), floats, optim::decays(job.tables.table(t).name) ? 1 : 0);
+  }
+  return optim::make_optimizer(sgd, size, std::move(mask));
 }
 
 // The parameters a rank that holds the whole model starts from: the checkpoint's when resuming.
@@ -79,6 +103,7 @@ modes::ModeInputs mode_inputs(const JobContext& job, const ExchangeParts& parts)
   in.cadence = modes::meeting_cadence(job.config.mode, job.config.steps_alone);
   in.restored_optimizer = [&job, &parts] { return restored_optimizer(job, parts.run); };
   in.trainer_optimizer = [&job, &parts] { return trainer_optimizer(job, parts.run); };
+  in.held_rows_optimizer = [&job] { return held_rows_optimizer(job); };
   in.initial = starting_parameters(parts.run);
   in.steps_taken = parts.run.resumed ? static_cast<std::uint64_t>(parts.run.resumed->training.global_step) : 0;
   in.backend = &parts.backend;

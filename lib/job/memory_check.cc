@@ -49,7 +49,7 @@ MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
     const std::size_t trainer_floats = trainer_model_plan(job, largest_batch(job.config, job.model)).parameter_count;
     need.bytes = 2 * static_cast<double>(trainer_floats) * sizeof(float);
     arithmetic << "a trainer: 2 x " << trainer_floats << " floats (parameters, gradients"
-               << (tables.empty() ? "" : "; the row tables as caches of one batch's rows") << ") x 4 B";
+               << (tables.empty() ? "" : "; the row tables as caches of the rows a trainer holds at once") << ") x 4 B";
   } else {
     const double trainers = job.layout.trainers;
     double table_floats = 0;

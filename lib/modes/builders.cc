@@ -48,11 +48,20 @@ std::unique_ptr<exchange::GradientExchange> make_ssp(const ModeInputs& in) {
 }
 
 // GEO-SGD: the optimizer over the trainer's own copy, its state this trainer's own (restored where the run resumes:
-// checkpoint/trainer_states.h), its step count at the run's global step; its parameters come from the servers.
+// checkpoint/trainer_states.h), its step count at the run's global step; its parameters come from the servers, the
+// rows of the row tables at their first lookup after a meeting.
 std::unique_ptr<exchange::GradientExchange> make_geo(const ModeInputs& in) {
-  auto optimizer = in.trainer_optimizer();
-  optimizer->set_steps_taken(in.steps_taken);
-  return make_geo_exchange(sync_round(in, nullptr), std::move(optimizer), in.cadence);
+  GeoParts parts;
+  parts.meetings = sync_round(in, in.tables);
+  parts.optimizer = in.trainer_optimizer();
+  parts.optimizer->set_steps_taken(in.steps_taken);
+  if (in.tables != nullptr) {
+    parts.held_rows = in.held_rows_optimizer();
+    parts.held_rows->set_steps_taken(in.steps_taken);
+  }
+  parts.tables = in.tables;
+  parts.cadence = in.cadence;
+  return make_geo_exchange(std::move(parts));
 }
 
 // Every rank a trainer with the whole model and its own optimizer.

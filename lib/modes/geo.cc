@@ -6,6 +6,13 @@
 // (optim::make_change_adder) in the one-sided sync round of exchange/step_protocol.h, and it pulls the result.
 // Communication falls by --geo-steps; with one trainer the run is local training, with --geo-steps 1 it is sync SGD (up
 // to rounding in both).
+//
+// Row tables the servers hold by rows (ps/table_client.h) are never whole on a trainer: it fetches a row at its first
+// lookup after a meeting and holds it until the next, moving it by SGD at the run's learning rate (a row's optimizer
+// state would have to travel with the row, which a trainer holds only between two meetings: PaddlePaddle's
+// distributed lookup tables also take SGD only); at the meeting it pushes the change of every row it held, and the
+// servers add the rows' sample-weighted mean change (optim::make_row_change_adder). With --optimizer sgd a run so gets
+// the bits of one that holds its tables whole (--table-exchange dense).
 #include <algorithm>
 #include <vector>
 
@@ -17,13 +24,12 @@ namespace {
 
 class GeoExchange final : public exchange::GradientExchange {
  public:
-  GeoExchange(std::unique_ptr<exchange::GradientExchange> meetings, std::unique_ptr<optim::Optimizer> optimizer,
-              exchange::MeetingCadence cadence)
-      : meetings_(std::move(meetings)), optimizer_(std::move(optimizer)), cadence_(cadence) {}
+  explicit GeoExchange(GeoParts parts) : parts_(std::move(parts)) {}
 
   void start(std::span<float> parameters) override {
-    meetings_->start(parameters);
+    parts_.meetings->start(parameters);
     pulled_.assign(parameters.begin(), parameters.end());
+    if (parts_.tables != nullptr) parts_.tables->hold_rows_until_push(pulled_);
   }
 
   // The loop announces every step's samples; the servers hear of them only at a meeting (in step()).
@@ -33,33 +39,41 @@ class GeoExchange final : public exchange::GradientExchange {
   void step(std::span<const float> gradient, std::size_t count, const exchange::StepPlace& place,
             std::span<float> parameters, int& flags) override {
     step_alone(gradient, count, parameters);
-    if (cadence_.meets_after(place.step, place.steps)) meet(parameters, flags);
+    if (parts_.cadence.meets_after(place.step, place.steps)) meet(parameters, flags);
   }
 
-  void finish_pass(std::span<float> parameters) override { meetings_->finish_pass(parameters); }
-  void finish() override { meetings_->finish(); }
+  void finish_pass(std::span<float> parameters) override { parts_.meetings->finish_pass(parameters); }
+  void finish() override { parts_.meetings->finish(); }
+  // The rows a batch looks up come from the servers at their first lookup after a meeting, then from this trainer.
+  exchange::RowTableAccess* row_tables() override { return parts_.meetings->row_tables(); }
   // Its state (momentum, Adam's moments) is this trainer's own, carried across meetings: a checkpoint holds it.
-  optim::Optimizer* own_optimizer() override { return optimizer_.get(); }
+  optim::Optimizer* own_optimizer() override { return parts_.optimizer.get(); }
 
  private:
+  // The dense parameters lead the flat vector, the caches of the held rows follow (run/table_layout.h).
   void step_alone(std::span<const float> gradient, std::size_t count, std::span<float> parameters) {
+    const std::size_t dense = parts_.optimizer->size();
     if (count > 0) {
-      optimizer_->step(parameters, gradient);
+      parts_.optimizer->step(parameters.first(dense), gradient.first(dense));
+      if (parts_.held_rows) parts_.held_rows->step(parameters.subspan(dense), gradient.subspan(dense));
     } else {
-      optimizer_->begin_update();  // counted all the same: every trainer's schedule stays at the global step
+      parts_.optimizer->begin_update();  // counted all the same: every trainer's schedule stays at the global step
+      if (parts_.held_rows) parts_.held_rows->begin_update();
     }
     samples_ += count;
   }
 
-  // The change since the last pull out, weighted by the samples trained meanwhile; the servers' sum in.
+  // The change since the last pull out (the held rows' since their fetch), weighted by the samples trained
+  // meanwhile; the servers' sum in.
   void meet(std::span<float> parameters, int& flags) {
     change_.resize(parameters.size());
     std::transform(parameters.begin(), parameters.end(), pulled_.begin(), change_.begin(),
                    [](float now, float then) { return now - then; });
-    meetings_->timers() = {};
-    meetings_->begin_step(samples_);  // the streamed transport sends the count ahead of the blocks
-    meetings_->step(change_, samples_, {}, parameters, flags);  // the servers weight each change by its samples
-    add_timers(meetings_->timers());
+    exchange::GradientExchange& meetings = *parts_.meetings;
+    meetings.begin_step(samples_);  // the streamed transport sends the count ahead of the blocks
+    meetings.step(change_, samples_, {}, parameters, flags);  // the servers weight each change by its samples
+    add_timers(meetings.timers());                            // the rows fetched since the last meeting included
+    meetings.timers() = {};
     std::ranges::copy(parameters, pulled_.begin());
     samples_ = 0;
   }
@@ -70,20 +84,16 @@ class GeoExchange final : public exchange::GradientExchange {
     timers_.pull_seconds += round.pull_seconds;
   }
 
-  std::unique_ptr<exchange::GradientExchange> meetings_;
-  std::unique_ptr<optim::Optimizer> optimizer_;
-  exchange::MeetingCadence cadence_;
-  std::vector<float> pulled_;  // the parameters as the trainer last pulled them
+  GeoParts parts_;
+  std::vector<float> pulled_;  // the parameters as the trainer last pulled them (held rows: as fetched)
   std::vector<float> change_;
   std::size_t samples_ = 0;  // trained since the last meeting
 };
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_geo_exchange(std::unique_ptr<exchange::GradientExchange> meetings,
-                                                              std::unique_ptr<optim::Optimizer> optimizer,
-                                                              exchange::MeetingCadence cadence) {
-  return std::make_unique<GeoExchange>(std::move(meetings), std::move(optimizer), cadence);
+std::unique_ptr<exchange::GradientExchange> make_geo_exchange(GeoParts parts) {
+  return std::make_unique<GeoExchange>(std::move(parts));
 }
 
 }  // namespace pstrain::modes

@@ -48,7 +48,9 @@ struct ModeInputs {
   // resumes from the model's checkpoint, with the parameters to start from; (geo) this trainer's own optimizer, its
   // state restored from the trainers' states (checkpoint/trainer_states.h).
   OptimizerMaker restored_optimizer;
-  OptimizerMaker trainer_optimizer;
+  OptimizerMaker trainer_optimizer;  // over the dense parameters
+  // geo with row tables by rows: SGD over the caches of the rows a trainer holds between meetings.
+  OptimizerMaker held_rows_optimizer;
   std::span<const float> initial;
   std::uint64_t steps_taken = 0;  // geo: the optimizer's step count at the run's start (its global step)
 

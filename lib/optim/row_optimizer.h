@@ -42,5 +42,8 @@ class RowOptimizer {
 
 // For a table slice of `rows` x `width`. Throws pstrain::Error(kUsage) as make_optimizer does.
 std::unique_ptr<RowOptimizer> make_row_optimizer(const OptimizerConfig& config, std::size_t rows, std::size_t width);
+// Not an optimizer of --optimizer's: the rows' counterpart of make_change_adder (--mode geo), which adds the
+// trainers' summed, sample-weighted changes to the rows they changed.
+std::unique_ptr<RowOptimizer> make_row_change_adder(std::size_t rows, std::size_t width);
 
 }  // namespace pstrain::optim

@@ -1,8 +1,10 @@
 #include "ps/table_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "comm/datatype.h"
 #include "comm/mpi_check.h"
@@ -78,9 +80,27 @@ RowRequest TableClient::request_for_bags(std::size_t t, const BatchLookups& batc
   return request;
 }
 
+void TableClient::add_cache_blocks(std::size_t t, const RowRequest& request, std::span<const std::uint32_t> places,
+                                   int shard, std::vector<int>& lengths, std::vector<int>& at) const {
+  const std::size_t width = plan_.table(t).width;
+  const auto s = static_cast<std::size_t>(shard);
+  const std::size_t begin = request.shard_begin[s], end = request.shard_begin[s + 1];
+  if (places.empty()) {
+    lengths.push_back(static_cast<int>((end - begin) * width));
+    at.push_back(cache_run_at(t, request, shard));
+    return;
+  }
+  for (std::size_t k = begin; k < end; ++k) {
+    lengths.push_back(static_cast<int>(width));
+    at.push_back(static_cast<int>(caches_[t].offset + places[k] * width));
+  }
+}
+
 // One MPI_Get per shard for every table's rows: the origin a block per table (the shard's rows are one run of the
-// table's cache), the target a block per row in the shard's part of the rows window (table_windows.h).
-void TableClient::get_rows(const std::vector<RowRequest>& requests, std::span<float> parameters) {
+// table's cache) or per held row, the target a block per row in the shard's part of the rows window
+// (table_windows.h).
+void TableClient::get_rows(const std::vector<RowRequest>& requests,
+                           const std::vector<std::vector<std::uint32_t>>& places, std::span<float> parameters) {
   PSTRAIN_ASSERT(parameters.size() <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
                  "a flat parameter vector of ", parameters.size(), " floats: too large for int displacements");
   std::vector<comm::Datatype> types;  // alive until the epoch completes
@@ -94,8 +114,7 @@ void TableClient::get_rows(const std::vector<RowRequest>& requests, std::span<fl
       if (wanted.empty()) continue;
       const TableSpec& table = plan_.table(t);
       const RowPlan& rows = plan_.rows(t);
-      origin_lengths.push_back(static_cast<int>(wanted.size() * table.width));
-      origin_at.push_back(cache_run_at(t, requests[t], shard));
+      add_cache_blocks(t, requests[t], places[t], shard, origin_lengths, origin_at);
       for (const std::uint64_t row : wanted) {
         target_lengths.push_back(static_cast<int>(table.width));
         target_bytes.push_back(
@@ -111,20 +130,91 @@ void TableClient::get_rows(const std::vector<RowRequest>& requests, std::span<fl
   MPI_CHECK(MPI_Win_unlock_all(window));
 }
 
+void TableClient::hold_rows_until_push(std::span<float> first_values) {
+  holding_ = true;
+  first_values_ = first_values;
+  held_.assign(plan_.size(), {});
+  held_rows_.assign(plan_.size(), {});
+}
+
 void TableClient::fetch(const BatchLookups& batch, std::span<float> parameters) {
+  if (holding_) {
+    fetch_held(batch, parameters);
+    return;
+  }
   for (std::size_t t = 0; t < plan_.size(); ++t) {
     requests_[t] = request_for(t, batch);
     traffic_.rows_fetched += requests_[t].rows.size();
     traffic_.bytes += requests_[t].rows.size() * plan_.table(t).width * sizeof(float);
   }
-  get_rows(requests_, parameters);
+  get_rows(requests_, std::vector<std::vector<std::uint32_t>>(plan_.size()), parameters);
   place_lookups(requests_, batch.features);
 }
 
+// The batch's distinct rows of each table: those held already keep their cache rows, the others take the next
+// free ones and are fetched (ordered by shard, as make_row_request orders them) and copied to first_values_; each
+// lookup then reads its row's cache row.
+void TableClient::fetch_held(const BatchLookups& batch, std::span<float> parameters) {
+  std::vector<RowRequest> fetches(plan_.size());
+  std::vector<std::vector<std::uint32_t>> places(plan_.size());
+  for (std::size_t t = 0; t < plan_.size(); ++t) {
+    RowRequest lookups = request_for(t, batch);
+    RowRequest& fetch = fetches[t];
+    fetch.shard_begin.assign(static_cast<std::size_t>(shards_) + 1, 0);
+    std::vector<std::uint32_t> cache_row(lookups.rows.size());
+    for (std::size_t k = 0; k < lookups.rows.size(); ++k) {
+      const std::uint64_t row = lookups.rows[k];
+      const auto [held, added] = held_[t].try_emplace(row, static_cast<std::uint32_t>(held_rows_[t].size()));
+      if (added) {
+        PSTRAIN_ASSERT(held_rows_[t].size() < caches_[t].rows, "table ", plan_.table(t).name,
+                       ": more rows held than its cache of ", caches_[t].rows);
+        held_rows_[t].push_back(row);
+        fetch.rows.push_back(row);
+        places[t].push_back(held->second);
+        ++fetch.shard_begin[static_cast<std::size_t>(plan_.rows(t).owner(row)) + 1];
+      }
+      cache_row[k] = held->second;
+    }
+    std::partial_sum(fetch.shard_begin.begin(), fetch.shard_begin.end(), fetch.shard_begin.begin());
+    for (std::uint32_t& slot : lookups.slot) slot = cache_row[slot];
+    requests_[t] = std::move(lookups);
+    traffic_.rows_fetched += fetch.rows.size();
+    traffic_.bytes += fetch.rows.size() * plan_.table(t).width * sizeof(float);
+  }
+  get_rows(fetches, places, parameters);
+  for (std::size_t t = 0; t < plan_.size(); ++t) {
+    const std::size_t width = plan_.table(t).width;
+    for (const std::uint32_t place : places[t]) {
+      const std::size_t at = caches_[t].offset + place * width;
+      std::copy_n(parameters.begin() + static_cast<std::ptrdiff_t>(at), width,
+                  first_values_.begin() + static_cast<std::ptrdiff_t>(at));
+    }
+  }
+  place_lookups(requests_, batch.features);
+}
+
+void TableClient::request_held_rows(std::vector<std::vector<std::uint32_t>>& places) {
+  places.assign(plan_.size(), {});
+  for (std::size_t t = 0; t < plan_.size(); ++t) {
+    const std::vector<std::uint64_t>& held = held_rows_[t];
+    ids_.assign(held.begin(), held.end());
+    requests_[t] = make_row_request(ids_, plan_.rows(t));
+    places[t].resize(held.size());
+    for (std::size_t place = 0; place < held.size(); ++place)
+      places[t][requests_[t].slot[place]] = static_cast<std::uint32_t>(place);
+    held_[t].clear();
+    held_rows_[t].clear();
+  }
+}
+
 void TableClient::fetch_for_evaluation(const BatchLookups& batch, std::span<float> parameters) {
+  for (std::size_t t = 0; holding_ && t < plan_.size(); ++t) {
+    PSTRAIN_ASSERT(held_rows_[t].empty(), "an evaluation between meetings would overwrite the ", held_rows_[t].size(),
+                   " rows held of table ", plan_.table(t).name);
+  }
   std::vector<RowRequest> requests(plan_.size());
   for (std::size_t t = 0; t < plan_.size(); ++t) requests[t] = request_for(t, batch);
-  get_rows(requests, parameters);
+  get_rows(requests, std::vector<std::vector<std::uint32_t>>(plan_.size()), parameters);
   place_lookups(requests, batch.features);
 }
 
@@ -153,12 +243,14 @@ void TableClient::place_lookups(const std::vector<RowRequest>& requests, std::sp
 void TableClient::push(std::span<const float> gradient) {
   const int trainer = layout_.trainer_index;
   ++traffic_.pushes;
+  std::vector<std::vector<std::uint32_t>> places(plan_.size());  // empty: a batch's rows, in request order
+  if (holding_) request_held_rows(places);
   std::vector<std::vector<std::int64_t>> headers(static_cast<std::size_t>(shards_));  // alive until the epoch ends
   std::vector<comm::Datatype> types;
   const MPI_Win grads_window = windows_.row_grads();
   MPI_CHECK(MPI_Win_lock_all(0, grads_window));
   for (int shard = 0; shard < shards_; ++shard) {
-    std::vector<int> origin_lengths, origin_at;
+    std::vector<int> origin_lengths, origin_at, target_lengths;
     std::vector<MPI_Aint> target_bytes;
     for (std::size_t t = 0; t < plan_.size(); ++t) {
       const TableSpec& table = plan_.table(t);
@@ -171,13 +263,13 @@ void TableClient::push(std::span<const float> gradient) {
       for (const std::uint64_t row : touched)
         header.push_back(static_cast<std::int64_t>(plan_.rows(t).local_index(row)));
       if (touched.empty()) continue;
-      origin_lengths.push_back(static_cast<int>(touched.size() * table.width));
-      origin_at.push_back(cache_run_at(t, request, shard));
+      add_cache_blocks(t, request, places[t], shard, origin_lengths, origin_at);
+      target_lengths.push_back(static_cast<int>(touched.size() * table.width));
       target_bytes.push_back(static_cast<MPI_Aint>(windows_.slot_grads_at(t, trainer, shard) * sizeof(float)));
     }
     if (origin_lengths.empty()) continue;
     types.push_back(comm::Datatype::indexed_floats(origin_lengths, origin_at));
-    types.push_back(comm::Datatype::hindexed(origin_lengths, target_bytes, MPI_FLOAT));
+    types.push_back(comm::Datatype::hindexed(target_lengths, target_bytes, MPI_FLOAT));
     MPI_CHECK(MPI_Put(gradient.data(), 1, types[types.size() - 2].handle(), shard, 0, 1, types.back().handle(),
                       grads_window));
   }

@@ -4,10 +4,12 @@
 // gradients and indices into this trainer's slots. Per step and server: three epochs (one per window of
 // table_windows.h) and one MPI call in each, whatever the number of tables (indexed datatypes on both sides: no
 // packing copy, no server CPU on the path). A trainer's memory for a table is one batch's rows, whatever the
-// table's size. The protocol: exchange/step_protocol.h.
+// table's size, or, where it holds rows from one push to the next (hold_rows_until_push: --mode geo), the rows of
+// every batch since its last push. The protocol: exchange/step_protocol.h.
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "comm/layout.h"
@@ -48,6 +50,12 @@ class TableClient {
   TableClient(TableWindows& windows, const TablePlan& plan, std::vector<RowCache> caches,
               const comm::WorldLayout& layout);
 
+  // From now on (--mode geo: a trainer steps alone between its meetings with the servers) the rows a batch fetches
+  // stay in the caches, where the trainer updates them, until the next push(): a batch fetches only the rows not
+  // held yet, and push() sends every held row (the trainer's change to it) and forgets them. The rows a batch
+  // fetches also go into `first_values` at the same places of the flat vector: the values a change is measured
+  // from. Call before the first fetch; `first_values` stays valid as long as this client.
+  void hold_rows_until_push(std::span<float> first_values);
   // Fetches the distinct rows that the batch looks up into the tables' caches in `parameters`, rewrites each id
   // in `batch.features` as its row's place in the cache, which is what the model's embedding then reads, and
   // places a table of bags' lookups in cached_lookups() (its ids stay: other tables read the same fields).
@@ -59,8 +67,9 @@ class TableClient {
   // Where the last fetched batch's lookups of each table of bags sit in its cache: what the model reads
   // (nn::Model::set_cached_lookups), valid until the next fetch.
   const nn::CachedLookups& cached_lookups() const { return cached_lookups_; }
-  // Puts the gradients of the rows fetched last (their cache rows in the flat `gradient`) into this trainer's
-  // slots on every shard, or an empty slot where this step touched nothing, and forgets them.
+  // Puts the gradients of the rows fetched last (their cache rows in the flat `gradient`; held rows: of every row
+  // held) into this trainer's slots on every shard, or an empty slot where this step touched nothing, and forgets
+  // them.
   void push(std::span<const float> gradient);
   // Rows [first, first + count) of table `table`, as the servers hold them now, into `out` (count x width): the
   // pass folders write whole tables a block at a time.
@@ -69,8 +78,18 @@ class TableClient {
   const TableTraffic& traffic() const { return traffic_; }
 
  private:
-  // The rows of every table's request (built from the ids) into the tables' caches.
-  void get_rows(const std::vector<RowRequest>& requests, std::span<float> parameters);
+  // The rows of every table's request (built from the ids) into the tables' caches: row k of table t's request at
+  // cache row places[t][k], or at cache row k where places[t] is empty.
+  void get_rows(const std::vector<RowRequest>& requests, const std::vector<std::vector<std::uint32_t>>& places,
+                std::span<float> parameters);
+  // fetch() of a client that holds rows: fetches the batch's rows not held yet, places every lookup at its row.
+  void fetch_held(const BatchLookups& batch, std::span<float> parameters);
+  // push()'s requests of a client that holds rows: every held row, ordered by shard, with its cache row.
+  void request_held_rows(std::vector<std::vector<std::uint32_t>>& places);
+  // Where `shard`'s rows of table t's request lie in the flat vector: one block of the cache (rows in request
+  // order) or, with `places`, a block per row at its cache row. Appends lengths and displacements (floats).
+  void add_cache_blocks(std::size_t t, const RowRequest& request, std::span<const std::uint32_t> places, int shard,
+                        std::vector<int>& lengths, std::vector<int>& at) const;
   RowRequest request_for(std::size_t t, const BatchLookups& batch);
   RowRequest request_for_bags(std::size_t t, const BatchLookups& batch);
   // Where `shard`'s rows of table t's request lie in the flat vector (floats): one run of the table's cache, since a
@@ -91,6 +110,11 @@ class TableClient {
   std::vector<std::int64_t> ids_;     // scratch
   nn::CachedLookups cached_lookups_;  // per table of bags: the last batch's lookups' cache rows
   TableTraffic traffic_;
+  // Held rows (hold_rows_until_push): per table, row -> its cache row, and the rows in cache order.
+  bool holding_ = false;
+  std::span<float> first_values_;
+  std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> held_;
+  std::vector<std::vector<std::uint64_t>> held_rows_;
 };
 
 // What the parameter-server exchanges do before a batch (RowTableAccess::fetch_for_batch): without tables

@@ -11,8 +11,13 @@ namespace {
 
 bool tables_go_by_rows(const JobContext& job) {
   if (job.layout.pservers == 0 || job.layout.world_size == 1) return false;
-  // A trainer that steps alone between meetings (--mode geo) holds the whole model, its tables included.
-  return job.config.table_exchange != "dense" && job.mode().has_servers && !job.mode().trainers_step_alone;
+  return job.config.table_exchange != "dense" && job.mode().has_servers;
+}
+
+// How many batches' rows a trainer holds at once: its batch's, or, where it steps alone between meetings (--mode
+// geo), those of every batch since the last meeting, whose changes it pushes at the next (ps/table_client.h).
+std::size_t batches_held(const JobContext& job) {
+  return job.mode().trainers_step_alone ? static_cast<std::size_t>(job.config.steps_alone) : 1;
 }
 
 // All-reduce: every trainer holds the tables whole and sums their whole gradient every step, so tables of the
@@ -34,16 +39,18 @@ void check_replicated_tables(const JobContext& job) {
 }
 
 // Row-wise Adagrad is a rule for the rows the servers hold (optim/row_optimizer.h): a run that holds its tables
-// whole, or a model without tables, has no rows for it, and is told what does.
+// whole, a model without tables, or a mode whose trainers move the rows themselves has no rows for it, and is told
+// what does.
 void check_row_wise_optimizer(const JobContext& job, const ps::TablePlan& tables) {
-  if (job.config.optimizer.kind != optim::kRowwiseAdagrad || !tables.empty()) return;
+  const bool servers_update_rows = !tables.empty() && !job.mode().trainers_step_alone;
+  if (job.config.optimizer.kind != optim::kRowwiseAdagrad || servers_update_rows) return;
   const std::string mode = cat("--mode ", modes::to_string(job.config.mode));
   const std::string why = job.layout.world_size == 1 ? std::string("a run on one rank holds the tables whole")
-                          : job.layout.pservers == 0 || job.mode().trainers_step_alone
-                              ? cat(mode, " holds the tables whole on every trainer")
+                          : job.layout.pservers == 0 ? cat(mode, " holds the tables whole on every trainer")
                           : job.config.table_exchange == "dense"
                               ? std::string("--table-exchange dense ships the tables whole")
-                              : std::string("the model has no table the servers can hold by rows");
+                          : tables.empty() ? std::string("the model has no table the servers can hold by rows")
+                                           : cat(mode, "'s trainers move the rows they hold between meetings by SGD");
   throw Error(ExitCode::kUsage, cat("--optimizer ", optim::kRowwiseAdagrad,
                                     " keeps one accumulator per row of the tables the servers hold by rows, and ", why,
                                     ": use --optimizer adagrad, or --mode sync, async or ssp with servers"));
@@ -60,8 +67,8 @@ ps::TablePlan plan_row_tables(const JobContext& job) {
     const auto& fields = job.data.meta.categorical;
     const std::span<const std::uint64_t> longest_bags =
         fields ? std::span(fields->max_bag) : std::span<const std::uint64_t>();
-    tables = ps::plan_model_tables(job.model, job.layout.pservers, job.config.batch_size, longest_bags, rule,
-                                   "use --table-exchange dense");
+    tables = ps::plan_model_tables(job.model, job.layout.pservers, job.config.batch_size * batches_held(job),
+                                   longest_bags, rule, "use --table-exchange dense");
   }
   check_row_wise_optimizer(job, tables);
   return tables;
@@ -74,11 +81,11 @@ ps::ShardPlan server_blocks(const JobContext& job) {
 }
 
 std::vector<ps::RowCache> row_caches(const JobContext& job, std::size_t max_batch) {
-  return ps::row_caches(job.tables, job.dense_count, max_batch);
+  return ps::row_caches(job.tables, job.dense_count, max_batch * batches_held(job));
 }
 
 nn::ModelPlan trainer_model_plan(const JobContext& job, std::size_t max_batch) {
-  nn::ModelPlan plan = ps::cut_model_plan(job.model, job.tables, max_batch);
+  nn::ModelPlan plan = ps::cut_model_plan(job.model, job.tables, max_batch * batches_held(job));
   if (job.tables.empty()) return plan;
   const ps::RowCache last = row_caches(job, max_batch).back();  // placed after job.dense_count
   PSTRAIN_ASSERT(plan.parameter_count == last.offset + last.rows * job.tables.table(job.tables.size() - 1).width,

@@ -27,7 +27,8 @@ ps::TablePlan plan_row_tables(const JobContext& job);
 ps::ShardPlan server_blocks(const JobContext& job);
 
 // Where a trainer keeps each row table's rows of one batch: after the dense parameters (job.dense_count), one
-// cache per table, in TablePlan order, of the most distinct ids a batch of `max_batch` samples can look up.
+// cache per table, in TablePlan order, of the most distinct ids a batch of `max_batch` samples can look up; --mode
+// geo: of every batch between two meetings (--geo-steps batches), whose rows a trainer holds until it meets.
 std::vector<ps::RowCache> row_caches(const JobContext& job, std::size_t max_batch);
 
 // The model a trainer builds: job.model with each row table cut to its cache (row_caches), the other parameters

@@ -53,9 +53,11 @@ std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job,
   std::vector<std::unique_ptr<ps::TableShard>> shards;
   for (std::size_t t = 0; t < tables.size(); ++t) {
     const std::size_t rows = tables.rows(t).rows_on(job.layout.shard_index);
-    shards.push_back(std::make_unique<ps::TableShard>(windows, tables, t, job.layout,
-                                                      optim::make_row_optimizer(job.updates.optimizer, rows,
-                                                                                tables.table(t).width)));
+    const std::size_t width = tables.table(t).width;
+    // Where the trainers run the optimizer themselves (--mode geo), the rows take their changes as they are.
+    auto optimizer = job.mode().trainers_step_alone ? optim::make_row_change_adder(rows, width)
+                                                    : optim::make_row_optimizer(job.updates.optimizer, rows, width);
+    shards.push_back(std::make_unique<ps::TableShard>(windows, tables, t, job.layout, std::move(optimizer)));
     log_info("serving rows of table ", tables.table(t).name, ": ", rows, " of ", tables.rows(t).rows(), " x ",
              tables.table(t).width);
   }

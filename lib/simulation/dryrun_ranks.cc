@@ -46,6 +46,12 @@ double server_memory(const DryRunJob& job, const comm::WorldLayout& layout, std:
   return windows + optimizer + kFloat * static_cast<double>(slice) + static_cast<double>(job.profile.baseline_bytes);
 }
 
+// How many batches' rows a trainer holds, as pstrain's table layout says (run/table_layout.cc): every batch's since
+// the last meeting where the trainers step alone between meetings (geo), else its batch's.
+std::size_t batches_held(const DryRunJob& job) {
+  return modes::mode_traits(job.mode).trainers_step_alone ? static_cast<std::size_t>(job.steps_alone) : 1;
+}
+
 // The profile's row table as pstrain's servers hold it (ps/table_plan.h): none without one.
 ps::TablePlan table_plan(const DryRunJob& job, int servers) {
   std::vector<ps::TableSpec> specs;
@@ -53,7 +59,8 @@ ps::TablePlan table_plan(const DryRunJob& job, int servers) {
     specs.push_back({table.parameter, job.profile.parameter_offset(table.parameter), table.rows, table.width,
                      table.ids_per_sample});
   }
-  return specs.empty() ? ps::TablePlan() : ps::TablePlan(std::move(specs), servers, job.profile.batch);
+  return specs.empty() ? ps::TablePlan()
+                       : ps::TablePlan(std::move(specs), servers, job.profile.batch * batches_held(job));
 }
 
 std::vector<bool> held_by_rows(const DryRunJob& job, const ps::TablePlan& tables) {
@@ -78,8 +85,10 @@ double serve_tables(const DryRunJob& job, const comm::WorldLayout& layout, ps::T
     const auto capacity = static_cast<double>(tables.capacity(t, layout.shard_index));
     optim::OptimizerConfig config;
     config.kind = job.optimizer;
-    auto optimizer =
-        optim::make_row_optimizer(config, tables.rows(t).rows_on(layout.shard_index), tables.table(t).width);
+    const std::uint64_t held = tables.rows(t).rows_on(layout.shard_index);
+    auto optimizer = modes::mode_traits(job.mode).trainers_step_alone
+                         ? optim::make_row_change_adder(held, tables.table(t).width)
+                         : optim::make_row_optimizer(config, held, tables.table(t).width);
     for (const auto& entry : optimizer->state()) bytes += kFloat * static_cast<double>(entry.second->size());
     shards.push_back(std::make_unique<ps::TableShard>(windows, tables, t, layout, std::move(optimizer)));
     bytes += kFloat * rows * width + sizeof(std::int64_t) * layout.trainers * (1 + capacity) +
@@ -231,7 +240,7 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
     if (!by_rows[i]) dense_sizes.push_back(job.profile.parameters[i].size);
   }
   const ps::ShardPlan dense_blocks(dense_sizes, layout.pservers, job.block_size);
-  const std::vector<ps::RowCache> caches = ps::row_caches(tables, dense_count, job.profile.batch);
+  const std::vector<ps::RowCache> caches = ps::row_caches(tables, dense_count, job.profile.batch * batches_held(job));
   std::size_t length = dense_count;
   for (std::size_t t = 0; t < caches.size(); ++t) length += caches[t].rows * tables.table(t).width;
   ps::DataClient client(windows, dense_blocks, layout);
@@ -245,6 +254,9 @@ RankReport run_ps_trainer(const DryRunJob& job, const comm::WorldLayout& layout,
   inputs.data = &client;
   inputs.control = &control;
   inputs.tables = tables.empty() ? nullptr : &table_client;
+  // As lib/job's: a trainer's own optimizer over the dense parameters, SGD over the rows it holds (geo).
+  inputs.trainer_optimizer = [&job, dense_count] { return make_optimizer(job, dense_count); };
+  inputs.held_rows_optimizer = [rows = length - dense_count] { return optim::make_optimizer({}, rows); };
   auto exchange = modes::make_mode_exchange(job.mode, inputs);
   RankReport report = train(job, *exchange, parameters, gradient, layout.trainer_index, trainers);
   report.table_bytes = static_cast<double>(table_client.traffic().bytes);
@@ -313,8 +325,7 @@ RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& given) {
   }
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, layout.is_trainer() ? 0 : MPI_UNDEFINED, layout.world_rank);
-  // As pstrain's table layout (run/table_layout.h): trainers that step alone hold the tables whole, as dense blocks.
-  const ps::TablePlan tables = mode.trainers_step_alone ? ps::TablePlan() : table_plan(job, layout.pservers);
+  const ps::TablePlan tables = table_plan(job, layout.pservers);  // as pstrain's table layout (run/table_layout.h)
   const ps::ShardPlan plan(job.profile.parameter_sizes(), layout.pservers, job.block_size, held_by_rows(job, tables));
   const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, layout, plan);

@@ -19,10 +19,15 @@
 #              gradient); the checkpoint holds the tables as row files, and a run resumed from it on two servers
 #              (one more rank) ends with the bits of the uninterrupted run on one; all-reduce refuses tables past
 #              2^26 floats (run/table_layout.h), naming the modes that take them
+#   geo        --mode geo with the tables by rows on the servers (a trainer holds the rows it looked up since the last
+#              meeting, moves them by SGD, pushes their changes at the next): with --optimizer sgd the same bits as
+#              the tables held whole on every trainer (--table-exchange dense); the checkpoint holds row files, and a
+#              run resumed from one mid-pass, on one server or on two, ends with the uninterrupted run's bits
 #   rowwise    --optimizer rowwise_adagrad (sync, tables by rows): learns; each row file holds the one accumulator
 #              per row ([rows x 1], the values recomputed here from nothing but h5py would be a second
 #              implementation: its unit test checks the rule); resumed on two servers it ends with the bits of the
-#              uninterrupted run; a run that holds its tables whole (one rank, --table-exchange dense) is refused on
+#              uninterrupted run; a run that holds its tables whole (one rank, --table-exchange dense) or whose
+#              trainers move the rows themselves (--mode geo) is refused on
 #              every rank, in seconds, naming the runs that take it, its folder left as it was
 source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
@@ -43,12 +48,12 @@ t1a relu
 logit dense units=1 loss=bce
 MODEL
 
-passes=1 optimizer=adagrad
+passes=1 optimizer=adagrad lr=0.05
 dlrm() {  # dlrm RANKS OUT [flags...]
   local ranks=$1 out=$2
   shift 2
   run_mpi "$ranks" "$path" 120 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$out" \
-    --model-file "$work/dlrm.model" --batch-size 64 --passes "$passes" --optimizer "$optimizer" --lr 0.05 --seed 9 "$@" \
+    --model-file "$work/dlrm.model" --batch-size 64 --passes "$passes" --optimizer "$optimizer" --lr "$lr" --seed 9 "$@" \
     > "$out.log" 2>&1 || { cat "$out.log"; fail "run $out"; }
 }
 # learns OUT: the last test_auc well above chance (the Bayes AUC of these lines is printed beside it; one pass
@@ -182,6 +187,30 @@ PY
     echo "PASS: CTR tables by rows on the servers: the bits of dense tables, resumed exactly on another server count;"
     echo "      all-reduce refuses a table past its limit, naming the modes that take it"
     ;;
+  geo)
+    optimizer=sgd lr=0.5
+    flags=(--mode geo --geo-steps 4)
+    dlrm "$np" "$work/rows" "${flags[@]}" --checkpoint-every-steps 40 --keep-checkpoints 0
+    for table in c0_12 c13_25; do
+      grep -q "table $table.weight (16384 x 8) is held by rows on the servers" "$work/rows.log" \
+        || { cat "$work/rows.log"; fail "geo: table $table is not held by rows"; }
+    done
+    dlrm "$np" "$work/dense" "${flags[@]}" --table-exchange dense
+    exact "$work/rows" "$work/dense" "geo: the tables by rows gave other bits than the tables held whole"
+    middle="$work/rows/checkpoints/ckpt-0000000040"
+    for table in c0_12 c13_25; do
+      [ -f "$middle/rows-$table.weight-00000-of-00001.h5" ] || fail "geo: no row file of $table: $(ls "$middle")"
+    done
+    mkdir -p "$work/resumed" "$work/wider"
+    dlrm "$np" "$work/resumed" "${flags[@]}" --resume "$middle"
+    dlrm $((np + 1)) "$work/wider" "${flags[@]}" --num-pservers 2 --resume "$middle"
+    for resumed in resumed wider; do
+      grep -q "resuming from" "$work/$resumed.log" || fail "geo: $resumed did not resume"
+      exact "$work/$resumed" "$work/rows" "geo: the run resumed mid-pass ($resumed) ends with other bits"
+    done
+    echo "PASS: geo with the tables by rows: the bits of the tables held whole; resumed mid-pass exactly, on one"
+    echo "      server and on two"
+    ;;
   rowwise)
     optimizer=rowwise_adagrad
     dlrm "$np" "$work/rowwise" --mode sync --checkpoint-every-steps 40 --keep-checkpoints 0
@@ -204,7 +233,7 @@ PY
     dlrm $((np + 1)) "$work/wider" --mode sync --num-pservers 2 --resume "$middle"
     grep -q "resuming from" "$work/wider.log" || fail "did not resume"
     exact "$work/wider" "$work/rowwise" "row-wise Adagrad resumed on two servers ends with other bits"
-    for refused in "1 local" "$np dense --mode sync --table-exchange dense"; do
+    for refused in "1 local" "$np dense --mode sync --table-exchange dense" "$np geo --mode geo"; do
       read -r ranks name flags <<< "$refused"
       start=$SECONDS
       # shellcheck disable=SC2086  # $flags is a list of flags
@@ -218,7 +247,7 @@ PY
       [ ! -e "$work/refused-$name" ] || [ -z "$(ls -A "$work/refused-$name")" ] || fail "refused run $name left files"
     done
     echo "PASS: row-wise Adagrad on the servers' rows: learns, one accumulator per row in the row files, resumed"
-    echo "      exactly on another server count; refused where the tables are held whole"
+    echo "      exactly on another server count; refused where the tables are held whole or moved by the trainers"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -30,14 +30,15 @@ export CC=${SANITIZE_CC:-gcc} CXX=${SANITIZE_CXX:-g++}
 # Multi-rank tests under ASan/UBSan (about 18 s each here): the one-sided and the streamed/pt2pt code on both MPI
 # paths (shm: osc/sm; tcp: btl tcp + osc/pt2pt) through a sync and an async run; every other scenario on one path,
 # since what it adds (all-reduce, the staleness bound, resume, row tables, bad input) is above the transport. CI
-# must stay under 45 minutes on 2 cores: 15 runs, not the 32 of both paths (583 s in CI).
+# must stay under 45 minutes on 2 cores: 16 runs, not the 32 of both paths (583 s in CI).
 ASAN_TESTS='^mpi_(sync_equivalence_np3|async_learns_np3)_(shm|tcp)$|^mpi_allreduce_replicas_np3_shm$|^mpi_ssp_bound_np3_shm$'
 ASAN_TESTS+='|^recovery_kill_resume_np3_shm$|^recovery_bad_checkpoints_np3_shm$'
 # Row tables on the servers: trainer caches, row files in checkpoints, elastic resume re-dealing them.
 ASAN_TESTS+='|^mpi_sparse_tables_equals_dense_np3_tcp$|^mpi_sparse_tables_resume_np3_shm$'
 # Tables of bags by rows (one window set for all tables, hindexed gets and puts), row-wise Adagrad's state per row
-# in the row files, re-dealt on resume to another server count.
-ASAN_TESTS+='|^mpi_ctr_training_rowwise_np3_shm$'
+# in the row files, re-dealt on resume to another server count; GEO's rows held from one meeting to the next
+# (per-row origin blocks, the values they were fetched with).
+ASAN_TESTS+='|^mpi_ctr_training_(rowwise|geo)_np3_shm$'
 ASAN_TESTS+='|^mpi_bad_input_(garbage_shard|truncated_shard|nan_loss|existing_output)_np2_shm$'
 # Under TSan: a plain sync run on each path, an async run, and the watchdog ending a job whose rank stopped.
 TSAN_TESTS='^mpi_sync_equivalence_np2_(shm|tcp)$|^mpi_async_learns_np3_shm$|^recovery_stall_sync_np3_shm$'

@@ -75,6 +75,27 @@ void expect_same_bits_as_dense(const std::string& kind) {
   }
 }
 
+// --mode geo's servers: the rows' change adder gives a changed row the bits of the dense change adder over the whole
+// table (whose untouched rows get +0), and leaves every other row and keeps no state.
+TEST(RowOptimizers, RowChangeAdderGivesTheBitsOfTheDenseChangeAdder) {
+  const auto steps = random_steps(3);
+  std::vector<float> sparse_table = random_table(4);
+  std::vector<float> dense_table = sparse_table;
+  auto rows = make_row_change_adder(kRows, kWidth);
+  auto dense = make_change_adder(kRows * kWidth);
+  for (const SparseStep& step : steps) {
+    rows->step(sparse_table, step.rows, step.gradients);
+    dense->step(dense_table, step.dense);
+  }
+  EXPECT_TRUE(rows->state().empty());
+  EXPECT_EQ(rows->steps_taken(), static_cast<std::uint64_t>(kSteps));
+  for (std::size_t i = 0; i < dense_table.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(sparse_table[i]), std::bit_cast<std::uint32_t>(dense_table[i]))
+        << "element " << i << ": " << sparse_table[i] << " vs " << dense_table[i];
+  }
+  EXPECT_NE(sparse_table, random_table(4));  // the changes did arrive
+}
+
 TEST(RowOptimizers, SgdGivesTheBitsOfDenseSgd) {
   expect_same_bits_as_dense("sgd");
 }
