@@ -14,11 +14,15 @@
 # DataLoader). Adagrad at LR (0.05, pstrain's default for its click models), batch BATCH (512) per trainer,
 # PASSES passes, seed SEED.
 #
+# PSTRAIN_MODEL=deepfm trains pstrain's --model deepfm preset instead (a linear and a vector table of ROWS rows per
+# field, FM's second-order term, its deep MLP at the preset's widths, 400,400), against the same PyTorch DLRM: the
+# issue's bar compares both presets with a plain PyTorch DLRM.
 # ROUNDS rounds; each runs, in this order, pstrain in every mode of MODES, then PyTorch:
 #   local  pstrain alone, no MPI (its tables in its own memory; a step updates the rows it touched)
 #   sync   1 server + 2 trainers (mpirun -np 3) over TCP (--mca btl tcp,self --mca osc pt2pt), --mode sync
 #          --num-pservers 1: the server holds the tables by rows; 2 x BATCH samples a step
 #   async  the same, --mode async
+#   geo    the same, --mode geo (--geo-steps 4: a trainer holds its rows between meetings, SGD on them)
 # samples/s: each program's own figure for its training loop (pstrain's metrics.jsonl samples_per_sec: all
 # trainers, the slowest one's pass time), the mean over passes 1..PASSES-1 when PASSES > 1, else pass 0. Test AUC,
 # logloss: after the last pass. The table gives the medians over the rounds, the median of the per-round ratios
@@ -29,7 +33,8 @@
 # what is missing of python3-torch and python3-h5py with apt-get (INSTALL=0: never).
 #
 # Settings (environment):
-#   LINES=2000000  SEED=1  PASSES=1  ROUNDS=3  MODES=local (any of: local sync async)  BATCH=512  LR=0.05
+#   LINES=2000000  SEED=1  PASSES=1  ROUNDS=3  MODES=local (any of: local sync async geo)  BATCH=512  LR=0.05
+#   PSTRAIN_MODEL=dlrm (or deepfm)
 #   EMBEDDING_DIM=16  ROWS=262144  BOTTOM_HIDDEN=64  HIDDEN=512,256  THREADS=1  DATA_DIR (an existing CTR folder
 #   with 2 training shards, instead of generating one)  BUILD_DIR=<repo>/build  PYTHON=/usr/bin/python3
 #   RESULTS_ROOT=<repo>/benchmarks/results  RUN_TIMEOUT=3600 (seconds, per run)  BINARY_WAIT=180
@@ -45,7 +50,7 @@ NOTE_TAG=dlrm
 
 set_defaults LINES=2000000 SEED=1 PASSES=1 ROUNDS=3 MODES=local BATCH=512 LR=0.05 EMBEDDING_DIM=16 ROWS=262144 \
   BOTTOM_HIDDEN=64 HIDDEN=512,256 THREADS=1 BUILD_DIR="$REPO/build" PYTHON=/usr/bin/python3 \
-  RESULTS_ROOT="$REPO/benchmarks/results" RUN_TIMEOUT=3600 BINARY_WAIT=180 MPIRUN_ARGS= INSTALL=1
+  RESULTS_ROOT="$REPO/benchmarks/results" RUN_TIMEOUT=3600 BINARY_WAIT=180 MPIRUN_ARGS= INSTALL=1 PSTRAIN_MODEL=dlrm
 DATA_DIR="${DATA_DIR:-}"
 
 PSTRAIN="$BUILD_DIR/bin/pstrain"
@@ -62,11 +67,12 @@ for widths in BOTTOM_HIDDEN HIDDEN; do
 done
 [[ -n "${MODES// /}" ]] || die "MODES is empty"
 for mode in $MODES; do
-  [[ "$mode" == local || "$mode" == sync || "$mode" == async ]] || die "MODES: '$mode' is not one of local sync async"
+  [[ "$mode" =~ ^(local|sync|async|geo)$ ]] || die "MODES: '$mode' is not one of local sync async geo"
 done
+[[ "$PSTRAIN_MODEL" =~ ^(dlrm|deepfm)$ ]] || die "PSTRAIN_MODEL must be dlrm or deepfm (got '$PSTRAIN_MODEL')"
 [[ "$INSTALL" == 0 || "$INSTALL" == 1 ]] || die "INSTALL must be 0 or 1 (got '$INSTALL')"
 require_tools timeout
-[[ " $MODES " == *" sync "* || " $MODES " == *" async "* ]] && require_tools mpirun
+[[ " $MODES " =~ " "(sync|async|geo)" " ]] && require_tools mpirun
 [[ -x "$PYTHON" ]] || die "$PYTHON not found (the Debian interpreter: python3-torch, python3-h5py)"
 [[ -f "$TORCH_DLRM" ]] || die "$TORCH_DLRM is missing"
 wait_for_binary
@@ -133,7 +139,8 @@ MODEL="$OUT/dlrm.model"
 {
   environment_head
   echo "pstrain_version=$("$PSTRAIN" --version 2>/dev/null | head -n1)"
-  [[ " $MODES " == *" sync "* || " $MODES " == *" async "* ]] && echo "mpirun=$(mpirun --version 2>/dev/null | head -n1)"
+  [[ " $MODES " =~ " "(sync|async|geo)" " ]] && echo "mpirun=$(mpirun --version 2>/dev/null | head -n1)"
+  echo "pstrain_model=$PSTRAIN_MODEL"
   echo "python=$PYTHON"
   echo "torch=$("$PYTHON" -c 'import torch; print(torch.__version__)')"
   echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
@@ -150,7 +157,9 @@ set_threads "$THREADS"
 EXTRA_MPI=(--mca btl "tcp,self" --mca osc pt2pt)
 # shellcheck disable=SC2206  # MPIRUN_ARGS is a list of words
 EXTRA_MPI+=($MPIRUN_ARGS)
-COMMON=(--data-dir "$DATA_DIR" --model-file "$MODEL" --optimizer adagrad --lr "$LR" --passes "$PASSES"
+MODEL_FLAGS=(--model-file "$MODEL")
+[[ "$PSTRAIN_MODEL" == dlrm ]] || MODEL_FLAGS=(--model "$PSTRAIN_MODEL" --table-rows "$ROWS" --embedding-dim "$EMBEDDING_DIM")
+COMMON=(--data-dir "$DATA_DIR" "${MODEL_FLAGS[@]}" --optimizer adagrad --lr "$LR" --passes "$PASSES"
         --seed "$SEED" --tensorboard false)
 
 for ((round = 1; round <= ROUNDS; round++)); do

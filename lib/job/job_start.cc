@@ -18,6 +18,7 @@
 #include "core/options.h"
 #include "data/augment.h"
 #include "job/default_pservers.h"
+#include "job/disk_check.h"
 #include "job/memory_check.h"
 #include "job/node_aggregation.h"
 #include "job/program_text.h"
@@ -228,8 +229,8 @@ Outcome plan_data_and_model(JobStart& start, int rank) {
   return std::nullopt;
 }
 
-// Phase 2b: the row tables are planned (a table that cannot go by rows is a usage error here, on every rank) and
-// the model fits every node (collective over each node's ranks).
+// Phase 2b: the row tables are planned (a table that cannot go by rows is a usage error here, on every rank), the
+// model fits every node (collective over each node's ranks) and its outputs the disk.
 Outcome plan_tables_and_memory(JobContext& job, const comm::Communicator& node) {
   const auto failure = attempt([&] {
     job.tables = plan_row_tables(job);
@@ -238,7 +239,8 @@ Outcome plan_tables_and_memory(JobContext& job, const comm::Communicator& node) 
     for (const nn::ParameterInfo& parameter : job.dense_parameters) job.dense_count += parameter.size;
   });
   if (const Outcome code = agreed(failure)) return code;
-  return agreed(check_node_memory(job, job.tables, node.handle()));
+  if (const Outcome code = agreed(check_node_memory(job, job.tables, node.handle()))) return code;
+  return agreed(check_output_disk(job));
 }
 
 // A trainer's model, built and initialised (a pass folder given to --init-from brings its batch-norm statistics).

@@ -18,7 +18,8 @@
 #              (--table-exchange dense: Adagrad on the touched rows is dense Adagrad where the rest gets no
 #              gradient); the checkpoint holds the tables as row files, and a run resumed from it on two servers
 #              (one more rank) ends with the bits of the uninterrupted run on one; all-reduce refuses tables past
-#              2^26 floats (run/table_layout.h), naming the modes that take them
+#              2^26 floats (run/table_layout.h), naming the modes that take them; a run whose pass folders and
+#              checkpoints would not fit the output's disk is refused before it writes, its sizes those written
 #   geo        --mode geo with the tables by rows on the servers (a trainer holds the rows it looked up since the last
 #              meeting, moves them by SGD, pushes their changes at the next): with --optimizer sgd the same bits as
 #              the tables held whole on every trainer (--table-exchange dense); the checkpoint holds row files, and a
@@ -184,8 +185,39 @@ PY
       || { cat "$work/allreduce.log"; fail "all-reduce's refusal gives no reason"; }
     [ $((SECONDS - start)) -lt 30 ] || fail "the refusal took $((SECONDS - start)) s"
     [ ! -e "$work/allreduce" ] || [ -z "$(ls -A "$work/allreduce")" ] || fail "a refused run left files in its folder"
+    # The disk: a run whose pass folders and checkpoints cannot fit the output's file system is refused on every
+    # rank before it writes anything (job/disk_check.h), with its arithmetic; the arithmetic's sizes are those of a
+    # real pass folder and checkpoint (a model of 64 MiB: 2 tables of 2^20 x 8).
+    sed 's/rows=16384/rows=1048576/' "$work/dlrm.model" > "$work/big.model"
+    big=(--data-dir "$work/data" --model-file "$work/big.model" --optimizer momentum)
+    free=$(df --output=avail -B1 "$work" | tail -1)
+    if (( free > 6 * 1024 ** 4 )); then
+      echo "(the disk refusal is not checked: $free bytes free, more than 99,999 pass folders of 64 MiB)"
+    else
+      start=$SECONDS
+      if run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" "${big[@]}" --passes 99999 --output-dir "$work/full" \
+        > "$work/full.log" 2>&1; then
+        fail "a run of 6 TiB of outputs was accepted with $free bytes free"
+      fi
+      grep -q "do not fit the disk of .*99999 pass folders of .*--keep-checkpoints" "$work/full.log" \
+        || { cat "$work/full.log"; fail "the disk refusal gives no reason"; }
+      [ $((SECONDS - start)) -lt 30 ] || fail "the disk refusal took $((SECONDS - start)) s"
+      [ ! -e "$work/full" ] || [ -z "$(ls -A "$work/full")" ] || fail "the refused run left files in its folder"
+      run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" "${big[@]}" --passes 1 --output-dir "$work/one-pass" \
+        > "$work/one-pass.log" 2>&1 || { cat "$work/one-pass.log"; fail "the 64 MiB model's run"; }
+      python3 - "$work/full.log" "$work/one-pass" <<'PY' || fail "the disk arithmetic is not what the run writes"
+import glob, os, re, sys
+said = re.search(r"pass folders of ([0-9.e+]+) GiB .* checkpoints of ([0-9.e+]+) GiB", open(sys.argv[1]).read())
+def size(folder):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(folder) for f in files) / 2**30
+written = (size(sys.argv[2] + "/pass-00000"), size(glob.glob(sys.argv[2] + "/checkpoints/ckpt-*")[0]))
+for estimate, real in zip(map(float, said.groups()), written):
+    assert abs(estimate - real) <= 0.01 * real, (estimate, real)
+print("pass folder %.4f GiB (said %s), checkpoint %.4f GiB (said %s)" % (written[0], said[1], written[1], said[2]))
+PY
+    fi
     echo "PASS: CTR tables by rows on the servers: the bits of dense tables, resumed exactly on another server count;"
-    echo "      all-reduce refuses a table past its limit, naming the modes that take it"
+    echo "      all-reduce refuses a table past its limit, naming the modes that take it; outputs past the disk refused"
     ;;
   geo)
     optimizer=sgd lr=0.5
