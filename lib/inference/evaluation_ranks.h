@@ -4,6 +4,8 @@
 // same samples, the same size), so every sample's logits have the same bits: the counts, the accuracy and the
 // confusion matrix equal one process's exactly, and only the loss's sum is added in another order (the ranks'
 // partial sums, then those in rank order), which may change its last bits (1e-15 relative, well inside 1e-9).
+// A click model's CTR metrics are computed at rank 0 from every rank's predictions (gather_predictions), so they
+// equal one process's to the bit.
 #include <mpi.h>
 
 #include <cstddef>
