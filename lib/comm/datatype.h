@@ -2,6 +2,7 @@
 // RAII for committed MPI derived datatypes.
 #include <mpi.h>
 
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,14 @@ class Datatype {
   static Datatype strided_floats(int count, int block, int stride) {
     Datatype type;
     MPI_CHECK(MPI_Type_vector(count, block, stride, MPI_FLOAT, &type.type_));
+    MPI_CHECK(MPI_Type_commit(&type.type_));
+    return type;
+  }
+  // One element of `bytes` bytes (MPI_Type_contiguous of MPI_BYTE): a plain struct shipped as it is, counted in
+  // elements rather than bytes, so that a count fits an int for 8x larger arrays.
+  static Datatype contiguous_bytes(std::size_t bytes) {
+    Datatype type;
+    MPI_CHECK(MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &type.type_));
     MPI_CHECK(MPI_Type_commit(&type.type_));
     return type;
   }

@@ -83,15 +83,13 @@ std::optional<RankWork> prepare(int argc, char** argv, int rank, int size) {
   const data::ShardMeta meta = data::read_shard_meta(request->data_file);
   work.saved = load_saved_plan(request->pass_dir, request->choice, &meta);
   check_data_fits(work.saved, meta, request->data_file.string());
-  if (work.saved.plan.loss == nn::LossKind::kBinaryCrossEntropy && size > 1) {
-    // The CTR metrics need every prediction in one sorted run (report/ctr_metrics.h); the ranks' runs are not
-    // gathered yet.
-    throw Error(ExitCode::kUsage,
-                cat("pstrain evaluate of a click model (loss=bce) runs on one process for now, not on ", size,
-                    " ranks: run it without mpirun"));
-  }
   if (rank == 0) note_other_data(work.saved, request->data_file);
-  if (request->servers > 0) work.tables = plan_served_tables(work.saved.plan, request->servers, request->batch);
+  if (request->servers > 0) {
+    // A table of bags (embedding_bag) looks up, per sample, at most the test shard's longest bags of its fields.
+    const std::vector<std::uint64_t> longest_bags =
+        meta.categorical ? meta.categorical->max_bag : std::vector<std::uint64_t>{};
+    work.tables = plan_served_tables(work.saved.plan, request->servers, request->batch, longest_bags);
+  }
   if (work.layout.is_server()) {
     for (std::size_t t = 0; t < work.tables.size(); ++t) {
       const ps::TableSpec& table = work.tables.table(t);
@@ -147,7 +145,7 @@ int evaluate_prepared(RankWork& work) {
     code = comm::agree_on_failure(world, failure);
   }
   if (code != 0) return code;
-  EvaluationSums total = sum_over_ranks(world, mine);
+  EvaluationSums total = sum_over_ranks(world, std::move(mine));
   return agreed(world, [&] {
     if (work.layout.world_rank != 0) return;
     report_evaluation(finish_evaluation(std::move(total), work.saved.plan.classes, language_model,

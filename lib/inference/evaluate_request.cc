@@ -18,10 +18,12 @@ constexpr const char* kUsage =
     "usage: pstrain evaluate PASS_FOLDER [--data-dir DIR] [--split test|valid] [--output FILE.json]\n"
     "       mpirun -np N pstrain evaluate PASS_FOLDER [--num-pservers S] [...]\n"
     "Scores a pass folder's model on a data folder's test shard (or validation shard) without training: loss,\n"
-    "accuracy, and per-class accuracy and the confusion matrix for classifiers, perplexity for language models.\n"
+    "accuracy, and per-class accuracy and the confusion matrix for classifiers, perplexity for language models,\n"
+    "AUC, log-loss, NE and calibration for click models (loss=bce).\n"
     "The pass folder names its model and data (model.txt, model.ini); older ones need --model or --model-file.\n"
-    "Under mpirun every rank scores a part of the data and rank 0 writes the figures; with --num-pservers S,\n"
-    "ranks 0..S-1 hold the model's row tables (embedding tables) by rows and the others fetch the rows they use.";
+    "Under mpirun every rank scores a part of the data and rank 0 writes the figures (one process's); with\n"
+    "--num-pservers S, ranks 0..S-1 hold the model's row tables (embedding and embedding_bag tables) by rows and\n"
+    "the others fetch the rows they use.";
 
 po::options_description evaluate_options() {
   po::options_description flags("options");

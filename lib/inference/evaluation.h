@@ -34,7 +34,7 @@ struct EvaluationSums {
   double loss_sum = 0;
   std::uint64_t correct = 0;
   std::vector<std::uint64_t> confusion;  // classes x classes, [label][predicted] row-major; empty for language models
-  report::PredictionRun clicks;          // click models: every sample's logit and label (one process only)
+  report::PredictionRun clicks;          // click models: every sample's logit and label (ranks: gathered)
 };
 
 // Called before each batch with a copy of its features (count samples) that it may rewrite: a model whose row

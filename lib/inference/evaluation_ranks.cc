@@ -1,12 +1,20 @@
 #include "inference/evaluation_ranks.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
+#include "comm/datatype.h"
 #include "comm/mpi_check.h"
 #include "core/error.h"
 
 namespace pstrain::inference {
+
+namespace {
+
+constexpr int kPredictionTag = 4104;  // the only point-to-point messages of an evaluation: the gathered runs
+
+}  // namespace
 
 SampleRange evaluator_share(std::uint64_t samples, std::size_t batch, int evaluator, int evaluators) {
   PSTRAIN_ASSERT(batch > 0 && evaluators > 0 && evaluator >= 0 && evaluator < evaluators, "evaluator ", evaluator,
@@ -29,7 +37,47 @@ EvaluationSums no_sums(std::size_t classes, bool language_model) {
   return sums;
 }
 
-EvaluationSums sum_over_ranks(MPI_Comm comm, const EvaluationSums& mine) {
+report::PredictionRun gather_predictions(MPI_Comm comm, report::PredictionRun& mine, std::size_t chunk) {
+  PSTRAIN_ASSERT(chunk > 0 && chunk <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "chunk ", chunk);
+  int rank = 0;
+  int size = 1;
+  MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  MPI_CHECK(MPI_Comm_size(comm, &size));
+  const std::span<const report::Prediction> run = mine.sorted();
+  const std::uint64_t length = run.size();
+  std::vector<std::uint64_t> lengths(rank == 0 ? static_cast<std::size_t>(size) : 0);
+  MPI_CHECK(MPI_Gather(&length, 1, MPI_UINT64_T, lengths.data(), 1, MPI_UINT64_T, 0, comm));
+  const comm::Datatype prediction = comm::Datatype::contiguous_bytes(sizeof(report::Prediction));
+  // Who waits for whom: every other rank sends its run in chunks to rank 0, which receives rank 1's, then rank
+  // 2's..., each of the lengths it gathered (a rank with none sends nothing).
+  const auto pieces = [chunk](std::uint64_t count, const auto& each) {
+    for (std::uint64_t first = 0; first < count; first += chunk) {
+      each(first, static_cast<int>(std::min<std::uint64_t>(chunk, count - first)));
+    }
+  };
+  if (rank != 0) {
+    pieces(length, [&](std::uint64_t first, int count) {
+      MPI_CHECK(MPI_Send(run.data() + first, count, prediction.handle(), 0, kPredictionTag, comm));
+    });
+    return {};
+  }
+  std::uint64_t total = 0;
+  for (const std::uint64_t each : lengths) total += each;
+  std::vector<report::Prediction> runs(static_cast<std::size_t>(total));
+  std::copy(run.begin(), run.end(), runs.begin());
+  mine = {};  // rank 0's own run is in `runs` now
+  std::uint64_t at = lengths[0];
+  for (int source = 1; source < size; ++source) {
+    pieces(lengths[static_cast<std::size_t>(source)], [&](std::uint64_t first, int count) {
+      MPI_CHECK(MPI_Recv(runs.data() + at + first, count, prediction.handle(), source, kPredictionTag, comm,
+                         MPI_STATUS_IGNORE));
+    });
+    at += lengths[static_cast<std::size_t>(source)];
+  }
+  return report::PredictionRun::from_runs(std::move(runs), lengths);
+}
+
+EvaluationSums sum_over_ranks(MPI_Comm comm, EvaluationSums mine) {
   int rank = 0;
   int size = 1;
   MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -42,8 +90,10 @@ EvaluationSums sum_over_ranks(MPI_Comm comm, const EvaluationSums& mine) {
   // MPI_SUM over doubles may combine them in any order; gathered, they are added in rank order.
   std::vector<double> losses(rank == 0 ? static_cast<std::size_t>(size) : 0);
   MPI_CHECK(MPI_Gather(&mine.loss_sum, 1, MPI_DOUBLE, losses.data(), 1, MPI_DOUBLE, 0, comm));
+  report::PredictionRun clicks = gather_predictions(comm, mine.clicks);
   if (rank != 0) return mine;
   EvaluationSums sums;
+  sums.clicks = std::move(clicks);
   sums.samples = total[0];
   sums.correct = total[1];
   sums.confusion.assign(total.begin() + 2, total.end());

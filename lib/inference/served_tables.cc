@@ -11,8 +11,9 @@
 
 namespace pstrain::inference {
 
-ps::TablePlan plan_served_tables(const nn::ModelPlan& model, int servers, std::size_t batch) {
-  ps::TablePlan tables = ps::plan_model_tables(model, servers, batch, {}, ps::ComputedIdTables::kRefuse,
+ps::TablePlan plan_served_tables(const nn::ModelPlan& model, int servers, std::size_t batch,
+                                 std::span<const std::uint64_t> longest_bags) {
+  ps::TablePlan tables = ps::plan_model_tables(model, servers, batch, longest_bags, ps::ComputedIdTables::kRefuse,
                                                "evaluate without --num-pservers");
   if (tables.empty()) {
     throw Error(ExitCode::kUsage, cat("--num-pservers ", servers,

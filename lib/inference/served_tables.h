@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -24,10 +25,13 @@
 namespace pstrain::inference {
 
 // The model's row tables, each held by rows on `servers` shards, for evaluators of batches of at most `batch`
-// samples. Throws Error(kUsage) when the model has none (nothing to serve: leave --num-pservers out) or when a
-// table, or another layer, reads ids that cannot be fetched before the forward pass (ps/model_tables.h, the rule
-// training follows with --table-exchange sparse).
-ps::TablePlan plan_served_tables(const nn::ModelPlan& model, int servers, std::size_t batch);
+// samples: tables of single ids (embedding) and tables of bags (embedding_bag, whose ids are hashed into its rows;
+// `longest_bags`: per categorical field of the data, its longest bag, which bounds the rows a batch looks up;
+// empty for data without fields). Throws Error(kUsage) when the model has none (nothing to serve: leave
+// --num-pservers out) or when a table, or another layer, reads ids that cannot be fetched before the forward pass
+// (ps/model_tables.h, the rule training follows with --table-exchange sparse).
+ps::TablePlan plan_served_tables(const nn::ModelPlan& model, int servers, std::size_t batch,
+                                 std::span<const std::uint64_t> longest_bags);
 
 // What an evaluator builds instead of the saved model: each row table cut to a cache of the rows one batch can
 // look up, after the other parameters (packed in order: the dense layout, as parameters.h5 names them): a

@@ -69,6 +69,34 @@ void PredictionRun::merge(std::span<const Prediction> sorted_run) {
   sorted_prefix_ = predictions_.size();
 }
 
+PredictionRun PredictionRun::from_runs(std::vector<Prediction> runs, std::span<const std::uint64_t> lengths) {
+  // Run boundaries: run i is [bounds[i], bounds[i + 1]).
+  std::vector<std::size_t> bounds{0};
+  for (const std::uint64_t length : lengths) bounds.push_back(bounds.back() + static_cast<std::size_t>(length));
+  PSTRAIN_ASSERT(bounds.back() == runs.size(), "runs of ", bounds.back(), " predictions in all, given ", runs.size());
+  for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+    const auto first = runs.begin() + static_cast<std::ptrdiff_t>(bounds[i]);
+    const auto last = runs.begin() + static_cast<std::ptrdiff_t>(bounds[i + 1]);
+    PSTRAIN_ASSERT(std::is_sorted(first, last, before), "run ", i, " of ", lengths.size(), " (", lengths[i],
+                   " predictions) is not sorted");
+  }
+  // Each pass merges neighbouring runs two by two, halving their number.
+  while (bounds.size() > 2) {
+    std::vector<std::size_t> merged{0};
+    for (std::size_t i = 0; i + 1 < bounds.size(); i += 2) {
+      const std::size_t end = i + 2 < bounds.size() ? bounds[i + 2] : bounds[i + 1];
+      const auto at = [&](std::size_t place) { return runs.begin() + static_cast<std::ptrdiff_t>(place); };
+      if (i + 2 < bounds.size()) std::inplace_merge(at(bounds[i]), at(bounds[i + 1]), at(end), before);
+      merged.push_back(end);
+    }
+    bounds = std::move(merged);
+  }
+  PredictionRun run;
+  run.predictions_ = std::move(runs);
+  run.sorted_prefix_ = run.predictions_.size();
+  return run;
+}
+
 double exact_auc(std::span<const Prediction> sorted_run) {
   // Twice the count of (click, non-click) pairs ranked right, ties once: 2 * below * clicks + clicks * others per
   // group of equal logits. Below 2^127 for any run that fits in memory.

@@ -33,6 +33,12 @@ class PredictionRun {
   void add(std::span<const float> logits, std::span<const std::int32_t> labels);
   // Another rank's run (sorted(), as gathered): Error(kInternal) when it is not sorted.
   void merge(std::span<const Prediction> sorted_run);
+  // Every rank's run at once, laid end to end in `runs` (`lengths[i]` predictions each, in any order of ranks),
+  // merged in place pairwise (each prediction moved log2(runs) times, not once per run as merge() one run at a
+  // time would): what the rank that gathers them does. Memory: the runs' 8 bytes per prediction, and while it
+  // merges as many again for std::inplace_merge's buffer. Error(kInternal) for a run that is not sorted or lengths
+  // that do not add up to the predictions.
+  static PredictionRun from_runs(std::vector<Prediction> runs, std::span<const std::uint64_t> lengths);
   // The run, sorted (sorting what add() appended since the last call).
   std::span<const Prediction> sorted();
   std::size_t size() const { return predictions_.size(); }

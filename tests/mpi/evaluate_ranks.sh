@@ -7,6 +7,13 @@
 #   nplm_servers  a small NPLM trained here: NP ranks each scoring a part, then NP ranks of which 1 holds the
 #                 embedding table by rows (--num-pservers 1) and the others fetch the rows each batch needs; with
 #                 NP >= 4 also 2 servers.
+#   ctr           a small DLRM trained here on synthetic click data (embedding_bag tables of hashed bags, loss=bce;
+#                 4,150 lines: 415 test samples, batches of 64: 7 batches, shares of 3, 2 and 2 batches): rank 0
+#                 gathers every evaluator's predictions, so auc, logloss, ne and calibration are one process's
+#                 byte for byte (the JSON's text), on NP evaluators, on NP ranks of which 1 holds the tables by rows
+#                 (each fetches the hashed rows of its bags), and on NP + 1 ranks of which 2 hold them; a pass
+#                 folder without a table only the servers read, and a data folder without test data, end every rank
+#                 with one message.
 #   bad_input     failures a user can cause end every rank with one message and the documented exit code, no
 #                 JSON written, within seconds: more servers than ranks allow, servers for a model without row
 #                 tables, and a pass folder whose table only the server reads is missing (one rank fails).
@@ -66,7 +73,61 @@ small_nplm() {  # small_nplm OUT: one pass of a small NPLM on the text fixture, 
     --direct true --batch-size 16 --passes 1 --seed 5 > "$1.log" 2>&1 || { cat "$1.log"; fail "train the NPLM"; }
 }
 
+# same_ctr_figures ONE MANY: MANY's CTR figures are ONE's, the same text in the JSON and on the printed line.
+same_ctr_figures() {
+  local key
+  for key in auc logloss ne calibration; do
+    [ "$(grep "\"$key\":" "$1")" = "$(grep "\"$key\":" "$2")" ] \
+      || fail "$key of $2 differs from one process's: $(grep "\"$key\":" "$1") vs $(grep "\"$key\":" "$2")"
+  done
+  [ "$(grep -o ' auc .*' "$1.log")" = "$(grep -o ' auc .*' "$2.log")" ] \
+    || fail "printed CTR figures of $2 differ: $(grep -o ' auc .*' "$1.log") vs $(grep -o ' auc .*' "$2.log")"
+  echo "same CTR figures as one process: $(grep -o ' auc .*' "$2.log")"
+}
+small_dlrm() {  # small_dlrm OUT: one pass of a small DLRM on synthetic click data, its pass folder OUT/pass-00000
+  "$BIN_DIR/pstrain-data" synthetic-ctr --lines 4150 --seed 3 --output "$work/ctr" --split-count 1 \
+    > "$work/convert.log" 2>&1 || { cat "$work/convert.log"; fail "synthetic-ctr"; }
+  cat > "$work/dlrm.model" <<'MODEL'
+b1 dense units=8 inputs=input
+b1a relu
+c0_12 embedding_bag fields=0-12 rows=4096 dim=8
+c13_25 embedding_bag fields=13-25 rows=4096 dim=8
+x dot_interaction inputs=b1a,c0_12,c13_25
+t1 dense units=8
+t1a relu
+logit dense units=1 loss=bce
+MODEL
+  "$BIN_DIR/pstrain" --data-dir "$work/ctr" --output-dir "$1" --model-file "$work/dlrm.model" --batch-size 64 \
+    --passes 1 --optimizer adagrad --lr 0.05 --seed 9 > "$1.log" 2>&1 || { cat "$1.log"; fail "train the DLRM"; }
+}
+
 case "$case_name" in
+  ctr)
+    small_dlrm "$work/dlrm"
+    pass="$work/dlrm/pass-00000"
+    one_process "$pass" "$work/one.json"
+    grep -q '"samples": 415,' "$work/one.json" || fail "expected 415 test samples: $(cat "$work/one.json")"
+    grep -q '"auc": 0\.' "$work/one.json" || fail "no AUC: $(cat "$work/one.json")"
+    on_ranks "$pass" "$work/many.json"
+    same_figures "$work/one.json" "$work/many.json" 0
+    same_ctr_figures "$work/one.json" "$work/many.json"
+    on_ranks "$pass" "$work/served.json" --num-pservers 1
+    same_figures "$work/one.json" "$work/served.json" 1
+    same_ctr_figures "$work/one.json" "$work/served.json"
+    np=$((np + 1)) on_ranks "$pass" "$work/served2.json" --num-pservers 2  # 2 servers, the rows dealt by r mod 2
+    np=$((np + 1)) same_figures "$work/one.json" "$work/served2.json" 2
+    same_ctr_figures "$work/one.json" "$work/served2.json"
+    # Only the servers read the tables: a folder without one fails on them, and every rank ends.
+    cp -r "$pass" "$work/no-table"
+    rm "$work/no-table/MANIFEST"
+    /usr/bin/python3 -c 'import h5py, sys; f = h5py.File(sys.argv[1], "r+"); del f["c13_25.weight"]; f.close()' \
+      "$work/no-table/parameters.h5"
+    expect_failure 3 "c13_25.weight" "$work/no-table" --num-pservers 1
+    mkdir -p "$work/no-test"
+    expect_failure 3 "has no test.h5" "$pass" --data-dir "$work/no-test"
+    echo "PASS: evaluate of a click model on $np ranks ($path), also with its tables on 1 and 2 servers:"
+    echo "      one process's AUC, logloss, NE and calibration to the byte"
+    ;;
   mlp)
     one_process "$REFERENCE_PASS" "$work/one.json" --data-dir "$DATA_DIR" --batch-size 64
     on_ranks "$REFERENCE_PASS" "$work/many.json" --data-dir "$DATA_DIR" --batch-size 64

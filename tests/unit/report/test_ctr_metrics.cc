@@ -91,6 +91,43 @@ TEST(CtrMetricsTest, MergedRunsGiveBitIdenticalMetricsHoweverTheSamplesAreSplit)
   }
 }
 
+// What rank 0 does with the gathered runs (inference/evaluation_ranks.h gather_predictions): runs laid end to end,
+// some empty (a server, an evaluator without a batch), the same values in several runs (ties across ranks), merged
+// into the very run of all the samples, in any order of the runs.
+TEST(CtrMetricsTest, RunsLaidEndToEndMergeIntoTheWholeRunWithTiesAndEmptyRuns) {
+  const Samples samples = random_samples(3000, 11);  // 9 distinct logits: every run shares ties with the others
+  PredictionRun whole;
+  whole.add(samples.logits, samples.labels);
+  const std::vector<Prediction> whole_run(whole.sorted().begin(), whole.sorted().end());
+  std::mt19937_64 engine(13);
+  for (const std::size_t ranks : {1, 2, 3, 5, 8}) {
+    std::vector<PredictionRun> parts(ranks);
+    for (std::size_t i = 0; i < samples.logits.size(); ++i) {
+      const std::size_t rank = ranks == 1 ? 0 : 1 + engine() % (ranks - 1);  // rank 0 holds none (a server)
+      parts[rank].add(std::span(&samples.logits[i], 1), std::span(&samples.labels[i], 1));
+    }
+    std::vector<Prediction> laid;
+    std::vector<std::uint64_t> lengths;
+    for (PredictionRun& part : parts) {
+      laid.insert(laid.end(), part.sorted().begin(), part.sorted().end());
+      lengths.push_back(part.size());
+    }
+    lengths.push_back(0);  // a last rank without predictions
+    PredictionRun merged = PredictionRun::from_runs(std::move(laid), lengths);
+    ASSERT_EQ(merged.size(), whole_run.size()) << ranks << " ranks";
+    EXPECT_EQ(std::memcmp(merged.sorted().data(), whole_run.data(), merged.sorted().size_bytes()), 0)
+        << ranks << " ranks";
+  }
+  EXPECT_EQ(PredictionRun::from_runs({}, std::vector<std::uint64_t>{0, 0, 0}).size(), 0u);  // no predictions at all
+}
+
+TEST(CtrMetricsTest, RunsThatAreNotSortedOrDoNotAddUpAreRefused) {
+  const std::vector<Prediction> unsorted{{0.5f, 0}, {1.0f, 1}, {0.25f, 0}};
+  EXPECT_THROW(PredictionRun::from_runs(unsorted, std::vector<std::uint64_t>{1, 2}), Error);  // run 1: 1.0, 0.25
+  EXPECT_NO_THROW(PredictionRun::from_runs(unsorted, std::vector<std::uint64_t>{2, 1}));
+  EXPECT_THROW(PredictionRun::from_runs(unsorted, std::vector<std::uint64_t>{2}), Error);  // 2 of 3
+}
+
 TEST(CtrMetricsTest, LoglossNeAndCalibrationFollowTheirDefinitions) {
   const Samples samples = random_samples(1000, 4);
   PredictionRun run;
