@@ -209,8 +209,9 @@ with open(f"{out}/rounds.csv", "w", newline="") as f:
         w.writerow([config, r, f"{rate:.1f}", f"{auc:.6f}", f"{logloss:.6f}", " ".join(f"{x:.1f}" for x in per_pass)])
 
 names = {"local": "pstrain local", "sync": "pstrain 1 server + 2 trainers, sync, TCP",
-         "async": "pstrain 1 server + 2 trainers, async, TCP", "pytorch": "PyTorch (torch_dlrm.py)"}
-procs = {"local": 1, "sync": 3, "async": 3, "pytorch": 1}
+         "async": "pstrain 1 server + 2 trainers, async, TCP", "geo": "pstrain 1 server + 2 trainers, geo, TCP",
+         "pytorch": "PyTorch (torch_dlrm.py)"}
+procs = {"local": 1, "sync": 3, "async": 3, "geo": 3, "pytorch": 1}
 torch_auc = statistics.median(runs[("pytorch", r)][1] for r in range(1, rounds + 1))
 summary = {"batch": int(batch), "rounds": rounds, "bayes_test_auc": bayes if math.isfinite(bayes) else None,
            "configs": {}}

@@ -17,14 +17,17 @@
 #include <vector>
 
 #include "modes/exchanges.h"
+#include "modes/table_rows_exchange.h"
 
 namespace pstrain::modes {
 
 namespace {
 
-class GeoExchange final : public exchange::GradientExchange {
+// The rows a batch looks up come from the servers at their first lookup after a meeting (TableRowsExchange: the
+// time counted as this exchange's pulling), then from this trainer.
+class GeoExchange final : public TableRowsExchange {
  public:
-  explicit GeoExchange(GeoParts parts) : parts_(std::move(parts)) {}
+  explicit GeoExchange(GeoParts parts) : TableRowsExchange(parts.tables), parts_(std::move(parts)) {}
 
   void start(std::span<float> parameters) override {
     parts_.meetings->start(parameters);
@@ -44,8 +47,6 @@ class GeoExchange final : public exchange::GradientExchange {
 
   void finish_pass(std::span<float> parameters) override { parts_.meetings->finish_pass(parameters); }
   void finish() override { parts_.meetings->finish(); }
-  // The rows a batch looks up come from the servers at their first lookup after a meeting, then from this trainer.
-  exchange::RowTableAccess* row_tables() override { return parts_.meetings->row_tables(); }
   // Its state (momentum, Adam's moments) is this trainer's own, carried across meetings: a checkpoint holds it.
   optim::Optimizer* own_optimizer() override { return parts_.optimizer.get(); }
 

@@ -206,8 +206,9 @@ SliceState ShardServer::export_state() {
   {
     WindowLock lock(windows_.params.handle(), layout_.world_rank, WindowLock::Mode::kShared);
     const auto slice = windows_.params.local().subspan(kParamsHeader, slice_size_);
-    state.parameters.assign(slice.begin(), slice.end());
+    state.parameter_copy.assign(slice.begin(), slice.end());
   }
+  state.parameters = state.parameter_copy;
   for (const auto& [name, values] : optimizer_->state()) state.optimizer.emplace_back(name, *values);
   state.optimizer_steps = optimizer_->steps_taken();
   for (const auto& table : tables_) state.tables.push_back(table.get());

@@ -21,11 +21,14 @@ namespace pstrain::ps {
 
 // A shard's share of the model state, for checkpoints: its dense blocks of the parameters and of every optimizer
 // state vector, in the shard's local order, and its rows of every row table (written to row files of their own).
+// Views, not copies (a model of multi-GB tables would otherwise hold a second copy at every checkpoint): valid until
+// the holder's next update; a server's parameters are copied out of its window into `parameter_copy`.
 struct SliceState {
-  std::vector<float> parameters;
-  std::vector<std::pair<std::string, std::vector<float>>> optimizer;
+  std::span<const float> parameters;
+  std::vector<std::pair<std::string, std::span<const float>>> optimizer;
   std::uint64_t optimizer_steps = 0;
   std::vector<TableShard*> tables;  // in TablePlan order, read in place (TableShard::visit_rows)
+  std::vector<float> parameter_copy;
 };
 
 struct ServerStats {

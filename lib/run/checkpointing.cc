@@ -1,5 +1,6 @@
 #include "run/checkpointing.h"
 
+#include <limits>
 #include <sstream>
 
 #include "checkpoint/pass_folder.h"
@@ -94,6 +95,7 @@ int CheckpointWriter::async_wish(std::int64_t global_step, bool lead) const {
 
 namespace {
 constexpr int kModelStateTag = 7301;  // the lead trainer's model state to rank 0, inside a checkpoint
+constexpr int kModelSliceTag = 7302;  // a contributor's dense blocks to rank 0, inside a checkpoint
 }  // namespace
 
 namespace {
@@ -258,31 +260,39 @@ void CheckpointWriter::gather_model_state(const ps::ModelPartition& plan, const 
                                           checkpoint::ModelState& model) const {
   const bool writer = job_.layout.world_rank == 0;
   const int world_size = job_.layout.world_size;
-  std::vector<int> counts(world_size, 0);
-  std::vector<int> displacements(world_size, 0);
-  int total = 0;
-  for (int rank = 0; rank < world_size; ++rank) {
-    counts[rank] = rank < plan.shards() ? static_cast<int>(plan.blocks().shard_size(rank)) : 0;
-    displacements[rank] = total;
-    total += counts[rank];
-  }
-  // Gathers one vector of the model state (the contributors' dense blocks) into the dense layout on rank 0.
-  const auto gather = [&](const std::vector<float>* mine) {
-    std::vector<float> packed(writer ? total : 0);
-    MPI_CHECK(MPI_Gatherv(mine ? mine->data() : nullptr, mine ? static_cast<int>(mine->size()) : 0, MPI_FLOAT,
-                          packed.data(), counts.data(), displacements.data(), MPI_FLOAT, 0, MPI_COMM_WORLD));
+  std::vector<std::size_t> counts(world_size, 0);
+  for (int rank = 0; rank < world_size; ++rank) counts[rank] = rank < plan.shards() ? plan.blocks().shard_size(rank) : 0;
+  const auto message_length = [&counts](int rank) {
+    PSTRAIN_ASSERT(counts[rank] <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "shard ", rank,
+                   "'s ", counts[rank], " floats in one message");
+    return static_cast<int>(counts[rank]);
+  };
+  // Gathers one vector of the model state (the contributors' dense blocks) into the dense layout on rank 0: its own
+  // blocks straight from `mine`, each other contributor's received and placed in turn, so that rank 0 holds the
+  // dense vector and one shard's blocks at most, never a second copy of the model.
+  const auto gather = [&](std::span<const float> mine) {
     std::vector<float> dense(writer ? plan.dense_size() : 0);
-    for (int rank = 0; writer && rank < plan.shards(); ++rank) {
-      plan.scatter_dense(rank, std::span<const float>(packed).subspan(displacements[rank], counts[rank]), dense);
+    if (writer) {
+      if (counts[0] > 0) plan.scatter_dense(0, mine, dense);
+      std::vector<float> received;
+      for (int rank = 1; rank < plan.shards(); ++rank) {
+        received.resize(counts[rank]);
+        MPI_CHECK(MPI_Recv(received.data(), message_length(rank), MPI_FLOAT, rank, kModelSliceTag, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+        plan.scatter_dense(rank, received, dense);
+      }
+    } else if (job_.layout.world_rank < plan.shards()) {
+      MPI_CHECK(MPI_Send(mine.data(), message_length(job_.layout.world_rank), MPI_FLOAT, 0, kModelSliceTag,
+                         MPI_COMM_WORLD));
     }
     return dense;
   };
   model.optimizer = job_.config.optimizer.kind;
-  model.parameters = gather(slice ? &slice->parameters : nullptr);
+  model.parameters = gather(slice ? slice->parameters : std::span<const float>());
   int state_vectors = slice ? static_cast<int>(slice->optimizer.size()) : 0;
   MPI_CHECK(MPI_Bcast(&state_vectors, 1, MPI_INT, 0, MPI_COMM_WORLD));
   for (int i = 0; i < state_vectors; ++i) {
-    auto dense = gather(slice ? &slice->optimizer[static_cast<std::size_t>(i)].second : nullptr);
+    auto dense = gather(slice ? slice->optimizer[static_cast<std::size_t>(i)].second : std::span<const float>());
     if (writer)
       model.optimizer_state.emplace_back(slice->optimizer[static_cast<std::size_t>(i)].first, std::move(dense));
   }

@@ -12,7 +12,6 @@ ExchangeBuffers::ExchangeBuffers(compute::Backend& backend, nn::Model& model)
       in_place_(!model.host_parameters().empty()),
       parameter_mirror_(backend, in_place_ ? 0 : model.parameter_count()),
       gradient_mirror_(backend, in_place_ ? 0 : model.parameter_count()),
-      no_gradient_(model.parameter_count(), 0.0f),
       parameters_(in_place_ ? model.host_parameters() : parameter_mirror_.span()),
       gradient_(in_place_ ? model.host_gradients() : gradient_mirror_.span()) {}
 

@@ -18,8 +18,12 @@ class ExchangeBuffers {
   std::span<float> parameters() const { return parameters_; }
   // The model's gradient as of the last fetch_gradient().
   std::span<const float> gradient() const { return gradient_; }
-  // Zeros: the gradient of a sync step without samples.
-  std::span<const float> no_gradient() const { return no_gradient_; }
+  // Zeros: the gradient of a sync step without samples (made at the first such step: a model's worth of memory
+  // that a run whose every step has samples never needs).
+  std::span<const float> no_gradient() {
+    if (no_gradient_.empty()) no_gradient_.assign(model_.parameter_count(), 0.0f);
+    return no_gradient_;
+  }
 
   // Copies the model's gradient to the host mirror; returns the seconds it took (0: in place, nothing to copy).
   double fetch_gradient();

@@ -40,7 +40,7 @@ void TrainerCheckpoints::save(const StepPosition& position) {
   optim::Optimizer* optimizer = exchange_.own_optimizer();  // local and all-reduce trainers hold the whole state
   if (optimizer != nullptr && layout_.pservers == 0 && layout_.world_rank < support_.partition->shards()) {
     slice.emplace();  // ... and one of them gives it
-    slice->parameters.assign(parameters_.begin(), parameters_.end());
+    slice->parameters = parameters_;
     for (const auto& [name, values] : optimizer->state()) slice->optimizer.emplace_back(name, *values);
     slice->optimizer_steps = optimizer->steps_taken();
   }

@@ -10,7 +10,8 @@
 #                     with checkpoints without --resume; --resume auto falls back to the previous one.
 #   elastic           checkpoint with 2 servers + 2 trainers mid-pass, resume with 1+3 and 3+1: every sample of the
 #                     interrupted pass trained exactly once (samples + samples_before_resume), later passes whole.
-#   disk_full         a full disk (small tmpfs) makes a checkpoint write fail: exit 4 naming it, last good one intact.
+#   disk_full         a full disk (small tmpfs): refused at the start, the folder as it was; filled during the run, a
+#                     checkpoint write fails: exit 4 naming it, last good one intact.
 #   async_kill_resume, async_signal  [MODE DISPATCH]
 #                     the same for async/ssp with static or dynamic dispatch: checkpoints by request and
 #                     quiesce; after the resume every pass trains every sample exactly once.
@@ -256,7 +257,10 @@ PY
     done
     ;;
   disk_full)
-    # The output folder on a small tmpfs: after a first run, fill it so that the next checkpoint cannot fit.
+    # The output folder on a small tmpfs. Filled before a run, the run is refused at its start (job/disk_check.h:
+    # its outputs do not fit), the folder left as it was; filled during a run (the test hook fill-disk fills it after
+    # the first step, past the start's check), the next checkpoint write fails: exit 4 naming it, the last good one
+    # intact; with the space freed, the run resumes from that one.
     disk="$work/disk"
     mkdir -p "$disk"
     mount -t tmpfs -o size=4m tmpfs "$disk" 2> /dev/null || { echo "SKIP: cannot mount a tmpfs here"; exit 77; }
@@ -264,10 +268,18 @@ PY
     out="$disk/run"
     PASSES=1 EVERY=20 pstrain "$out" 60 || { cat "$out.log"; fail "first run"; }
     good=$(ls -d "$out"/checkpoints/ckpt-* | sort | tail -1)
+    before=$(ls -lR "$out")
     free_kb=$(df -k --output=avail "$disk" | tail -1)
     head -c $(( (free_kb - 100) * 1024 )) /dev/zero > "$disk/filler"
     EVERY=20 run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" $(EVERY=20 common_flags) --output-dir "$out" --resume auto \
-      > "$work/full.log" 2>&1 && fail "a failing checkpoint write went unnoticed"
+      > "$work/start.log" 2>&1 && fail "a run whose outputs cannot fit was accepted"
+    grep -q "do not fit the disk of .*pass folders of .*--keep-checkpoints" "$work/start.log" \
+      || { cat "$work/start.log"; fail "the start's refusal does not give the arithmetic"; }
+    [ "$(ls -lR "$out")" = "$before" ] || fail "the refused run changed its folder"
+    rm "$disk/filler"
+    PSTRAIN_TEST_HOOKS="fill-disk=$disk/filler" EVERY=20 run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain-faults" \
+      $(EVERY=20 common_flags) --output-dir "$out" --resume auto > "$work/full.log" 2>&1 \
+      && fail "a failing checkpoint write went unnoticed"
     cat "$work/full.log"
     grep -q "not written" "$work/full.log" || fail "the message does not say the checkpoint was not written"
     grep -q "$(basename "$good"), is intact" "$work/full.log" || fail "the message does not name the last good one"

@@ -2,7 +2,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
+#include <vector>
 
 #include "opaque_backend.h"
 
@@ -12,6 +15,16 @@ namespace {
 
 void pause_ms(int milliseconds) {
   std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
+}
+
+// Zeros appended to `path` until its file system has at most 64 KiB left (or refuses more).
+void fill_file_system(const std::string& path) {
+  std::ofstream filler(path, std::ios::binary | std::ios::app);
+  const std::vector<char> block(64 * 1024, 0);
+  while (filler && std::filesystem::space(std::filesystem::path(path).parent_path()).available > block.size()) {
+    filler.write(block.data(), static_cast<std::streamsize>(block.size()));
+    filler.flush();
+  }
 }
 
 }  // namespace
@@ -31,6 +44,10 @@ void FaultHooks::step_computed(const train::StepEvent& step, double seconds) {
 }
 
 void FaultHooks::step_reported(const train::StepEvent& step) {
+  if (!faults_.fill_disk.empty() && step.trainer == 0 && !disk_filled_) {
+    fill_file_system(faults_.fill_disk);
+    disk_filled_ = true;
+  }
   if (faults_.delays(step.trainer)) pause_ms(faults_.step_delay_ms);
 }
 

@@ -21,6 +21,7 @@ class FaultHooks final : public train::RunHooks {
 
  private:
   TestHooks faults_;
+  bool disk_filled_ = false;
 };
 
 }  // namespace pstrain::faults

@@ -44,6 +44,8 @@ void set(TestHooks& hooks, std::string_view name, std::string_view value) {
       throw Error(ExitCode::kUsage, cat(kVariable, ": opaque-backend is true or false, not '", value, "'"));
     }
     hooks.opaque_backend = value == "true";
+  } else if (name == "fill-disk") {
+    hooks.fill_disk = value;
   } else if (name == "ranks-per-node") {
     hooks.ranks_per_node = number<int>(name, value);
     if (hooks.ranks_per_node < 1) throw Error(ExitCode::kUsage, cat(kVariable, ": ranks-per-node must be >= 1"));
@@ -51,7 +53,7 @@ void set(TestHooks& hooks, std::string_view name, std::string_view value) {
     throw Error(ExitCode::kUsage,
                 cat(kVariable, ": unknown hook '", name,
                     "' (checkpoint-delay-ms, step-delay-ms, slow-trainer, slow-factor, leave-delay-ms, "
-                    "perturb-replica-step, opaque-backend, ranks-per-node)"));
+                    "perturb-replica-step, opaque-backend, ranks-per-node, fill-disk)"));
   }
 }
 

@@ -7,6 +7,7 @@
 // (fault_hooks.h over run/run_hooks.h). pstrain itself refuses to run with the variable set, so that a test can
 // never pass against a binary that silently ignored its fault.
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace pstrain::faults {
@@ -21,6 +22,8 @@ struct TestHooks {
   bool opaque_backend = false;             // trainers compute on the CPU backend behind copies, as on a GPU
   int ranks_per_node = 0;                  // > 0: push groups (comm/push_groups.h) see world ranks [k n, k n + n)
                                            // as node k, so one machine can stand in for several nodes
+  std::string fill_disk;                   // after trainer 0's first step, this file fills its file system (a disk
+                                           // that fills during a run, after the start's disk check passed)
 
   // Whether the step delay applies to trainer `trainer` (every trainer when none is named).
   bool delays(int trainer) const { return step_delay_ms > 0 && (slow_trainer < 0 || slow_trainer == trainer); }
