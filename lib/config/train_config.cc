@@ -366,10 +366,9 @@ void resolve_steps_alone(const po::variables_map& values, TrainConfig& config) {
                     config.steps_alone, ": --mode ", mode.name, " writes checkpoints when trainers and servers meet"));
   }
   if (config.eval_every_steps % config.steps_alone != 0) {
-    throw Error(ExitCode::kUsage,
-                cat("--eval-every-steps ", config.eval_every_steps, " is not a multiple of --geo-steps ",
-                    config.steps_alone, ": with --mode ", mode.name,
-                    " the trainers hold the servers' model only when they meet them"));
+    throw Error(ExitCode::kUsage, cat("--eval-every-steps ", config.eval_every_steps,
+                                      " is not a multiple of --geo-steps ", config.steps_alone, ": with --mode ",
+                                      mode.name, " the trainers hold the servers' model only when they meet them"));
   }
 }
 

@@ -15,12 +15,9 @@ MetricsRecord metrics_record_kind(const nlohmann::json& record) {
 
 bool kept_on_resume(const nlohmann::json& record, std::int64_t pass, std::int64_t global_step) {
   switch (metrics_record_kind(record)) {
-    case MetricsRecord::kPass:
-      return *number_field(record, "pass") < static_cast<double>(pass);
-    case MetricsRecord::kEvaluation:
-      return *number_field(record, "step") <= static_cast<double>(global_step);
-    case MetricsRecord::kOther:
-      break;
+    case MetricsRecord::kPass: return *number_field(record, "pass") < static_cast<double>(pass);
+    case MetricsRecord::kEvaluation: return *number_field(record, "step") <= static_cast<double>(global_step);
+    case MetricsRecord::kOther: break;
   }
   return true;
 }

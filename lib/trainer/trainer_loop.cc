@@ -351,8 +351,8 @@ Evaluation TrainerLoop::evaluate_test(const std::string& when) {
   Evaluation evaluation = evaluate(model_, *held_out_.test, batch, fetch_rows, click_rate);
   if (held_out_.valid) evaluation.valid_loss = evaluate(model_, *held_out_.valid, batch, fetch_rows).loss;
   if (!std::isfinite(evaluation.loss)) {
-    throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " ", when,
-                                         " (lower --lr)"));
+    throw Error(ExitCode::kDiverged,
+                cat("training diverged: the test loss is ", evaluation.loss, " ", when, " (lower --lr)"));
   }
   return evaluation;
 }

@@ -39,7 +39,7 @@ TEST(MetricsRecord, PassAndEvaluationRecordsToldApart) {
   EXPECT_EQ(kind("{\"pass\": 0, \"test_loss\": 0.5}"), MetricsRecord::kPass);
   EXPECT_EQ(kind("{\"kind\": \"eval\", \"step\": 25, \"in_pass\": 0, \"test_auc\": 0.7}"), MetricsRecord::kEvaluation);
   EXPECT_EQ(kind("{\"kind\": \"eval\", \"test_auc\": 0.7}"), MetricsRecord::kOther);  // no step
-  EXPECT_EQ(kind("{\"kind\": \"future\", \"pass\": 1}"), MetricsRecord::kOther);     // not a pass record
+  EXPECT_EQ(kind("{\"kind\": \"future\", \"pass\": 1}"), MetricsRecord::kOther);      // not a pass record
   EXPECT_EQ(kind("{\"test_loss\": 0.5}"), MetricsRecord::kOther);
 }
 
