@@ -28,7 +28,8 @@
 #              ("kind": "eval", no "pass") at every 25th global step with test_auc, test_logloss, test_ne and
 #              test_calibration, between pass records that keep their form; the records at steps 225 and 450 (the
 #              passes' last) carry their pass's test figures; one log line each; TensorBoard's eval/test_auc at
-#              those steps; the evaluations leave the training bits as they were; the run's folder, copied as if it
+#              those steps; the evaluations leave the training bits as they were; streamed sync steps
+#              (--overlap true) give the same records; the run's folder, copied as if it
 #              had died at step 450 and resumed from its checkpoint at step 250 (itself an evaluation step), ends
 #              with the same records, none twice, and the same bits; geo evaluates at its meetings; an MLP without
 #              CTR metrics (all-reduce over DATA_DIR) writes test_loss and test_accuracy; async is refused on every
@@ -264,6 +265,17 @@ for key in ("test_auc", "test_logloss", "test_ne", "test_calibration", "test_los
     assert [s for s, _ in points] == [r["step"] for r in evals], (key, points)
     assert all(abs(v - r[key]) <= 1e-6 * max(1, abs(r[key])) for (_, v), r in zip(points, evals)), key
 print("18 evaluation records at steps 25..450, the pass ends' equal to their pass records, TensorBoard eval/* alike")
+PY
+    # Streamed sync steps (--overlap true: a step returns while blocks still land, and the evaluation's barrier meets
+    # the streamed messages): the records of the one-sided steps above (the same bits either way).
+    dlrm "$np" "$work/streamed" --mode sync --overlap true --eval-every-steps 25
+    python3 - "$work/every/metrics.jsonl" "$work/streamed/metrics.jsonl" <<'PY' || fail "streamed steps evaluated otherwise"
+import json, sys
+def evals(path):
+    return [{k: v for k, v in json.loads(l).items() if k not in ("eval_seconds", "elapsed_s")}
+            for l in open(path) if '"kind": "eval"' in l]
+assert evals(sys.argv[1]) == evals(sys.argv[2]), (evals(sys.argv[1])[:2], evals(sys.argv[2])[:2])
+print("streamed sync steps: the same 18 evaluation records")
 PY
     # As if the run had died after step 450 with its last checkpoint at step 250: resume auto from there.
     cp -r "$work/every" "$work/resumed"
