@@ -14,9 +14,12 @@
 # DataLoader). Adagrad at LR (0.05, pstrain's default for its click models), batch BATCH (512) per trainer,
 # PASSES passes, seed SEED.
 #
-# PSTRAIN_MODEL=deepfm trains pstrain's --model deepfm preset instead (a linear and a vector table of ROWS rows per
-# field, FM's second-order term, its deep MLP at the preset's widths, 400,400), against the same PyTorch DLRM: the
-# issue's bar compares both presets with a plain PyTorch DLRM.
+# PSTRAIN_MODEL=deepfm makes both sides DeepFM: pstrain's --model deepfm preset (--table-rows ROWS --embedding-dim
+# EMBEDDING_DIM --hidden HIDDEN: a linear (dim-1, seed 1000 + the field) and a vector table (seed = the field) of
+# ROWS rows per field, the sum of the linear weights, FM's second-order term over the field vectors, a deep MLP over
+# the dense features and the field vectors at HIDDEN, here 400,400 unless set, the preset's default; the logit the
+# sum of the three), against torch_dlrm.py --model deepfm, the same network in PyTorch (same hashing, init rules,
+# Adagrad over the sparse tables and the dense layers). No dlrm.model then; BOTTOM_HIDDEN does not apply.
 # ROUNDS rounds; each runs, in this order, pstrain in every mode of MODES, then PyTorch:
 #   local  pstrain alone, no MPI (its tables in its own memory; a step updates the rows it touched)
 #   sync   1 server + 2 trainers (mpirun -np 3) over TCP (--mca btl tcp,self --mca osc pt2pt), --mode sync
@@ -34,9 +37,9 @@
 #
 # Settings (environment):
 #   LINES=2000000  SEED=1  PASSES=1  ROUNDS=3  MODES=local (any of: local sync async geo)  BATCH=512  LR=0.05
-#   PSTRAIN_MODEL=dlrm (or deepfm)
-#   EMBEDDING_DIM=16  ROWS=262144  BOTTOM_HIDDEN=64  HIDDEN=512,256  THREADS=1  DATA_DIR (an existing CTR folder
-#   with 2 training shards, instead of generating one)  BUILD_DIR=<repo>/build  PYTHON=/usr/bin/python3
+#   PSTRAIN_MODEL=dlrm (or deepfm: both sides)  EMBEDDING_DIM=16  ROWS=262144  BOTTOM_HIDDEN=64
+#   HIDDEN=512,256 (deepfm: 400,400)  THREADS=1  DATA_DIR (an existing CTR folder with 2 training shards, instead
+#   of generating one)  BUILD_DIR=<repo>/build  PYTHON=/usr/bin/python3
 #   RESULTS_ROOT=<repo>/benchmarks/results  RUN_TIMEOUT=3600 (seconds, per run)  BINARY_WAIT=180
 #   MPIRUN_ARGS="" (extra mpirun flags)  INSTALL=1
 # Example (a quick look, ~2 minutes on 2 cores): LINES=40000 PASSES=2 ROUNDS=1 MODES="local sync"
@@ -48,6 +51,8 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/lib/common.sh"
 NOTE_TAG=dlrm
 
+# DeepFM's deep MLP defaults to the preset's widths (given to both sides); DLRM's top MLP to 512,256.
+if [[ "${PSTRAIN_MODEL:-}" == deepfm ]]; then set_defaults HIDDEN=400,400; fi
 set_defaults LINES=2000000 SEED=1 PASSES=1 ROUNDS=3 MODES=local BATCH=512 LR=0.05 EMBEDDING_DIM=16 ROWS=262144 \
   BOTTOM_HIDDEN=64 HIDDEN=512,256 THREADS=1 BUILD_DIR="$REPO/build" PYTHON=/usr/bin/python3 \
   RESULTS_ROOT="$REPO/benchmarks/results" RUN_TIMEOUT=3600 BINARY_WAIT=180 MPIRUN_ARGS= INSTALL=1 PSTRAIN_MODEL=dlrm
@@ -108,33 +113,36 @@ FIELDS=$(( $(wc -l < "$DATA_DIR/ctr_fields.tsv") - 1 ))
 (( FIELDS >= 1 )) || die "$DATA_DIR/ctr_fields.tsv names no field"
 
 # The model file: --model dlrm's layers (lib/nn/click_presets.cc), every table ROWS rows, seed = its field.
+# PSTRAIN_MODEL=deepfm uses the preset itself (no model file).
 MODEL="$OUT/dlrm.model"
-{
-  echo "# DLRM of dlrm_vs_pytorch.sh ($FIELDS fields x $ROWS rows x $EMBEDDING_DIM), the network of torch_dlrm.py"
-  last=input
-  i=0
-  for width in ${BOTTOM_HIDDEN//,/ } "$EMBEDDING_DIM"; do
-    i=$((i + 1))
-    echo "bottom$i dense units=$width inputs=$last"
-    echo "bottom${i}_relu relu"
-    last="bottom${i}_relu"
-  done
-  vectors=$last
-  for ((f = 0; f < FIELDS; f++)); do
-    echo "table$f embedding_bag field=$f rows=$ROWS dim=$EMBEDDING_DIM seed=$f limit=0.01"
-    vectors+=",table$f"
-  done
-  echo "interaction dot_interaction inputs=$vectors"
-  last=interaction
-  i=0
-  for width in ${HIDDEN//,/ }; do
-    i=$((i + 1))
-    echo "top$i dense units=$width inputs=$last"
-    echo "top${i}_relu relu"
-    last="top${i}_relu"
-  done
-  echo "logit dense units=1 inputs=$last loss=bce"
-} > "$MODEL"
+if [[ "$PSTRAIN_MODEL" == dlrm ]]; then
+  {
+    echo "# DLRM of dlrm_vs_pytorch.sh ($FIELDS fields x $ROWS rows x $EMBEDDING_DIM), the network of torch_dlrm.py"
+    last=input
+    i=0
+    for width in ${BOTTOM_HIDDEN//,/ } "$EMBEDDING_DIM"; do
+      i=$((i + 1))
+      echo "bottom$i dense units=$width inputs=$last"
+      echo "bottom${i}_relu relu"
+      last="bottom${i}_relu"
+    done
+    vectors=$last
+    for ((f = 0; f < FIELDS; f++)); do
+      echo "table$f embedding_bag field=$f rows=$ROWS dim=$EMBEDDING_DIM seed=$f limit=0.01"
+      vectors+=",table$f"
+    done
+    echo "interaction dot_interaction inputs=$vectors"
+    last=interaction
+    i=0
+    for width in ${HIDDEN//,/ }; do
+      i=$((i + 1))
+      echo "top$i dense units=$width inputs=$last"
+      echo "top${i}_relu relu"
+      last="top${i}_relu"
+    done
+    echo "logit dense units=1 inputs=$last loss=bce"
+  } > "$MODEL"
+fi
 
 {
   environment_head
@@ -158,7 +166,8 @@ EXTRA_MPI=(--mca btl "tcp,self" --mca osc pt2pt)
 # shellcheck disable=SC2206  # MPIRUN_ARGS is a list of words
 EXTRA_MPI+=($MPIRUN_ARGS)
 MODEL_FLAGS=(--model-file "$MODEL")
-[[ "$PSTRAIN_MODEL" == dlrm ]] || MODEL_FLAGS=(--model "$PSTRAIN_MODEL" --table-rows "$ROWS" --embedding-dim "$EMBEDDING_DIM")
+[[ "$PSTRAIN_MODEL" == dlrm ]] ||
+  MODEL_FLAGS=(--model "$PSTRAIN_MODEL" --table-rows "$ROWS" --embedding-dim "$EMBEDDING_DIM" --hidden "$HIDDEN")
 COMMON=(--data-dir "$DATA_DIR" "${MODEL_FLAGS[@]}" --optimizer adagrad --lr "$LR" --passes "$PASSES"
         --seed "$SEED" --tensorboard false)
 
@@ -168,18 +177,19 @@ for ((round = 1; round <= ROUNDS; round++)); do
     run_pstrain "$name" "$BATCH" "$mode" 3
     rm -rf "${SCRATCH:?}/$name-b$BATCH"   # its pass folders and checkpoints: the tables, ~ROWS x 16 x 4 B each
   done
-  run_torch_cmd "pytorch-$round" "$BATCH" 1 "$PYTHON" "$TORCH_DLRM" --data-dir "$DATA_DIR" --passes "$PASSES" \
-    --batch-size "$BATCH" --lr "$LR" --embedding-dim "$EMBEDDING_DIM" --rows "$ROWS" --bottom-hidden "$BOTTOM_HIDDEN" \
-    --hidden "$HIDDEN" --seed "$SEED" --threads "$THREADS"
+  run_torch_cmd "pytorch-$round" "$BATCH" 1 "$PYTHON" "$TORCH_DLRM" --model "$PSTRAIN_MODEL" --data-dir "$DATA_DIR" \
+    --passes "$PASSES" --batch-size "$BATCH" --lr "$LR" --embedding-dim "$EMBEDDING_DIM" --rows "$ROWS" \
+    --bottom-hidden "$BOTTOM_HIDDEN" --hidden "$HIDDEN" --seed "$SEED" --threads "$THREADS"
 done
 echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/environment.txt"
 
 # ---- the table ------------------------------------------------------------------------------------------------
 
-"$PYTHON" - "$OUT" "$ROUNDS" "$BATCH" "${BAYES_AUC:-nan}" "$MODES" <<'PY' | tee "$OUT/table.md"
+"$PYTHON" - "$OUT" "$ROUNDS" "$BATCH" "${BAYES_AUC:-nan}" "$MODES" "$PSTRAIN_MODEL" <<'PY' | tee "$OUT/table.md"
 import csv, json, math, statistics, sys
 
 out, rounds, batch, bayes, modes = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5].split()
+model = sys.argv[6]
 
 
 def timed_rate(passes):
@@ -210,11 +220,12 @@ with open(f"{out}/rounds.csv", "w", newline="") as f:
 
 names = {"local": "pstrain local", "sync": "pstrain 1 server + 2 trainers, sync, TCP",
          "async": "pstrain 1 server + 2 trainers, async, TCP", "geo": "pstrain 1 server + 2 trainers, geo, TCP",
-         "pytorch": "PyTorch (torch_dlrm.py)"}
+         "pytorch": "PyTorch (torch_dlrm.py)" if model == "dlrm" else
+                    "PyTorch DeepFM (torch_dlrm.py --model deepfm)"}
 procs = {"local": 1, "sync": 3, "async": 3, "geo": 3, "pytorch": 1}
 torch_auc = statistics.median(runs[("pytorch", r)][1] for r in range(1, rounds + 1))
-summary = {"batch": int(batch), "rounds": rounds, "bayes_test_auc": bayes if math.isfinite(bayes) else None,
-           "configs": {}}
+summary = {"model": model, "batch": int(batch), "rounds": rounds,
+           "bayes_test_auc": bayes if math.isfinite(bayes) else None, "configs": {}}
 print(f"| configuration | processes | samples/s (median) | pstrain / PyTorch (median of rounds) | range |"
       f" test AUC (median) | AUC - PyTorch | test logloss (median) |")
 print("|---|---:|---:|---:|---|---:|---:|---:|")
@@ -243,4 +254,6 @@ print(f"\nplanted Bayes test AUC (the best any model can reach on these test lin
       f"{bayes:.4f}" if math.isfinite(bayes) else "\nplanted Bayes test AUC: unknown (no ctr_conversion.txt)")
 json.dump(summary, open(f"{out}/summary.json", "w"), indent=1)
 PY
-note "results: $OUT (table.md, summary.json, rounds.csv, environment.txt, dlrm.model, raw/)"
+written="table.md, summary.json, rounds.csv, environment.txt,"
+[[ "$PSTRAIN_MODEL" == dlrm ]] && written+=" dlrm.model,"
+note "results: $OUT ($written raw/)"

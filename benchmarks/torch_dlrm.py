@@ -44,6 +44,21 @@ test_logloss, test_ne, test_calibration, and the settings); progress on stderr. 
 touches of the tables' pages, allocator growth): dlrm_vs_pytorch.sh takes the mean over passes 1..N-1 when N > 1,
 else pass 0, the rule it applies to pstrain's metrics.jsonl too.
 
+--model deepfm: pstrain's `--model deepfm` preset instead (lib/nn/click_presets.cc, deepfm_text; written out in
+examples/models/deepfm-criteo.model), every table ROWS rows (dlrm_vs_pytorch.sh's PSTRAIN_MODEL=deepfm):
+  linear      per field a dim-1 nn.EmbeddingBag(ROWS, 1, sum, sparse=True), ids hashed with seed 1000 + the field
+              (pstrain's `weightF embedding_bag dim=1 seed=1000+F`), the 26 weights summed (`linear add`); no wide
+              part over the dense features, no global bias (the preset has neither)
+  vectors     per field nn.EmbeddingBag(ROWS, D, sum, sparse=True), seed = the field (`vectorF ... seed=F`)
+  fm          FM's second-order term over the 26 field vectors: sum over pairs i<j of <v_i, v_j>, computed as
+              0.5 * sum_k ((sum_i v_ik)^2 - sum_i v_ik^2) (pstrain's fm layer)
+  deep        concat(the 13 dense features, v_0 .. v_25) (13 + 26 D = 429) -> --hidden (here 400,400: the
+              preset's default), ReLU, -> 1 (with its bias)
+  logit       linear + fm + deep (`logit add inputs=linear,fm_term,deep loss=bce`)
+Tables U(-limit, limit) at --table-limit 0.01 (the preset's limit=0.01, dim-1 tables included), dense layers
+kaiming U(+-sqrt(6/fan_in)) with zero biases; Adagrad over the 52 tables' sparse gradients and over the deep MLP,
+as for DLRM. --bottom-hidden does not apply. 26 x ROWS x 17 + the MLP's parameters, pstrain's count.
+
 Use Debian's interpreter (/usr/bin/python3) with python3-torch and python3-h5py.
 """
 
@@ -76,6 +91,8 @@ MASK64 = (1 << 64) - 1
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data-dir", required=True, help="CTR folder (pstrain-data synthetic-ctr | criteo | movielens)")
+    p.add_argument("--model", choices=("dlrm", "deepfm"), default="dlrm",
+                   help="dlrm (default) or deepfm: pstrain's --model deepfm preset (see above)")
     p.add_argument("--passes", type=int, default=1)
     p.add_argument("--batch-size", "--batch", dest="batch_size", type=int, default=512)
     p.add_argument("--lr", type=float, default=0.05, help="Adagrad's learning rate, tables and dense layers")
@@ -83,7 +100,9 @@ def parse_args(argv=None):
     p.add_argument("--rows", type=int, default=2 ** 18, help="rows of every table (the ids are hashed into them)")
     p.add_argument("--bottom-hidden", default="64",
                    help="the bottom MLP's hidden widths, comma separated (its last layer is --embedding-dim)")
-    p.add_argument("--hidden", default="512,256", help="the top MLP's hidden widths, comma separated")
+    p.add_argument("--hidden", default=None,
+                   help="dlrm: the top MLP's hidden widths, comma separated (default 512,256); deepfm: the deep "
+                        "MLP's (default 400,400, the preset's)")
     p.add_argument("--table-limit", type=float, default=0.01, help="tables start U(-limit, limit)")
     p.add_argument("--seed", type=int, default=1, help="torch's seed (initialisation) and the shuffle's")
     p.add_argument("--limit", type=int, default=0, help="train on the first N training samples only (0: all)")
@@ -91,6 +110,8 @@ def parse_args(argv=None):
     p.add_argument("--eval-batch-size", type=int, default=4096)
     p.add_argument("--threads", type=int, default=1, help="intra-op CPU threads")
     args = p.parse_args(argv)
+    if args.hidden is None:
+        args.hidden = "512,256" if args.model == "dlrm" else "400,400"
     for name in ("passes", "batch_size", "embedding_dim", "rows", "eval_batch_size", "threads"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
@@ -136,10 +157,11 @@ def text_attr(f, name):
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def read_ctr(paths, rows, limit=0):
+def read_ctr(paths, rows, limit=0, seed_bases=(0,)):
     """The shards' samples (the first LIMIT when > 0), their ids hashed into table rows. Returns dense [N, F_dense]
-    float32, labels [N] float32, rows [all ids] int64 (field after field) and bounds [fields, N + 1] int64: sample s's
-    bag of field f is rows[bounds[f, s]:bounds[f, s + 1]]. Field f's seed is f, its name the f-th of field_names."""
+    float32, labels [N] float32, rows: a tuple with, per seed base B of SEED_BASES, [all ids] int64 (field after
+    field, field f hashed with seed B + f), and bounds [fields, N + 1] int64: sample s's bag of field f is
+    rows[k][bounds[f, s]:bounds[f, s + 1]]. Field f's name is the f-th of field_names."""
     dense, labels, per_field, names, taken = [], [], None, None, 0
     for path in paths:
         if limit and taken >= limit:
@@ -161,36 +183,37 @@ def read_ctr(paths, rows, limit=0):
             for field, name in enumerate(names):
                 offsets = np.asarray(f[f"ids/{name}/offsets"][:take + 1], dtype=np.int64)
                 values = np.asarray(f[f"ids/{name}/values"][offsets[0]:offsets[-1]], dtype=np.uint64)
-                per_field[field][0].append(hashed_rows(values, field, rows))
+                per_field[field][0].append([hashed_rows(values, base + field, rows) for base in seed_bases])
                 per_field[field][1].append(np.diff(offsets))
     if not dense:
         tc.fail(f"no samples in {', '.join(paths)}")
     labels = np.concatenate(labels)
     if labels.size and (labels.min() < 0 or labels.max() > 1):
         tc.fail("labels must be 0 or 1 (an unlabeled test.h5 cannot be evaluated)")
-    all_rows, bounds, base = [], [], 0
+    all_rows, bounds, base = [[] for _ in seed_bases], [], 0
     for field_rows, lengths in per_field:
-        field_rows, lengths = np.concatenate(field_rows), np.concatenate(lengths)
+        lengths = np.concatenate(lengths)
         bounds.append(base + np.concatenate(([0], np.cumsum(lengths))))
-        all_rows.append(field_rows)
-        base += field_rows.size
+        for k in range(len(seed_bases)):
+            all_rows[k].append(np.concatenate([shard[k] for shard in field_rows]))
+        base += int(lengths.sum())
     return (torch.from_numpy(np.concatenate(dense)), torch.from_numpy(labels),
-            torch.from_numpy(np.concatenate(all_rows)), torch.from_numpy(np.stack(bounds)), names)
+            tuple(torch.from_numpy(np.concatenate(r)) for r in all_rows), torch.from_numpy(np.stack(bounds)), names)
 
 
-def gather_bags(rows, bounds, idx):
-    """The bags of samples IDX, field after field, as EmbeddingBag takes them: per field (its row indices, its
-    offsets into them). One repeat_interleave for all fields."""
+def gather_bags(row_sets, bounds, idx):
+    """The bags of samples IDX, field after field, as EmbeddingBag takes them: per set of rows of ROW_SETS (one per
+    seed base, read_ctr), per field (its row indices, its offsets into them). One repeat_interleave for all."""
     starts, ends = bounds[:, idx], bounds[:, idx + 1]  # [fields, B]
     lengths = (ends - starts).reshape(-1)
     first = torch.cumsum(lengths, 0) - lengths  # where each bag starts in the batch's ids
     positions = torch.repeat_interleave(starts.reshape(-1) - first, lengths)
     positions += torch.arange(positions.numel())
-    batch_rows = rows[positions]
     fields, b = starts.shape
     per_field_ids = lengths.view(fields, b).sum(1).tolist()
     first = first.view(fields, b)
-    return [(ids, first[f] - first[f, 0]) for f, ids in enumerate(torch.split(batch_rows, per_field_ids))]
+    return [[(ids, first[f] - first[f, 0]) for f, ids in enumerate(torch.split(rows[positions], per_field_ids))]
+            for rows in row_sets]
 
 
 # ---- model ------------------------------------------------------------------------------------------------------
@@ -219,11 +242,38 @@ class Dlrm(nn.Module):
         self.register_buffer("upper_j", upper[1], persistent=False)
         self.top = relu_mlp(dim + vectors * (vectors - 1) // 2, top + [1], relu_last=False)
 
-    def forward(self, dense, bags):
+    seed_bases = (0,)  # table F hashes with seed F
+
+    def forward(self, dense, bag_sets):
+        bags = bag_sets[0]
         x = self.bottom(dense)
         vectors = torch.stack([x] + [table(ids, offsets) for table, (ids, offsets) in zip(self.tables, bags)], 1)
         dots = torch.bmm(vectors, vectors.transpose(1, 2))[:, self.upper_i, self.upper_j]
         return self.top(torch.cat([x, dots], 1)).squeeze(1)
+
+
+class DeepFm(nn.Module):
+    """pstrain's --model deepfm preset (lib/nn/click_presets.cc), every table ROWS rows."""
+
+    seed_bases = (0, 1000)  # vector table F hashes with seed F, weight table F with 1000 + F
+
+    def __init__(self, dense_features, fields, rows, dim, hidden, table_limit):
+        super().__init__()
+        self.weights = nn.ModuleList(nn.EmbeddingBag(rows, 1, mode="sum", sparse=True) for _ in range(fields))
+        self.vectors = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum", sparse=True) for _ in range(fields))
+        with torch.no_grad():
+            for table in list(self.weights) + list(self.vectors):
+                table.weight.uniform_(-table_limit, table_limit)
+        self.deep = relu_mlp(dense_features + fields * dim, hidden + [1], relu_last=False)
+
+    def forward(self, dense, bag_sets):
+        vector_bags, weight_bags = bag_sets
+        linear = torch.cat([table(ids, offsets) for table, (ids, offsets) in zip(self.weights, weight_bags)], 1)
+        v = torch.stack([table(ids, offsets) for table, (ids, offsets) in zip(self.vectors, vector_bags)], 1)
+        s = v.sum(1)
+        fm = 0.5 * (s * s - (v * v).sum(1)).sum(1)
+        deep = self.deep(torch.cat([dense, v.flatten(1)], 1)).squeeze(1)
+        return linear.sum(1) + fm + deep
 
 
 # ---- metrics ----------------------------------------------------------------------------------------------------
@@ -282,8 +332,9 @@ def main():
     if not os.path.isfile(test_path):
         tc.fail(f"no test.h5 in {args.data_dir}")
     load_start = time.perf_counter()
-    dense, labels, rows, bounds, names = read_ctr(shards, args.rows, args.limit)
-    test = read_ctr([test_path], args.rows, args.test_limit)
+    seed_bases = DeepFm.seed_bases if args.model == "deepfm" else Dlrm.seed_bases
+    dense, labels, rows, bounds, names = read_ctr(shards, args.rows, args.limit, seed_bases)
+    test = read_ctr([test_path], args.rows, args.test_limit, seed_bases)
     if test[4] != names:
         tc.fail(f"test.h5 has fields {test[4]}, the training shards {names}")
     test = test[:4]
@@ -292,23 +343,30 @@ def main():
     train_click_rate = labels.double().mean().item()
 
     torch.manual_seed(args.seed)
-    model = Dlrm(dense.shape[1], fields, args.rows, args.embedding_dim, args.bottom_widths, args.top_widths,
-                 args.table_limit)
-    table_params = list(model.tables.parameters())
-    dense_params = [p for name, p in model.named_parameters() if not name.startswith("tables.")]
+    if args.model == "deepfm":
+        model = DeepFm(dense.shape[1], fields, args.rows, args.embedding_dim, args.top_widths, args.table_limit)
+    else:
+        model = Dlrm(dense.shape[1], fields, args.rows, args.embedding_dim, args.bottom_widths, args.top_widths,
+                     args.table_limit)
+    # The tables (sparse gradients) apart from the dense layers, each in the model's own order.
+    table_params = [p for m in model.modules() if isinstance(m, nn.EmbeddingBag) for p in m.parameters()]
+    table_ids = {id(p) for p in table_params}
+    dense_params = [p for p in model.parameters() if id(p) not in table_ids]
     optimizers = [torch.optim.Adagrad(table_params, lr=args.lr),  # sparse gradients: the touched rows only
                   torch.optim.Adagrad(dense_params, lr=args.lr)]
     loss_fn = nn.BCEWithLogitsLoss()
     generator = torch.Generator().manual_seed(args.seed)
-    print(f"[torch dlrm] {n} training samples, {len(test[1])} test, {fields} fields x {args.rows} rows x "
+    tag = f"[torch {args.model}]"
+    print(f"{tag} {n} training samples, {len(test[1])} test, {fields} fields x {args.rows} rows x "
           f"{args.embedding_dim}, {sum(p.numel() for p in model.parameters())} parameters; loaded and hashed in "
           f"{load_seconds:.1f} s", file=sys.stderr)
 
     settings = {
-        "framework": "pytorch", "torch_version": torch.__version__, "threads": torch.get_num_threads(),
-        "batch_size": args.batch_size, "lr": args.lr, "optimizer": "adagrad (sparse tables + dense)",
-        "embedding_dim": args.embedding_dim, "rows": args.rows, "fields": fields,
-        "bottom_hidden": args.bottom_hidden, "hidden": args.hidden, "table_limit": args.table_limit,
+        "framework": "pytorch", "model": args.model, "torch_version": torch.__version__,
+        "threads": torch.get_num_threads(), "batch_size": args.batch_size, "lr": args.lr,
+        "optimizer": "adagrad (sparse tables + dense)", "embedding_dim": args.embedding_dim, "rows": args.rows,
+        "fields": fields, "bottom_hidden": args.bottom_hidden if args.model == "dlrm" else None,
+        "hidden": args.hidden, "table_limit": args.table_limit,
         "seed": args.seed, "train_samples": n, "test_samples": len(test[1]), "load_seconds": load_seconds,
     }
     for pass_index in range(args.passes):
@@ -330,7 +388,7 @@ def main():
                   "train_loss": loss_sum.item() / n, **{k: finite_or_none(v) for k, v in metrics.items()},
                   **settings}
         print(json.dumps(record), flush=True)
-        print(f"[torch dlrm] pass {pass_index}: {record['samples_per_sec']:.0f} samples/s, "
+        print(f"{tag} pass {pass_index}: {record['samples_per_sec']:.0f} samples/s, "
               f"test AUC {metrics['test_auc']:.4f}, logloss {metrics['test_logloss']:.4f}", file=sys.stderr)
 
 

@@ -73,7 +73,8 @@ if [ "${PSTRAIN_CCACHE:-1}" = 1 ] && command -v ccache > /dev/null; then
   mkdir -p "$CCACHE_DIR" 2> /dev/null || { CCACHE_DIR=$HOME/.cache/pstrain-ccache; mkdir -p "$CCACHE_DIR"; }
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" -DPSTRAIN_BUILD_TESTS="$tests" "${launcher[@]}" \
+cmake -S . -B build -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-Release}" -DPSTRAIN_BUILD_TESTS="$tests" \
+  -DPSTRAIN_WERROR="$tests" "${launcher[@]}" \
   > build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
 cmake --build build -j "$(nproc)"
 

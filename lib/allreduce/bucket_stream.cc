@@ -64,7 +64,7 @@ std::int64_t BucketStream::end() {
   return total_;
 }
 
-// This trainer's share of the step, count / total (total > 0), as allreduce_exchange.cc computes it.
+// This trainer's share of the step, count / total (total > 0), as modes/allreduce.cc computes it.
 float BucketStream::weight() const {
   return static_cast<float>(static_cast<double>(count_) / static_cast<double>(total_));
 }
@@ -73,7 +73,7 @@ void BucketStream::start_ready() {
   while (unstarted_ > 0 && whole_[unstarted_ - 1]) start(--unstarted_);
 }
 
-// The same multiply (or zeroing) and sum as the whole-vector step (allreduce_exchange.cc), on one bucket.
+// The same multiply (or zeroing) and sum as the whole-vector step (modes/allreduce.cc), on one bucket.
 void BucketStream::start(std::size_t bucket) {
   MPI_CHECK(MPI_Wait(&agreement_, MPI_STATUS_IGNORE));  // at once after the first: a no-op
   if (total_ == 0) return;                              // no trainer had samples: every trainer skips every bucket

@@ -8,14 +8,20 @@
 #include <cstdio>
 #include <regex>
 
-#include "checkpoint/h5_attributes.h"
 #include "checkpoint/manifest.h"
 #include "checkpoint/table_rows.h"
 #include "checkpoint/tensor_io.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "hdf5/attributes.h"
 
 namespace pstrain::checkpoint {
+
+using hdf5::open_single_attribute;
+using hdf5::read_attribute;
+using hdf5::read_string_attribute;
+using hdf5::write_attribute;
+using hdf5::write_string_attribute;
 
 namespace fs = std::filesystem;
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/join_numbers.h"
 #include "core/parse_number.h"
 
 namespace pstrain::checkpoint {
@@ -13,12 +14,6 @@ namespace pstrain::checkpoint {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string join(const std::vector<std::size_t>& values) {
-  std::string text;
-  for (const std::size_t value : values) text += (text.empty() ? "" : ",") + std::to_string(value);
-  return text;
-}
 
 std::string trim(const std::string& text) {
   const std::size_t first = text.find_first_not_of(" \t\r");
@@ -66,7 +61,7 @@ std::string read_text(const fs::path& path) {
 
 std::string format_pass_model_info(const PassModelInfo& info) {
   return cat("# What this pass folder's model reads and predicts (pstrain evaluate, predict and export read it).\n",
-             "source = ", info.source, "\ninput = ", join(info.input), "\nclasses = ", info.classes,
+             "source = ", info.source, "\ninput = ", join_numbers(info.input, ","), "\nclasses = ", info.classes,
              "\ndataset = ", info.dataset, "\ntokens = ", info.tokens ? "true" : "false",
              "\nvocab_size = ", info.vocab_size, "\ndata_dir = ", info.data_dir,
              "\ndata_fingerprint = ", info.data_fingerprint, "\n",

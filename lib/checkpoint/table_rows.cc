@@ -8,12 +8,18 @@
 #include <numeric>
 #include <regex>
 
-#include "checkpoint/h5_attributes.h"
 #include "checkpoint/pass_folder.h"
 #include "core/error.h"
+#include "hdf5/attributes.h"
 #include "hdf5/dataset_storage.h"
 
 namespace pstrain::checkpoint {
+
+using hdf5::open_single_attribute;
+using hdf5::read_attribute;
+using hdf5::read_string_attribute;
+using hdf5::write_attribute;
+using hdf5::write_string_attribute;
 
 namespace fs = std::filesystem;
 

@@ -3,20 +3,10 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/join_numbers.h"
 #include "hdf5/dataset_storage.h"
 
 namespace pstrain::checkpoint {
-
-namespace {
-
-template <typename Dims>
-std::string shape_text(const Dims& dims) {
-  std::string text;
-  for (const auto d : dims) text += cat(text.empty() ? "" : "x", d);
-  return text;
-}
-
-}  // namespace
 
 void write_tensors(H5::Group& group, const std::vector<nn::ParameterInfo>& parameters, std::span<const float> flat) {
   for (const nn::ParameterInfo& parameter : parameters) {
@@ -51,8 +41,8 @@ std::vector<float> read_tensors(const H5::Group& group, const std::string& where
     space.getSimpleExtentDims(dims.data());
     if (!std::equal(dims.begin(), dims.end(), parameter.shape.begin(), parameter.shape.end())) {
       throw Error(ExitCode::kInputData,
-                  cat(where, ": '", parameter.name, "' has shape ", shape_text(dims), " but the model needs ",
-                      shape_text(parameter.shape), " (saved from another model?)"));
+                  cat(where, ": '", parameter.name, "' has shape ", join_numbers(dims, "x"), " but the model needs ",
+                      join_numbers(parameter.shape, "x"), " (saved from another model?)"));
     }
     const auto elements = static_cast<std::uint64_t>(space.getSimpleExtentNpoints());
     hdf5::check_dataset_storage(dataset, where, parameter.name, element_bytes * elements);

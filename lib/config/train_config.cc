@@ -78,6 +78,7 @@ po::options_description train_options() {
       ("shuffle", po::value<bool>()->default_value(true, "true"), "reshuffle each trainer's samples every pass")
       ("eval-batch-size", po::value<long long>()->default_value(1000), "samples per evaluation batch")
       ("log-every-steps", po::value<long long>()->default_value(0), "also log every N steps (0: per pass only)")
+      ("eval-every-steps", po::value<long long>()->default_value(0), "also evaluate the test set every N global steps (counted as checkpoints count them, so a resumed run evaluates where the uninterrupted one did): an \"eval\" record in metrics.jsonl, a log line and eval/* TensorBoard scalars (0: at the end of each pass only). sync, all-reduce and local runs; geo: a multiple of --geo-steps (the trainers hold the servers' model only at meetings); refused with async and ssp, which have no common step")
       ("progress-every-s", po::value<double>()->default_value(10, "10"), "a progress line (steps, samples/s, time left) every S seconds of a pass, from the lead trainer (0: off)");
   // clang-format on
   po::options_description checkpoints("Checkpoints and resume");
@@ -268,6 +269,15 @@ void resolve_reporting(const po::variables_map& values, TrainConfig& config) {
   const long long log_every = values["log-every-steps"].as<long long>();
   if (log_every < 0) throw Error(ExitCode::kUsage, "--log-every-steps must be >= 0");
   config.log_every_steps = static_cast<std::size_t>(log_every);
+  config.eval_every_steps = values["eval-every-steps"].as<long long>();
+  if (config.eval_every_steps < 0) throw Error(ExitCode::kUsage, "--eval-every-steps must be >= 0");
+  const modes::ModeTraits& mode = modes::mode_traits(config.mode);
+  if (config.eval_every_steps > 0 && mode.has_servers && !mode.common_steps) {
+    throw Error(ExitCode::kUsage,
+                cat("--eval-every-steps evaluates the model every trainer holds at a common step: --mode ", mode.name,
+                    " has none (each trainer steps on its own); use --mode sync, geo or allreduce, or the "
+                    "per-pass evaluation"));
+  }
   config.progress_every_s = values["progress-every-s"].as<double>();
   if (!std::isfinite(config.progress_every_s) || config.progress_every_s < 0) {
     throw Error(ExitCode::kUsage, "--progress-every-s must be a finite number >= 0");
@@ -354,6 +364,11 @@ void resolve_steps_alone(const po::variables_map& values, TrainConfig& config) {
     throw Error(ExitCode::kUsage,
                 cat("--checkpoint-every-steps ", config.checkpoint_every_steps, " is not a multiple of --geo-steps ",
                     config.steps_alone, ": --mode ", mode.name, " writes checkpoints when trainers and servers meet"));
+  }
+  if (config.eval_every_steps % config.steps_alone != 0) {
+    throw Error(ExitCode::kUsage, cat("--eval-every-steps ", config.eval_every_steps,
+                                      " is not a multiple of --geo-steps ", config.steps_alone, ": with --mode ",
+                                      mode.name, " the trainers hold the servers' model only when they meet them"));
   }
 }
 

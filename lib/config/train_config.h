@@ -68,6 +68,9 @@ struct TrainConfig {
   std::size_t log_every_steps = 0;  // 0: per-pass lines only
   double progress_every_s = 10;     // a progress line every S s of a pass (report/progress_line.h); 0: off
   bool tensorboard = true;          // TensorBoard event files in OUTPUT/tensorboard/ (the lead trainer writes them)
+  // The lead trainer also evaluates the test set every N global steps (0: at the end of each pass only); modes
+  // whose trainers step together only (geo: at meetings, a multiple of --geo-steps).
+  std::int64_t eval_every_steps = 0;
 
   // Checkpoints (sync and local training): every N steps and/or S seconds, and at the end of every pass.
   std::int64_t checkpoint_every_steps = 0;

@@ -32,7 +32,7 @@ namespace {
 // message: job/job_start.cc); any other PSTRAIN_* variable is an error, so that a mistyped flag is never ignored.
 // tests/unit/core/documented_variables_test.sh checks that every PSTRAIN_* name in the docs and scripts is one or the
 // other.
-constexpr std::array<std::string_view, 20> kToolVariables =
+constexpr std::array<std::string_view, 21> kToolVariables =
     {"PSTRAIN_BIN",
      "PSTRAIN_FLAGS",
      "PSTRAIN_CACHE_DIR",
@@ -47,6 +47,7 @@ constexpr std::array<std::string_view, 20> kToolVariables =
      "PSTRAIN_SANITIZE",
      "PSTRAIN_TSAN",
      "PSTRAIN_SMPI",        // CMake option: the SimGrid dry-run build (benchmarks/scale/)
+     "PSTRAIN_WERROR",      // CMake option: warnings as errors (CI)
      "PSTRAIN_TEST_HOOKS",  // the test suite's fault injection: pstrain-faults takes it, pstrain refuses it
      "PSTRAIN_FASHION_MNIST",
      "PSTRAIN_MODULEFILES_DIR",

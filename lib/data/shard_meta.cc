@@ -1,5 +1,7 @@
 #include "data/shard.h"
 
+#include "core/join_numbers.h"
+
 namespace pstrain::data {
 
 std::size_t ShardMeta::sample_size() const {
@@ -10,9 +12,7 @@ std::size_t ShardMeta::sample_size() const {
 }
 
 std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string text;
-  for (const std::uint64_t extent : shape) text += (text.empty() ? "" : " x ") + std::to_string(extent);
-  return text.empty() ? "(none)" : text;
+  return shape.empty() ? "(none)" : join_numbers(shape, " x ");
 }
 
 }  // namespace pstrain::data

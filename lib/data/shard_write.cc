@@ -8,8 +8,8 @@
 
 #include "core/error.h"
 #include "core/files.h"
-#include "data/hdf5_util.h"
 #include "data/shard.h"
+#include "data/shard_hdf5.h"
 
 namespace pstrain::data {
 

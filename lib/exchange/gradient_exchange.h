@@ -113,6 +113,10 @@ class GradientExchange {
   // mode's cadence), leave them untouched.
   virtual void step(std::span<const float> gradient, std::size_t count, const StepPlace& place,
                     std::span<float> parameters, int& flags) = 0;
+  // After step(), on this trainer alone: waits until `parameters` holds every update of the step. A streamed sync
+  // step returns with blocks still landing, which the next forward pass waits for block by block; an evaluation
+  // between two steps (--eval-every-steps) reads them all first. Other modes return with the step's parameters.
+  virtual void settle_parameters() {}
   // Collective over the trainers: afterwards every trainer holds the same parameters, including every update of
   // the pass.
   virtual void finish_pass(std::span<float> parameters) = 0;

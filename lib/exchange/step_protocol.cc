@@ -53,6 +53,10 @@ void lead_done_with_pass(MPI_Comm trainers) {
   MPI_CHECK(MPI_Barrier(trainers));
 }
 
+void lead_done_evaluating(MPI_Comm trainers) {
+  MPI_CHECK(MPI_Barrier(trainers));
+}
+
 PassEndMeeting::PassEndMeeting(MPI_Comm trainers) {
   MPI_CHECK(MPI_Ibarrier(trainers, &request_));
 }

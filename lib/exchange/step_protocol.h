@@ -40,7 +40,7 @@
 //   Nobody waits for a barrier: a trainer waits for its own sends, for the agreement, and for the blocks it reads.
 // Node aggregation (--node-aggregation, job/node_aggregation.h; one-sided only): the trainers form
 //   push groups (comm/push_groups.h: the trainers of one node; the group's leader is its lowest trainer), and each
-//   server holds one slot per group (ps/windows.h). Over the group's communicator (ps/node_sync_exchange.cc):
+//   server holds one slot per group (ps/windows.h). Over the group's communicator (modes/sync_node_groups.cc):
 //   every member sends its sample count to the leader (MPI_Gather), then its gradient (one message; none from a
 //   member without samples); the leader adds the gradients in trainer order, each weighted by its count over the
 //   group's, receiving the next while it adds one (never in arrival order), and puts the group's mean with the
@@ -120,6 +120,10 @@
 //   trainer rewinds it while the other trainers wait at a barrier.
 // End of pass (every mode): trainers average the model state (run/model_state.h), agree on the pass's figures,
 //   the lead evaluates and writes the pass folder while the others wait at a trainers' barrier.
+// Evaluation between steps (--eval-every-steps; modes whose trainers step together): after a step that ends in a
+//   meeting, every trainer waits for its step's parameters (a streamed sync step's blocks), averages the model
+//   state, and waits at a trainers' barrier while the lead evaluates. The servers wait in the next step's first
+//   meeting meanwhile; the rows the lead fetches one-sidedly are quiet there, as at the end of a pass.
 //
 // Async checkpoints (async, ssp): there is no common step, so checkpoints go by request.
 //   1. Any trainer ORs its wish into the request word on shard 0 (a signal: kCheckpointNow | kStopAfterCheckpoint;
@@ -192,6 +196,8 @@ void every_trainer_pulled(MPI_Comm trainers);
 void dispatcher_rewound(MPI_Comm trainers);
 // End of pass: the lead trainer evaluated and wrote the pass folder before anyone starts the next pass.
 void lead_done_with_pass(MPI_Comm trainers);
+// --eval-every-steps, between two steps: the lead trainer evaluated the test set before anyone takes the next step.
+void lead_done_evaluating(MPI_Comm trainers);
 
 // Async end of pass, the trainers' first meeting: nonblocking, so that a trainer waiting in it can join a
 // checkpoint that a trainer still stepping asks for. A meeting abandoned for a stop is never completed: the job

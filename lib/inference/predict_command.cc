@@ -7,6 +7,7 @@
 #include "compute/backend.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "core/join_numbers.h"
 #include "data/npy.h"
 #include "inference/command_line.h"
 #include "inference/commands.h"
@@ -52,8 +53,8 @@ data::Samples read_npy_samples(const fs::path& path, const SavedModel& model) {
   const std::vector<std::size_t> sample(array.shape.begin() + 1, array.shape.end());
   if (nn::model_input_shape(sample) != model.plan.input) {
     throw Error(ExitCode::kInputData,
-                cat(path.string(), " holds samples of shape ", shape_text(sample), "; the model of ",
-                    model.pass_dir.string(), " reads samples of shape ", shape_text(model.plan.input)));
+                cat(path.string(), " holds samples of shape ", join_numbers(sample, "x"), "; the model of ",
+                    model.pass_dir.string(), " reads samples of shape ", join_numbers(model.plan.input, "x")));
   }
   data::Samples samples;
   samples.meta.sample_shape.assign(sample.begin(), sample.end());

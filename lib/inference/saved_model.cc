@@ -2,6 +2,7 @@
 
 #include "checkpoint/pass_folder.h"
 #include "core/error.h"
+#include "core/join_numbers.h"
 #include "nn/model_spec.h"
 
 namespace pstrain::inference {
@@ -43,12 +44,6 @@ checkpoint::PassModel find_model(const fs::path& pass_dir, const ModelChoice& ch
 
 }  // namespace
 
-std::string shape_text(const std::vector<std::size_t>& shape) {
-  std::string text;
-  for (const std::size_t extent : shape) text += (text.empty() ? "" : "x") + std::to_string(extent);
-  return text;
-}
-
 void check_pass_folder(const fs::path& pass_dir) {
   std::error_code error;
   if (!fs::is_directory(pass_dir, error)) {
@@ -81,8 +76,8 @@ void check_data_fits(const SavedModel& model, const data::ShardMeta& data, const
   const nn::Shape shape = nn::model_input_shape(data.sample_shape);
   if (shape != model.plan.input) {
     throw Error(ExitCode::kInputData,
-                cat(data_name, " holds samples of shape ", shape_text(data.sample_shape), "; the model of ",
-                    model.pass_dir.string(), " reads samples of shape ", shape_text(model.plan.input)));
+                cat(data_name, " holds samples of shape ", join_numbers(data.sample_shape, "x"), "; the model of ",
+                    model.pass_dir.string(), " reads samples of shape ", join_numbers(model.plan.input, "x")));
   }
   if (data.num_classes != model.plan.classes) {
     throw Error(ExitCode::kInputData, cat(data_name, " has ", data.num_classes, " classes; the model of ",

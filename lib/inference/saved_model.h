@@ -49,7 +49,4 @@ SavedModel load_saved_plan(const std::filesystem::path& pass_dir, const ModelCho
 // another vocabulary size).
 void check_data_fits(const SavedModel& model, const data::ShardMeta& data, const std::string& data_name);
 
-// "28x28" for a data shape.
-std::string shape_text(const std::vector<std::size_t>& shape);
-
 }  // namespace pstrain::inference

@@ -24,6 +24,7 @@
 #include "job/program_text.h"
 #include "job/provenance.h"
 #include "report/json_line.h"
+#include "report/metrics.h"
 #include "run/checkpointing.h"
 #include "run/model_factory.h"
 #include "run/run_schedule.h"
@@ -59,9 +60,10 @@ std::optional<Failure> attempt(Work&& work) {
   }
 }
 
-// On resume, the passes from the checkpoint's on will be trained again: their old metrics lines go (the pass
-// folders are replaced when rewritten).
-void forget_passes_from(const fs::path& output_dir, std::int64_t first_pass) {
+// On resume, what comes after the checkpoint will be trained again: its old metrics records go (the pass records
+// from the checkpoint's pass on, the evaluation records after its global step; report/metrics.h), and the pass
+// folders are replaced when rewritten.
+void forget_records_after(const fs::path& output_dir, const checkpoint::TrainingState& checkpoint) {
   const fs::path metrics = output_dir / "metrics.jsonl";
   std::ifstream in(metrics);
   if (!in) return;
@@ -69,10 +71,9 @@ void forget_passes_from(const fs::path& output_dir, std::int64_t first_pass) {
   std::string line;
   while (std::getline(in, line)) {
     const auto record = report::parse_json_object(line);
-    const auto pass = record ? report::number_field(*record, "pass") : std::nullopt;
     if (!record) {
       log_warning("dropped a line of ", metrics.string(), " that is not a JSON object (cut short by a crash?)");
-    } else if (!pass || *pass < static_cast<double>(first_pass)) {
+    } else if (report::kept_on_resume(*record, checkpoint.pass, checkpoint.global_step)) {
       kept += line + "\n";
     }
   }
@@ -87,7 +88,7 @@ void write_run_records(const JobContext& job, const std::string& resolved_ini, c
     for (const std::string& stray : checkpoint::remove_stale_temporaries(job.config.output_dir)) {
       log_warning("removed ", stray, ", an unfinished checkpoint of an earlier run");
     }
-    forget_passes_from(job.config.output_dir, run.resumed->training.pass);
+    forget_records_after(job.config.output_dir, run.resumed->training);
   }
   write_file_atomically(job.config.output_dir / "config.ini", resolved_ini);
   write_provenance(job.config, job.data, job.model, resolved_ini);

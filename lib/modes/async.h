@@ -1,5 +1,5 @@
 #pragma once
-// --mode async, the trainer's side (exchange/step_protocol.h); ssp_exchange.cc builds on it.
+// --mode async, the trainer's side (exchange/step_protocol.h); modes/ssp.cc builds on it.
 #include <mpi.h>
 
 #include <chrono>

@@ -44,6 +44,7 @@ class StreamedSyncExchange final : public TableRowsExchange, public exchange::Co
     if (!blocks_.streaming() || flags != 0) blocks_.settle();
     staleness_.record(0);
   }
+  void settle_parameters() override { blocks_.settle(); }
   // Every trainer already holds the same dense parameters; evaluation fetches the rows it looks up, batch by batch.
   void finish_pass(std::span<float>) override { blocks_.settle(); }
   void finish() override { blocks_.settle(); }

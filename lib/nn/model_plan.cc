@@ -174,9 +174,11 @@ void plan_loss(ModelPlan& model) {
 }  // namespace
 
 Shape model_input_shape(const std::vector<std::size_t>& data_sample_shape) {
-  Shape shape(data_sample_shape.begin(), data_sample_shape.end());
-  if (shape.size() == 2) shape.push_back(1);
-  if (shape.empty()) shape = {1};
+  if (data_sample_shape.empty()) return {1};
+  Shape shape;
+  shape.reserve(data_sample_shape.size() + 1);
+  shape.assign(data_sample_shape.begin(), data_sample_shape.end());
+  if (shape.size() == 2) shape.push_back(1);  // an image without a channel axis: one channel
   return shape;
 }
 

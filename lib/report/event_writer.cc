@@ -51,6 +51,10 @@ EventWriter::EventWriter(const std::filesystem::path& folder)
 EventWriter::~EventWriter() = default;
 
 void EventWriter::write_scalars(std::int64_t step, std::initializer_list<Scalar> scalars) {
+  write_scalars(step, std::span<const Scalar>(scalars.begin(), scalars.size()));
+}
+
+void EventWriter::write_scalars(std::int64_t step, std::span<const Scalar> scalars) {
   event_->set_wall_time(now_seconds());
   event_->set_step(step);
   proto::Summary* summary = event_->mutable_summary();

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,7 @@ class EventWriter {
   EventWriter& operator=(const EventWriter&) = delete;
 
   void write_scalars(std::int64_t step, std::initializer_list<Scalar> scalars);
+  void write_scalars(std::int64_t step, std::span<const Scalar> scalars);  // a list built at run time
   // A SessionLog START at `step`: TensorBoard then forgets every event of the run's earlier files at or after
   // `step` (what PyTorch's SummaryWriter(purge_step=step) writes), so a resumed run's curves continue the earlier
   // ones instead of doubling back over the steps it trains again.

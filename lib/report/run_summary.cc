@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "report/json_line.h"
+#include "report/metrics.h"
 #include "report/progress_line.h"
 
 namespace pstrain::report {
@@ -26,6 +27,8 @@ std::optional<RunSummary> summarize_metrics(const std::filesystem::path& metrics
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     const auto object = parse_json_object(line);
+    // Evaluation records (--eval-every-steps) sit between the passes: the summary is of the passes.
+    if (object && metrics_record_kind(*object) == MetricsRecord::kEvaluation) continue;
     if (object && summary.passes_done == 0 && number_field(*object, "test_perplexity")) {
       summary.metric = "test_perplexity";
     }

@@ -1,7 +1,8 @@
 #pragma once
 // What a run reached, read back from its metrics.jsonl: the best and the final test metric. The end-of-run line
 // of pstrain and the leaderboard of pstrain-sweep both read it here. The metric is test accuracy (higher is
-// better), or test perplexity (lower is better) where a run logs it (language models).
+// better), or test perplexity (lower is better) where a run logs it (language models); pass records only, the
+// evaluation records of --eval-every-steps (report/metrics.h) are skipped.
 #include <filesystem>
 #include <optional>
 #include <string>

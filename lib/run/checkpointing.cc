@@ -261,10 +261,11 @@ void CheckpointWriter::gather_model_state(const ps::ModelPartition& plan, const 
   const bool writer = job_.layout.world_rank == 0;
   const int world_size = job_.layout.world_size;
   std::vector<std::size_t> counts(world_size, 0);
-  for (int rank = 0; rank < world_size; ++rank) counts[rank] = rank < plan.shards() ? plan.blocks().shard_size(rank) : 0;
+  for (int rank = 0; rank < world_size; ++rank)
+    counts[rank] = rank < plan.shards() ? plan.blocks().shard_size(rank) : 0;
   const auto message_length = [&counts](int rank) {
-    PSTRAIN_ASSERT(counts[rank] <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "shard ", rank,
-                   "'s ", counts[rank], " floats in one message");
+    PSTRAIN_ASSERT(counts[rank] <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "shard ", rank, "'s ",
+                   counts[rank], " floats in one message");
     return static_cast<int>(counts[rank]);
   };
   // Gathers one vector of the model state (the contributors' dense blocks) into the dense layout on rank 0: its own
@@ -282,8 +283,8 @@ void CheckpointWriter::gather_model_state(const ps::ModelPartition& plan, const 
         plan.scatter_dense(rank, received, dense);
       }
     } else if (job_.layout.world_rank < plan.shards()) {
-      MPI_CHECK(MPI_Send(mine.data(), message_length(job_.layout.world_rank), MPI_FLOAT, 0, kModelSliceTag,
-                         MPI_COMM_WORLD));
+      MPI_CHECK(
+          MPI_Send(mine.data(), message_length(job_.layout.world_rank), MPI_FLOAT, 0, kModelSliceTag, MPI_COMM_WORLD));
     }
     return dense;
   };

@@ -254,6 +254,50 @@ void report_pass(const JobContext& job, const PassReport& report, report::EventW
   if (board != nullptr) write_pass_scalars(job, report, *board);
 }
 
+namespace {
+
+// The test figures of an evaluation under their metrics.jsonl names, as the pass record has them.
+std::vector<std::pair<std::string, double>> test_figures(const JobContext& job, const Evaluation& evaluation) {
+  std::vector<std::pair<std::string, double>> figures{{"test_loss", evaluation.loss},
+                                                      {"test_accuracy", evaluation.accuracy}};
+  if (is_language_model(job.data)) {
+    if (evaluation.valid_loss) figures.emplace_back("valid_perplexity", std::exp(*evaluation.valid_loss));
+    figures.emplace_back("test_perplexity", std::exp(evaluation.loss));
+  }
+  if (const std::optional<report::CtrMetrics>& ctr = evaluation.ctr) {
+    figures.insert(figures.end(), {{"test_auc", ctr->auc},
+                                   {"test_logloss", ctr->logloss},
+                                   {"test_ne", ctr->ne},
+                                   {"test_calibration", ctr->calibration}});
+  }
+  return figures;
+}
+
+}  // namespace
+
+void report_evaluation(const JobContext& job, const StepEvaluation& report, report::EventWriter* board) {
+  const auto figures = test_figures(job, report.evaluation);
+  std::string text;
+  for (const auto& [name, value] : figures) text += cat(" ", name, " ", value);
+  log_info("step ", report.global_step, " (pass ", report.pass, " step ", report.step_in_pass, "/", report.steps,
+           "):", text, " (evaluated in ", report.seconds, " s)");
+  report::JsonLine line;
+  line.add("kind", std::string(report::kEvaluationKind))
+      .add("step", report.global_step)
+      .add("in_pass", std::int64_t{report.pass})
+      .add("step_in_pass", report.step_in_pass)
+      .add("steps_in_pass", report.steps);
+  for (const auto& [name, value] : figures) line.add(name, value);
+  line.add("eval_seconds", report.seconds).add("elapsed_s", job.elapsed_seconds());
+  append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
+  if (board == nullptr) return;
+  std::vector<std::string> tags;  // the Scalars' views point into them
+  tags.reserve(figures.size());
+  std::vector<report::Scalar> scalars;
+  for (const auto& [name, value] : figures) scalars.push_back({tags.emplace_back("eval/" + name), value});
+  board->write_scalars(report.global_step, scalars);
+}
+
 void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps, const PassTotals& totals,
                  std::chrono::steady_clock::time_point pass_start, exchange::GradientExchange& exchange,
                  std::int64_t global_step, report::EventWriter* board) {

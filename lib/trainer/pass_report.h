@@ -65,6 +65,21 @@ struct PassReport {
 // The log line, the metrics.jsonl line and (with a board) the pass/* scalars.
 void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board);
 
+// An evaluation of the test set every --eval-every-steps global steps: between two steps of a pass, or at a pass's
+// end (the pass's own evaluation) where its last step is one of them.
+struct StepEvaluation {
+  std::int64_t global_step = 0;
+  int pass = 0;
+  std::int64_t step_in_pass = 0;  // steps of `pass` done, counting those before a resume
+  std::int64_t steps = 0;         // steps of the whole pass
+  const Evaluation& evaluation;
+  double seconds = 0;  // the evaluation's own time
+};
+
+// The log line, the metrics.jsonl evaluation record (report/metrics.h) and (with a board) the eval/* scalars at
+// the global step.
+void report_evaluation(const JobContext& job, const StepEvaluation& report, report::EventWriter* board);
+
 // This trainer's figures `steps_done` steps into the pass: the log line, and the step/* scalars with a board.
 // `steps` is the pass's step count (-1: dynamic dispatch, unknown).
 void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps, const PassTotals& totals,

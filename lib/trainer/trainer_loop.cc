@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "comm/mpi_check.h"
@@ -60,6 +61,11 @@ class TrainerLoop {
   void report_progress(const PassState& state);
   Outcome end_pass(PassState& state);
   void evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage);
+  bool evaluation_due(const PassState& state) const;
+  void evaluate_between_steps(const PassState& state);
+  Evaluation evaluate_test(const std::string& when);
+  void report_step_evaluation(const PassState& state, std::int64_t step_in_pass, const Evaluation& evaluation,
+                              double seconds);
   StepPosition position(const PassState& state, std::int64_t steps_done) const {
     return {state.pass, state.steps_before + steps_done, global_step_};
   }
@@ -165,6 +171,8 @@ TrainerLoop::Outcome TrainerLoop::run_pass(int pass) {
   for (ChunkRange chunk; state.batches.next(state.step, batch, &chunk); ++state.step) {
     if (chunk.count > 0) samples_.hold(std::span(state.order).subspan(chunk.first, chunk.count));
     train_step(state, batch);
+    // Before the step's checkpoint: a run stopped there has written the evaluation of that step.
+    if (evaluation_due(state)) evaluate_between_steps(state);
     if (checkpoints_.after_step(position(state, state.step + 1), state.step, state.batches.steps(), state.flags)) {
       return false;
     }
@@ -298,8 +306,34 @@ TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
   return schedule_.stop_after_pass(state.pass, flags);
 }
 
-void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage) {
-  // Row tables on the servers: each batch's rows fetched into the caches as it comes.
+// Every --eval-every-steps global steps, where the trainers hold the same parameters: after a step that ends in a
+// meeting (geo: every --geo-steps; the flag is a multiple of it), never the pass's last (end_pass evaluates it).
+// Every trainer decides alike from the schedule.
+bool TrainerLoop::evaluation_due(const PassState& state) const {
+  const std::int64_t every = config_.eval_every_steps;
+  const std::int64_t steps = state.batches.steps();
+  if (every <= 0 || global_step_ % every != 0 || steps < 0 || state.step + 1 >= steps) return false;
+  return schedule_.meets_after(state.step, steps);
+}
+
+// Every trainer: the step's parameters whole and the model state averaged (what a checkpoint does, so a resumed
+// run holds what this one did); the lead evaluates while the others wait for it.
+void TrainerLoop::evaluate_between_steps(const PassState& state) {
+  exchange_.settle_parameters();
+  model_state_.average();
+  if (lead()) {
+    const auto start = Clock::now();
+    buffers_.publish_parameters();
+    const Evaluation evaluation = evaluate_test(cat("at step ", global_step_));
+    report_step_evaluation(state, state.steps_before + state.step + 1, evaluation, seconds_since(start));
+  }
+  const comm::Watchdog::Wait waiting_for_lead("the lead trainer's evaluation between steps");
+  exchange::lead_done_evaluating(trainers_);
+}
+
+// The test set (and the validation set, where there is one) with the parameters the trainer holds; `when` names
+// the point for the divergence message. Row tables on the servers: each batch's rows fetched into the caches.
+Evaluation TrainerLoop::evaluate_test(const std::string& when) {
   exchange::RowTableAccess* rows = exchange_.row_tables();
   BeforeBatch fetch_rows;
   if (rows != nullptr) {
@@ -317,9 +351,25 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
   Evaluation evaluation = evaluate(model_, *held_out_.test, batch, fetch_rows, click_rate);
   if (held_out_.valid) evaluation.valid_loss = evaluate(model_, *held_out_.valid, batch, fetch_rows).loss;
   if (!std::isfinite(evaluation.loss)) {
-    throw Error(ExitCode::kDiverged, cat("training diverged: the test loss is ", evaluation.loss, " after pass ",
-                                         state.pass, " (lower --lr)"));
+    throw Error(ExitCode::kDiverged,
+                cat("training diverged: the test loss is ", evaluation.loss, " ", when, " (lower --lr)"));
   }
+  return evaluation;
+}
+
+void TrainerLoop::report_step_evaluation(const PassState& state, std::int64_t step_in_pass,
+                                         const Evaluation& evaluation, double seconds) {
+  report_evaluation(job_,
+                    {global_step_, state.pass, step_in_pass, state.steps_before + state.batches.steps(), evaluation,
+                     seconds},
+                    board_ ? &*board_ : nullptr);
+}
+
+void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage) {
+  const auto start = Clock::now();
+  const Evaluation evaluation = evaluate_test(cat("after pass ", state.pass));
+  const double evaluation_seconds = seconds_since(start);
+  exchange::RowTableAccess* rows = exchange_.row_tables();
   write_pass_folder(
       job_, state.pass, buffers_.parameters(), model_state_.state(),
       [rows](std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
@@ -328,6 +378,11 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
         rows->read_table_rows(table, first, count, out);
       },
       held_out_.training_click_rate);
+  // The pass's last step is one of --eval-every-steps': its record carries the pass's own evaluation, written
+  // before the pass record (the same figures).
+  if (config_.eval_every_steps > 0 && global_step_ % config_.eval_every_steps == 0) {
+    report_step_evaluation(state, state.steps_before + state.step, evaluation, evaluation_seconds);
+  }
   const auto& before = schedule_.consumed_in_first_pass();
   const std::int64_t samples_before =
       state.pass == schedule_.first_pass() ? std::count(before.begin(), before.end(), 1) : 0;

@@ -30,6 +30,16 @@
 #              uninterrupted run; a run that holds its tables whole (one rank, --table-exchange dense) or whose
 #              trainers move the rows themselves (--mode geo) is refused on
 #              every rank, in seconds, naming the runs that take it, its folder left as it was
+#   eval_steps --eval-every-steps 25 (sync, 1 server + 2 trainers, 2 passes of 225 steps): an evaluation record
+#              ("kind": "eval", no "pass") at every 25th global step with test_auc, test_logloss, test_ne and
+#              test_calibration, between pass records that keep their form; the records at steps 225 and 450 (the
+#              passes' last) carry their pass's test figures; one log line each; TensorBoard's eval/test_auc at
+#              those steps; the evaluations leave the training bits as they were; streamed sync steps
+#              (--overlap true) give the same records; the run's folder, copied as if it
+#              had died at step 450 and resumed from its checkpoint at step 250 (itself an evaluation step), ends
+#              with the same records, none twice, and the same bits; geo evaluates at its meetings; an MLP without
+#              CTR metrics (all-reduce over DATA_DIR) writes test_loss and test_accuracy; async is refused on every
+#              rank with one message naming the modes that take the flag
 source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
 work=$(new_work_dir "ctr_training_${case_name}_np${np}_${path}")
@@ -280,6 +290,104 @@ PY
     done
     echo "PASS: row-wise Adagrad on the servers' rows: learns, one accumulator per row in the row files, resumed"
     echo "      exactly on another server count; refused where the tables are held whole or moved by the trainers"
+    ;;
+  eval_steps)
+    passes=2
+    dlrm "$np" "$work/plain" --mode sync
+    dlrm "$np" "$work/every" --mode sync --eval-every-steps 25 --checkpoint-every-steps 50 --keep-checkpoints 0
+    exact_pass() { "$TOOLS_DIR/compare_parameters" "$1/pass-00001" "$2/pass-00001" --exact || fail "$3"; }
+    exact_pass "$work/every" "$work/plain" "evaluating every 25 steps changed the training bits"
+    [ "$(grep -c "step [0-9]* (pass [01] step [0-9]*/225): test_loss .* test_auc .* test_ne " "$work/every.log")" -eq 18 ] \
+      || { grep "test_auc" "$work/every.log"; fail "expected 18 evaluation log lines"; }
+    /usr/bin/python3 "$(dirname "$0")/../report/read_events.py" "$work"/every/tensorboard/events.* > "$work/events.json" \
+      || fail "the event file does not read back"
+    python3 - "$work/every/metrics.jsonl" "$work/events.json" <<'PY' || fail "the evaluation records are wrong"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+evals = [r for r in lines if r.get("kind") == "eval"]
+passes = [r for r in lines if "kind" not in r]
+assert [r["step"] for r in evals] == list(range(25, 451, 25)), [r["step"] for r in evals]
+assert [r["pass"] for r in passes] == [0, 1] and all(next(iter(r)) == "pass" for r in passes), passes
+assert all("pass" not in r and "train_loss" not in r for r in evals), evals[0]
+for r in evals:
+    assert (r["in_pass"], r["step_in_pass"], r["steps_in_pass"]) == ((r["step"] - 1) // 225, (r["step"] - 1) % 225 + 1, 225), r
+    for key in ("test_loss", "test_accuracy", "test_auc", "test_logloss", "test_ne", "test_calibration"):
+        assert isinstance(r[key], float), (key, r)
+    assert 0.5 < r["test_auc"] < 1 and r["test_ne"] > 0, r
+# The passes' last steps: the pass's own evaluation, written just before the pass record.
+for p, step in ((0, 225), (1, 450)):
+    at_end = next(r for r in evals if r["step"] == step)
+    for key in ("test_loss", "test_accuracy", "test_auc", "test_logloss", "test_ne", "test_calibration"):
+        assert at_end[key] == passes[p][key], (p, key, at_end[key], passes[p][key])
+    assert lines.index(at_end) + 1 == lines.index(passes[p]), "the record of step %d is not right before pass %d's" % (step, p)
+board = json.load(open(sys.argv[2]))["scalars"]
+for key in ("test_auc", "test_logloss", "test_ne", "test_calibration", "test_loss"):
+    points = board["eval/" + key]
+    assert [s for s, _ in points] == [r["step"] for r in evals], (key, points)
+    assert all(abs(v - r[key]) <= 1e-6 * max(1, abs(r[key])) for (_, v), r in zip(points, evals)), key
+print("18 evaluation records at steps 25..450, the pass ends' equal to their pass records, TensorBoard eval/* alike")
+PY
+    # Streamed sync steps (--overlap true: a step returns while blocks still land, and the evaluation's barrier meets
+    # the streamed messages): the records of the one-sided steps above (the same bits either way).
+    dlrm "$np" "$work/streamed" --mode sync --overlap true --eval-every-steps 25
+    python3 - "$work/every/metrics.jsonl" "$work/streamed/metrics.jsonl" <<'PY' || fail "streamed steps evaluated otherwise"
+import json, sys
+def evals(path):
+    return [{k: v for k, v in json.loads(l).items() if k not in ("eval_seconds", "elapsed_s")}
+            for l in open(path) if '"kind": "eval"' in l]
+assert evals(sys.argv[1]) == evals(sys.argv[2]), (evals(sys.argv[1])[:2], evals(sys.argv[2])[:2])
+print("streamed sync steps: the same 18 evaluation records")
+PY
+    # As if the run had died after step 450 with its last checkpoint at step 250: resume auto from there.
+    cp -r "$work/every" "$work/resumed"
+    for late in "$work"/resumed/checkpoints/ckpt-*; do
+      [ "${late##*ckpt-}" -le 250 ] || rm -rf "$late"
+    done
+    dlrm "$np" "$work/resumed" --mode sync --eval-every-steps 25 --checkpoint-every-steps 50 --keep-checkpoints 0 \
+      --resume auto
+    grep -q "resuming from .*ckpt-0000000250" "$work/resumed.log" || fail "did not resume from step 250"
+    exact_pass "$work/resumed" "$work/every" "resumed at step 250, the run ends with other bits"
+    python3 - "$work/every/metrics.jsonl" "$work/resumed/metrics.jsonl" <<'PY' || fail "the resumed run's records differ"
+import json, sys
+def records(path):
+    lines = [json.loads(l) for l in open(path) if l.strip()]
+    timing = ("eval_seconds", "elapsed_s")
+    evals = [{k: v for k, v in r.items() if k not in timing} for r in lines if r.get("kind") == "eval"]
+    tests = [{k: v for k, v in r.items() if k.startswith("test_") or k == "pass"} for r in lines if "kind" not in r]
+    return evals, tests
+(evals, tests), (resumed_evals, resumed_tests) = records(sys.argv[1]), records(sys.argv[2])
+assert resumed_evals == evals, ([r["step"] for r in resumed_evals], [r["step"] for r in evals])
+assert resumed_tests == tests, (resumed_tests, tests)
+print("resumed at step 250: the same %d evaluation records, none twice, and the same pass test figures" % len(evals))
+PY
+    # geo evaluates where trainers and servers meet; an MLP reports test_loss and test_accuracy without CTR figures.
+    passes=1
+    optimizer=sgd dlrm "$np" "$work/geo" --mode geo --geo-steps 5 --eval-every-steps 25
+    run_mpi "$np" "$path" 120 "$BIN_DIR/pstrain" --data-dir "$DATA_DIR" --output-dir "$work/mlp" --mode allreduce \
+      --passes 1 --hidden 16 --batch-size 32 --eval-every-steps 20 > "$work/mlp.log" 2>&1 \
+      || { cat "$work/mlp.log"; fail "the MLP run"; }
+    python3 - "$work/geo/metrics.jsonl" "$work/mlp/metrics.jsonl" <<'PY' || fail "geo or the MLP evaluated wrongly"
+import json, sys
+geo = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert [r["step"] for r in geo if r.get("kind") == "eval"] == list(range(25, 226, 25)), geo
+mlp = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+evals = [r for r in mlp if r.get("kind") == "eval"]
+assert [r["step"] for r in evals] == [20, 40], [r["step"] for r in evals]  # 3 trainers x 1280 samples: 40 steps of 32
+assert all(0 < r["test_accuracy"] <= 1 and r["test_loss"] > 0 and "test_auc" not in r for r in evals), evals
+print("geo: records at its meetings 25..225; the MLP: test_loss and test_accuracy at steps 20, 40")
+PY
+    # async has no common step: refused on every rank, one message, in seconds, the folder left empty.
+    start=$SECONDS
+    if run_mpi "$np" "$path" 60 "$BIN_DIR/pstrain" --data-dir "$work/data" --output-dir "$work/async" \
+      --model-file "$work/dlrm.model" --mode async --eval-every-steps 25 > "$work/async.log" 2>&1; then
+      fail "async accepted --eval-every-steps"
+    fi
+    [ "$(grep -c "mode async has none (each trainer steps on its own); use --mode sync, geo or allreduce" \
+      "$work/async.log")" -eq 1 ] || { cat "$work/async.log"; fail "async's refusal is not one message naming the modes"; }
+    [ $((SECONDS - start)) -lt 30 ] || fail "the refusal took $((SECONDS - start)) s"
+    [ ! -e "$work/async" ] || [ -z "$(ls -A "$work/async")" ] || fail "the refused run left files in its folder"
+    echo "PASS: --eval-every-steps on $np ranks ($path): records at their steps, equal to the pass records at the"
+    echo "      passes' ends, the same after a resume, training bits unchanged; geo and an MLP evaluate; async refused"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -38,6 +38,31 @@ PY
 grep -q "^drew loss, perplexity, samples/s, step breakdown, staleness, chunks per trainer into lm/curves.png$" \
   lm.out || fail "panels of the language-model fixture: $(cat lm.out)"
 
+# A click model's run with --eval-every-steps: evaluation records ("kind": "eval", no "pass") between the pass records
+# add the test-per-step panel, drawn from them in step order (the later of two records of a step wins); the pass
+# panels read the pass records alone.
+mkdir -p steps
+/usr/bin/python3 - > steps/metrics.jsonl <<'PY'
+import json
+for p in range(2):
+    for s in (50, 100):
+        step = p * 100 + s
+        print(json.dumps({"kind": "eval", "step": step, "in_pass": p, "step_in_pass": s, "steps_in_pass": 100,
+                          "test_loss": 0.5 - 0.01 * step / 50, "test_accuracy": 0.8, "test_auc": 0.6 + 0.01 * step / 50}))
+    print(json.dumps({"pass": p, "train_loss": 0.6 - 0.1 * p, "test_loss": 0.5 - 0.02 * (p + 1), "test_auc": 0.62 + 0.02 * p,
+                      "samples_per_sec": 1000.0, "compute_s_per_step": 0.01}))
+PY
+"$BIN_DIR/pstrain-plot" steps > steps.out || fail "pstrain-plot on evaluation records: $(cat steps.out)"
+/usr/bin/python3 "$CHECK_PNG" steps/training.png 20000 || fail "steps/training.png is not a whole plot"
+grep -q "^drew loss, auc, test per step, samples/s, step breakdown into steps/training.png$" steps.out \
+  || fail "panels of a run with evaluation records: $(cat steps.out)"
+PYTHONPATH=$PLOT_MODULE_DIR /usr/bin/python3 - steps/metrics.jsonl <<'PY' || fail "evaluation records read wrongly"
+import sys
+import pstrain_plots as plots
+assert [r["pass"] for r in plots.read_metrics(sys.argv[1])] == [0, 1]
+assert [r["step"] for r in plots.read_evaluations(sys.argv[1])] == [50, 100, 150, 200]
+PY
+
 # An elastic run (the driver's elastic.jsonl beside metrics.jsonl): slots 3 -> 4 at 1 min, a rank killed at 2 min,
 # 4 -> 3 at 3 min, the end at 4 min; each pass's done file written at the time it ended. The figure gains the
 # "ranks over time" panel, and the ranks drawn are those the launches trained with, from their first steps.

@@ -7,8 +7,8 @@
 #include "core/error.h"
 #include "data/ctr/ctr_hdf5.h"
 #include "data/ctr/ctr_shard.h"
-#include "data/hdf5_util.h"
 #include "data/shard.h"
+#include "data/shard_hdf5.h"
 #include "hdf5/dataset_storage.h"
 
 namespace pstrain::data::ctr {

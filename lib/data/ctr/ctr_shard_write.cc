@@ -11,7 +11,7 @@
 #include "core/files.h"
 #include "data/ctr/ctr_hdf5.h"
 #include "data/ctr/ctr_shard.h"
-#include "data/hdf5_util.h"
+#include "data/shard_hdf5.h"
 
 namespace pstrain::data::ctr {
 

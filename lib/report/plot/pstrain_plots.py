@@ -2,7 +2,8 @@
 
 A run's figure (draw_run) has one panel per thing the run recorded: loss per pass; accuracy per pass, or
 perplexity where the run logs `*_perplexity` (language models), the test AUC where it logs `test_auc` (click
-models); samples/s; the per-step time breakdown; the
+models); the test figures against the global step where the run evaluated every --eval-every-steps steps
+(evaluation records, "kind": "eval"); samples/s; the per-step time breakdown; the
 staleness histogram (async, ssp); the chunks per trainer (dynamic dispatch); and, for an elastic run (the driver's
 OUTPUT/elastic.jsonl), the ranks training over time beside the samples/s of each pass, with the events marked.
 A sweep's figure (draw_sweep) has
@@ -40,12 +41,30 @@ def _json_lines(path):
                 raise PlotError("%s:%d: not a JSON object (%s)" % (path, number, error)) from None
 
 
+def is_evaluation(record):
+    """An evaluation record (--eval-every-steps): {"kind": "eval", "step": G, ...}, with no "pass" key."""
+    return isinstance(record, dict) and record.get("kind") == "eval" and isinstance(record.get("step"), int)
+
+
+def read_evaluations(path):
+    """The evaluation records of a metrics.jsonl, in step order; the last line of a step wins. Empty for a run
+    without --eval-every-steps (read_metrics has checked the file)."""
+    by_step = {}
+    for _, record in _json_lines(path):
+        if is_evaluation(record):
+            by_step[record["step"]] = record
+    return [by_step[s] for s in sorted(by_step)]
+
+
 def read_metrics(path):
-    """The per-pass records of a metrics.jsonl, in pass order; the last line of a pass wins (a resumed pass)."""
+    """The per-pass records of a metrics.jsonl, in pass order; the last line of a pass wins (a resumed pass).
+    Evaluation records between them are read_evaluations'."""
     if not os.path.isfile(path):
         raise PlotError("%s not found (is this a pstrain output folder? the file appears after the first pass)" % path)
     by_pass = {}
     for number, record in _json_lines(path):
+        if is_evaluation(record):
+            continue
         if not isinstance(record, dict) or not isinstance(record.get("pass"), int):
             raise PlotError("%s:%d: a metrics line needs an integer \"pass\" field" % (path, number))
         by_pass[record["pass"]] = record
@@ -86,6 +105,33 @@ def _panel_quality(axis, records):
         axis.set_yscale("log")
         return _per_pass_lines(axis, records, "perplexity")
     return _per_pass_lines(axis, records, "accuracy")
+
+
+def _panel_test_per_step(axis, records, evaluations):
+    """The test figures of the evaluation records against the global step: AUC (click models), perplexity (language
+    models) or accuracy, and the test loss on the right; a dotted line where a pass ended."""
+    del records  # drawn from the evaluation records alone
+    for key in ("test_auc", "test_perplexity", "test_accuracy"):
+        points = [(r["step"], r[key]) for r in evaluations
+                  if isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
+        if points:
+            break
+    if not points:
+        return None
+    axis.plot([p for p, _ in points], [v for _, v in points], marker="o", markersize=3, color="tab:blue",
+              label=key)
+    axis.set(title="test per step", xlabel="global step", ylabel=key)
+    loss = [(r["step"], r["test_loss"]) for r in evaluations
+            if isinstance(r.get("test_loss"), (int, float)) and math.isfinite(r["test_loss"])]
+    if loss:
+        right = axis.twinx()
+        right.plot([p for p, _ in loss], [v for _, v in loss], color="tab:red", linewidth=1, label="test_loss")
+        right.set_ylabel("test_loss")
+    for record in evaluations:
+        if record.get("step_in_pass") is not None and record.get("step_in_pass") == record.get("steps_in_pass"):
+            axis.axvline(record["step"], color="gray", linestyle=":", linewidth=1)
+    axis.legend(fontsize=8, loc="lower right")
+    return "test per step"
 
 
 def _panel_speed(axis, records):
@@ -261,16 +307,20 @@ def _save(figure, output):
 def draw_run(metrics_path, output, title=None):
     """Draws the panels of one run into output (PNG); returns the names of the panels drawn."""
     records = read_metrics(metrics_path)
+    evaluations = read_evaluations(metrics_path)
     folder = os.path.dirname(os.path.abspath(metrics_path))
     events = read_elastic_events(os.path.join(folder, "elastic.jsonl"))
+    panels = list(RUN_PANELS)
+    if evaluations:  # after the per-pass quality panel
+        panels.insert(2, lambda axis, records: _panel_test_per_step(axis, records, evaluations))
     columns = 3
-    rows = math.ceil(len(RUN_PANELS) / columns)
+    rows = math.ceil(len(panels) / columns)
     # An elastic run gets one more row, as wide as the figure: a time axis.
     figure = plt.figure(figsize=(6 * columns, 4 * (rows + (events is not None))))
     grid = figure.add_gridspec(rows + (events is not None), columns)
     free = [figure.add_subplot(grid[r, c]) for r in range(rows) for c in range(columns)]
     drawn = []
-    for panel in RUN_PANELS:
+    for panel in panels:
         axis = free[0]
         name = panel(axis, records)
         if name:

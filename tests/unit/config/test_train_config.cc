@@ -240,5 +240,20 @@ TEST(TrainConfig, NodeAggregationParsedAndRefusedWithoutACommonStep) {
   expect_rejected({"--node-aggregation", "on", "--overlap", "true"}, "--node-aggregation on with --overlap true");
 }
 
+TEST(TrainConfig, EvalEveryStepsTakesModesWithACommonStepGeoAtItsMeetings) {
+  EXPECT_EQ(resolve({}).eval_every_steps, 0);
+  EXPECT_EQ(resolve({"--eval-every-steps", "25"}).eval_every_steps, 25);
+  EXPECT_EQ(resolve({"--eval-every-steps", "25", "--mode", "allreduce"}).eval_every_steps, 25);
+  EXPECT_EQ(resolve({"--eval-every-steps", "8", "--mode", "geo", "--geo-steps", "4"}).eval_every_steps, 8);
+  EXPECT_EQ(resolve({"--eval-every-steps", "0", "--mode", "async"}).eval_every_steps, 0);  // off: any mode
+  expect_rejected({"--eval-every-steps", "-1"}, "--eval-every-steps must be >= 0");
+  for (const char* mode : {"async", "ssp"}) {
+    expect_rejected({"--eval-every-steps", "10", "--mode", mode},
+                    std::string("--mode ") + mode + " has none (each trainer steps on its own); use --mode sync, geo");
+  }
+  expect_rejected({"--eval-every-steps", "6", "--mode", "geo", "--geo-steps", "4"},
+                  "--eval-every-steps 6 is not a multiple of --geo-steps 4");
+}
+
 }  // namespace
 }  // namespace pstrain::train

@@ -33,5 +33,29 @@ TEST(JsonLine, NonFiniteBecomesNull) {
   EXPECT_EQ(line.str(), "{\"loss\": null}");
 }
 
+// metrics.jsonl's two kinds of record (report/metrics.h): a reader tells them apart without guessing.
+TEST(MetricsRecord, PassAndEvaluationRecordsToldApart) {
+  const auto kind = [](const std::string& line) { return metrics_record_kind(*parse_json_object(line)); };
+  EXPECT_EQ(kind("{\"pass\": 0, \"test_loss\": 0.5}"), MetricsRecord::kPass);
+  EXPECT_EQ(kind("{\"kind\": \"eval\", \"step\": 25, \"in_pass\": 0, \"test_auc\": 0.7}"), MetricsRecord::kEvaluation);
+  EXPECT_EQ(kind("{\"kind\": \"eval\", \"test_auc\": 0.7}"), MetricsRecord::kOther);  // no step
+  EXPECT_EQ(kind("{\"kind\": \"future\", \"pass\": 1}"), MetricsRecord::kOther);      // not a pass record
+  EXPECT_EQ(kind("{\"test_loss\": 0.5}"), MetricsRecord::kOther);
+}
+
+// A resume from the checkpoint at pass 1, global step 250 keeps pass 0's record and the evaluations up to step 250
+// (the one at 250 was written before that checkpoint), and drops what the run writes again.
+TEST(MetricsRecord, ResumeKeepsRecordsUpToTheCheckpointAndDropsTheRest) {
+  const auto kept = [](const std::string& line) { return kept_on_resume(*parse_json_object(line), 1, 250); };
+  EXPECT_TRUE(kept("{\"pass\": 0, \"test_loss\": 0.5}"));
+  EXPECT_FALSE(kept("{\"pass\": 1, \"test_loss\": 0.5}"));
+  EXPECT_FALSE(kept("{\"pass\": 2, \"test_loss\": 0.5}"));
+  EXPECT_TRUE(kept("{\"kind\": \"eval\", \"step\": 225, \"in_pass\": 0}"));
+  EXPECT_TRUE(kept("{\"kind\": \"eval\", \"step\": 250, \"in_pass\": 1}"));
+  EXPECT_FALSE(kept("{\"kind\": \"eval\", \"step\": 251, \"in_pass\": 1}"));
+  EXPECT_FALSE(kept("{\"kind\": \"eval\", \"step\": 500, \"in_pass\": 2}"));
+  EXPECT_TRUE(kept("{\"note\": \"a line of another kind stays\"}"));
+}
+
 }  // namespace
 }  // namespace pstrain::report

@@ -61,6 +61,22 @@ TEST(RunSummary, PerplexityWhereLoggedLowerIsBetter) {
   EXPECT_NE(summary_line(summary, 10, "o").find("test perplexity best 95.25 (pass 1), final 99"), std::string::npos);
 }
 
+// Evaluation records (--eval-every-steps) between the pass records are no passes: neither counted nor unreadable.
+TEST(RunSummary, EvaluationRecordsBetweenPassesAreSkipped) {
+  const MetricsFile file(
+      "{\"kind\": \"eval\", \"step\": 5, \"in_pass\": 0, \"test_loss\": 0.2, \"test_accuracy\": 0.99}\n"
+      "{\"pass\": 0, \"test_loss\": 0.9, \"test_accuracy\": 0.7, \"elapsed_s\": 1}\n"
+      "{\"kind\": \"eval\", \"step\": 15, \"in_pass\": 1, \"test_loss\": 0.1, \"test_accuracy\": 0.98}\n"
+      "{\"pass\": 1, \"test_loss\": 0.5, \"test_accuracy\": 0.8, \"elapsed_s\": 2}\n");
+  const auto summary = summarize_metrics(file.path());
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->passes_done, 2);
+  EXPECT_EQ(summary->unreadable_lines, 0);
+  EXPECT_DOUBLE_EQ(*summary->best, 0.8);
+  EXPECT_EQ(summary->best_pass, 1);
+  EXPECT_DOUBLE_EQ(*summary->final_test_loss, 0.5);
+}
+
 TEST(RunSummary, NoMetricsFileYet) {
   EXPECT_FALSE(summarize_metrics("/nonexistent/metrics.jsonl"));
   EXPECT_EQ(summary_line(std::nullopt, 4, "o"),

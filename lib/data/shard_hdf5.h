@@ -1,10 +1,9 @@
 #pragma once
-// Internal to the data layer: what the shard reader and writer share about HDF5 itself.
-// Not included by anything outside lib/data, so other layers never see H5Cpp.h.
-#include <H5Cpp.h>
+// Internal to the data layer: the names and versions of a shard file's HDF5 layout, which the shard readers and
+// writers share (HDF5 itself, its lock and its messages: hdf5/library.h). Not included by anything outside lib/data.
+#include <cstdint>
 
-#include <mutex>
-#include <string>
+#include "hdf5/library.h"
 
 namespace pstrain::data::hdf5 {
 
@@ -31,13 +30,8 @@ inline constexpr const char* kAttrSplit = "split";
 inline constexpr const char* kAttrVocabRule = "vocab_rule";
 inline constexpr const char* kAttrWindows = "windows";
 
-// Debian's libhdf5 is built without thread safety, so every use of the library goes through one lock.
-// Taking it also turns off HDF5's habit of printing its error stack to stderr: we report errors ourselves.
-std::unique_lock<std::mutex> lock();
-
-// The most specific message on HDF5's error stack (e.g. "truncated file: eof = 1024, ...") followed by the
-// API call that failed; falls back to the exception's own text. Call right after catching, before any
-// other HDF5 call replaces the stack.
-std::string describe(const H5::Exception& error);
+// The library's lock and messages, named here as the data layer has always called them (hdf5::lock()).
+using pstrain::hdf5::describe;
+using pstrain::hdf5::lock;
 
 }  // namespace pstrain::data::hdf5

@@ -1,8 +1,8 @@
-#include "checkpoint/h5_attributes.h"
+#include "hdf5/attributes.h"
 
 #include "core/error.h"
 
-namespace pstrain::checkpoint {
+namespace pstrain::hdf5 {
 
 void write_string_attribute(H5::H5Object& target, const char* name, const std::string& value) {
   const H5::StrType type(H5::PredType::C_S1, std::max<std::size_t>(value.size(), 1));
@@ -35,4 +35,4 @@ std::string read_string_attribute(const H5::H5Object& source, const std::filesys
   return value;
 }
 
-}  // namespace pstrain::checkpoint
+}  // namespace pstrain::hdf5

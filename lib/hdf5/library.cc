@@ -1,6 +1,6 @@
-#include "data/hdf5_util.h"
+#include "hdf5/library.h"
 
-namespace pstrain::data::hdf5 {
+namespace pstrain::hdf5 {
 
 std::unique_lock<std::mutex> lock() {
   static std::mutex mutex;
@@ -35,4 +35,4 @@ std::string describe(const H5::Exception& error) {
   return text.empty() ? "unknown HDF5 error" : text;
 }
 
-}  // namespace pstrain::data::hdf5
+}  // namespace pstrain::hdf5

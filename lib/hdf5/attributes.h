@@ -1,14 +1,14 @@
 #pragma once
-// Scalar HDF5 attributes as the checkpoint files write and check them. Readers check the class and the count
-// before reading: HDF5 writes as many elements as the attribute holds, so an array attribute read into a single
-// variable would overflow it. Callers catch H5::Exception.
+// Scalar HDF5 attributes as pstrain's files (checkpoints, row files) write and check them. Readers check the class and
+// the count before reading: HDF5 writes as many elements as the attribute holds, so an array attribute read into a
+// single variable would overflow it. Callers catch H5::Exception.
 #include <H5Cpp.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <string>
 
-namespace pstrain::checkpoint {
+namespace pstrain::hdf5 {
 
 template <typename T>
 void write_attribute(H5::H5Object& target, const char* name, const H5::PredType& type, T value) {
@@ -31,4 +31,4 @@ T read_attribute(const H5::H5Object& source, const std::filesystem::path& path, 
 
 std::string read_string_attribute(const H5::H5Object& source, const std::filesystem::path& path, const char* name);
 
-}  // namespace pstrain::checkpoint
+}  // namespace pstrain::hdf5
