@@ -138,11 +138,15 @@ CtrMetrics ctr_metrics(std::span<const Prediction> sorted_run, double training_c
   return metrics;
 }
 
+std::vector<std::pair<std::string, double>> ctr_figures(const CtrMetrics& metrics) {
+  return {{"test_auc", metrics.auc},
+          {"test_logloss", metrics.logloss},
+          {"test_ne", metrics.ne},
+          {"test_calibration", metrics.calibration}};
+}
+
 void add_ctr_metrics(JsonLine& line, const CtrMetrics& metrics) {
-  line.add("test_auc", metrics.auc)
-      .add("test_logloss", metrics.logloss)
-      .add("test_ne", metrics.ne)
-      .add("test_calibration", metrics.calibration);
+  for (const auto& [name, value] : ctr_figures(metrics)) line.add(name, value);
 }
 
 }  // namespace pstrain::report

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "report/metrics.h"
@@ -64,5 +66,8 @@ double exact_auc(std::span<const Prediction> sorted_run);
 CtrMetrics ctr_metrics(std::span<const Prediction> sorted_run, double training_click_rate);
 // test_auc, test_logloss, test_ne, test_calibration (a NaN is written as null).
 void add_ctr_metrics(JsonLine& line, const CtrMetrics& metrics);
+// The same figures as (metrics.jsonl name, value), in that order: what TensorBoard's scalars and the evaluation
+// records take their names from.
+std::vector<std::pair<std::string, double>> ctr_figures(const CtrMetrics& metrics);
 
 }  // namespace pstrain::report

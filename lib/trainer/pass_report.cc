@@ -117,6 +117,16 @@ void append_metrics_line(const JobContext& job, const PassReport& report) {
   append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
 }
 
+// Figures under their metrics.jsonl names as TensorBoard scalars named `prefix` + name, at `step`.
+void write_named_scalars(report::EventWriter& board, std::int64_t step, const std::string& prefix,
+                         const std::vector<std::pair<std::string, double>>& figures) {
+  std::vector<std::string> tags;  // the Scalars' views point into them
+  tags.reserve(figures.size());
+  std::vector<report::Scalar> scalars;
+  for (const auto& [name, value] : figures) scalars.push_back({tags.emplace_back(prefix + name), value});
+  board.write_scalars(step, scalars);
+}
+
 // The main figures again, for TensorBoard, at the lead trainer's global step at the end of the pass: one step axis
 // for every tag, so that a resumed run's restart (EventWriter::write_restart) purges pass and step scalars alike.
 void write_pass_scalars(const JobContext& job, const PassReport& report, report::EventWriter& board) {
@@ -143,10 +153,7 @@ void write_pass_scalars(const JobContext& job, const PassReport& report, report:
                        {"pass/staleness_max", static_cast<double>(staleness.max)},
                        {"pass/learning_rate", job.updates.learning_rate_at(report.global_step)}});
   if (const std::optional<report::CtrMetrics>& ctr = report.evaluation.ctr) {
-    board.write_scalars(report.global_step, {{"pass/test_auc", ctr->auc},
-                                             {"pass/test_logloss", ctr->logloss},
-                                             {"pass/test_ne", ctr->ne},
-                                             {"pass/test_calibration", ctr->calibration}});
+    write_named_scalars(board, report.global_step, "pass/", report::ctr_figures(*ctr));
   }
 }
 
@@ -265,10 +272,8 @@ std::vector<std::pair<std::string, double>> test_figures(const JobContext& job, 
     figures.emplace_back("test_perplexity", std::exp(evaluation.loss));
   }
   if (const std::optional<report::CtrMetrics>& ctr = evaluation.ctr) {
-    figures.insert(figures.end(), {{"test_auc", ctr->auc},
-                                   {"test_logloss", ctr->logloss},
-                                   {"test_ne", ctr->ne},
-                                   {"test_calibration", ctr->calibration}});
+    const auto ctr_figures = report::ctr_figures(*ctr);
+    figures.insert(figures.end(), ctr_figures.begin(), ctr_figures.end());
   }
   return figures;
 }
@@ -290,12 +295,7 @@ void report_evaluation(const JobContext& job, const StepEvaluation& report, repo
   for (const auto& [name, value] : figures) line.add(name, value);
   line.add("eval_seconds", report.seconds).add("elapsed_s", job.elapsed_seconds());
   append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
-  if (board == nullptr) return;
-  std::vector<std::string> tags;  // the Scalars' views point into them
-  tags.reserve(figures.size());
-  std::vector<report::Scalar> scalars;
-  for (const auto& [name, value] : figures) scalars.push_back({tags.emplace_back("eval/" + name), value});
-  board->write_scalars(report.global_step, scalars);
+  if (board != nullptr) write_named_scalars(*board, report.global_step, "eval/", figures);
 }
 
 void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps, const PassTotals& totals,
