@@ -3,5 +3,5 @@
 
 int main(int argc, char** argv) {
   pstrain::prepare_process(argv);  // before anything else: it may re-execute this program
-  return pstrain::run_program(argc, argv, pstrain::train::RunHooks::none());
+  return pstrain::run_program(argc, argv, pstrain::run_common::RunHooks::none());
 }

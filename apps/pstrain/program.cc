@@ -17,14 +17,14 @@ void prepare_process(char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
 }
 
-int run_program(int argc, char** argv, train::RunHooks& hooks) {
+int run_program(int argc, char** argv, run_common::RunHooks& hooks) {
   try {
     // After training: `pstrain evaluate|predict|export ...` use a saved pass folder, without MPI (evaluate started
     // by mpirun initialises it and shares the work among the ranks: inference/evaluate_on_ranks.h).
     if (argc > 1 && std::strcmp(argv[1], "evaluate") == 0) return inference::run_evaluate(argc - 1, argv + 1);
     if (argc > 1 && std::strcmp(argv[1], "predict") == 0) return inference::run_predict(argc - 1, argv + 1);
     if (argc > 1 && std::strcmp(argv[1], "export") == 0) return exporting::run_export(argc - 1, argv + 1);
-    return train::run_job(argc, argv, hooks);
+    return job::run_job(argc, argv, hooks);
   } catch (const Error& error) {
     std::cerr << "pstrain: error: " << error.what() << std::endl;
     return static_cast<int>(error.code());

@@ -1,7 +1,7 @@
 #pragma once
 // What the pstrain program does with its command line, shared by its main (no run hooks) and by programs that
-// run the same trainer with their own hooks (run/run_hooks.h), such as the test suite's pstrain-faults.
-#include "run/run_hooks.h"
+// run the same trainer with their own hooks (run_common/run_hooks.h), such as the test suite's pstrain-faults.
+#include "run_common/run_hooks.h"
 
 namespace pstrain {
 
@@ -11,6 +11,6 @@ void prepare_process(char** argv);
 
 // `pstrain evaluate|predict|export ...`, or the training job with `hooks`. Returns the exit code; an error is
 // reported as "pstrain: error: ..." with its exit code.
-int run_program(int argc, char** argv, train::RunHooks& hooks);
+int run_program(int argc, char** argv, run_common::RunHooks& hooks);
 
 }  // namespace pstrain

@@ -50,7 +50,7 @@ struct Checkpoint {
 
 struct WriteOptions {
   int keep = 0;                         // keep the newest N complete checkpoints (0: all)
-  std::function<void()> between_files;  // if set, called between the files (run/run_hooks.h)
+  std::function<void()> between_files;  // if set, called between the files (run_common/run_hooks.h)
 };
 
 std::filesystem::path checkpoints_folder(const std::filesystem::path& output_dir);

@@ -11,7 +11,7 @@
 
 namespace po = boost::program_options;
 
-namespace pstrain::train {
+namespace pstrain::config {
 
 po::options_description train_options() {
   po::options_description data("Data and outputs");
@@ -386,4 +386,4 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   return config;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::config

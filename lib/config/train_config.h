@@ -12,7 +12,7 @@
 #include "modes/traits.h"
 #include "optim/optimizer.h"
 
-namespace pstrain::train {
+namespace pstrain::config {
 
 // allreduce: no servers; trainers average gradients collectively (NCCL on GPUs, MPI_Allreduce on CPUs).
 
@@ -62,7 +62,7 @@ struct TrainConfig {
   std::uint64_t seed = 1;
   bool shuffle = true;
   std::size_t block_size = 8192;
-  std::string table_exchange = "auto";  // row tables: auto | sparse | dense (run/table_layout.h)
+  std::string table_exchange = "auto";  // row tables: auto | sparse | dense (run_common/table_layout.h)
   int poll_interval_us = 0;             // 0: yield the processor between polls (core/poll_pause.h)
   std::size_t eval_batch_size = 1000;
   std::size_t log_every_steps = 0;  // 0: per-pass lines only
@@ -88,10 +88,10 @@ struct TrainConfig {
   NodeAggregation node_aggregation = NodeAggregation::kAuto;
 };
 
-// Everything pstrain parses (the test suite's fault injection is not among them: run/run_hooks.h).
+// Everything pstrain parses (the test suite's fault injection is not among them: run_common/run_hooks.h).
 boost::program_options::options_description train_options();
 
 // Validates every value; throws pstrain::Error(kUsage) naming the flag.
 TrainConfig resolve_train_config(const boost::program_options::variables_map& values);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::config

@@ -87,7 +87,7 @@ ShardMeta read_shard_meta(const std::filesystem::path& path);
 // shards: every id in [0, vocab_size)).
 Samples read_shard(const std::filesystem::path& path);
 // A shard opened (and its attributes and shapes checked) once, to read a few of its samples at a time: what a
-// trainer under dynamic dispatch does with every shard (run/trainer_samples.h). Throws Error(kInputData) as
+// trainer under dynamic dispatch does with every shard (run_common/trainer_samples.h). Throws Error(kInputData) as
 // read_shard does.
 class ShardRows {
  public:

@@ -2,7 +2,7 @@
 // Where the ranks meet within a pass: after every `every`-th step (counted from where the run entered the pass)
 // and after the pass's last. Every mode meets after every step (every = 1) except those whose trainers step alone
 // between meetings (--mode geo: every --geo-steps). The mode states its cadence (modes/traits.h
-// meeting_cadence); the run's schedule answers with it (run/run_schedule.h), the servers loop over its meetings
+// meeting_cadence); the run's schedule answers with it (run_common/run_schedule.h), the servers loop over its meetings
 // and the mode's exchange meets where it says. Flags are agreed, and checkpoints written, only at meetings, so a
 // mid-pass checkpoint is always at a meeting, and a run resumed from it meets where the first run did.
 #include <algorithm>

@@ -7,7 +7,7 @@
 //   and local runs have no servers and no start meeting.
 //
 // The schedule. Passes, steps per pass, and (where trainers step together) the checkpoint and stop after each
-//   step are computed once per run, as a value every rank reads (run/run_schedule.h, from the configuration, the
+//   step are computed once per run, as a value every rank reads (run_common/run_schedule.h, from the configuration, the
 //   layout and the resumed state); servers and trainers walk the same value, so sync rounds and checkpoints line up
 //   without messages: in sync modes every trainer takes the largest trainer's count (a trainer out of samples
 //   contributes empty batches). Which meetings a mode has follows from its traits (modes/traits.h).
@@ -118,7 +118,7 @@
 //   parameters and a second trainers' barrier keeps anyone from pushing before all got the same state.
 // Dynamic dispatch: trainers take chunk tickets from a counter on shard 0; after the end of the pass the lead
 //   trainer rewinds it while the other trainers wait at a barrier.
-// End of pass (every mode): trainers average the model state (run/model_state.h), agree on the pass's figures,
+// End of pass (every mode): trainers average the model state (run_common/model_state.h), agree on the pass's figures,
 //   the lead evaluates and writes the pass folder while the others wait at a trainers' barrier.
 // Evaluation between steps (--eval-every-steps; modes whose trainers step together): after a step that ends in a
 //   meeting, every trainer waits for its step's parameters (a streamed sync step's blocks), averages the model

@@ -9,13 +9,13 @@
 #include "modes/traits.h"
 #include "nn/model_plan.h"
 #include "optim/optimizer.h"
-#include "run/model_factory.h"
+#include "run_common/model_factory.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace {
 
-double update_bytes_per_second(const TrainConfig& config) {
+double update_bytes_per_second(const config::TrainConfig& config) {
   if (modes::mode_traits(config.mode).common_steps) return kSyncSumBytesPerSecond;
   const std::string& kind = config.optimizer.kind;
   return kind == "adam" || kind == "adagrad" || kind == optim::kRowwiseAdagrad ? kAsyncAdamBytesPerSecond
@@ -24,7 +24,7 @@ double update_bytes_per_second(const TrainConfig& config) {
 
 // The bytes a trainer pushes per step: every parameter but the row tables the servers hold by rows
 // (--table-exchange other than dense; what those ship per step, the rows a batch touches, is left out).
-double dense_bytes(const TrainConfig& config, const nn::ModelPlan& plan) {
+double dense_bytes(const config::TrainConfig& config, const nn::ModelPlan& plan) {
   double bytes = 0;
   for (const nn::ParameterInfo& parameter : plan.parameters) {
     if (parameter.row_table && config.table_exchange != "dense") continue;
@@ -35,7 +35,7 @@ double dense_bytes(const TrainConfig& config, const nn::ModelPlan& plan) {
 
 }  // namespace
 
-ServerCountInputs server_count_inputs(const TrainConfig& config, const std::vector<int>& node_of_rank) {
+ServerCountInputs server_count_inputs(const config::TrainConfig& config, const std::vector<int>& node_of_rank) {
   ServerCountInputs inputs;
   inputs.ranks = static_cast<int>(node_of_rank.size());
   inputs.nodes = static_cast<int>(std::set<int>(node_of_rank.begin(), node_of_rank.end()).size());
@@ -46,21 +46,22 @@ ServerCountInputs server_count_inputs(const TrainConfig& config, const std::vect
   // Across nodes (where the rule applies) --node-aggregation auto aggregates unless --overlap true streams the
   // blocks (job/node_aggregation.h); a node of one trainer is its own group, which the rule's terms allow for.
   inputs.node_pushes =
-      inputs.summed_steps && (config.node_aggregation == NodeAggregation::kOn ||
-                              (config.node_aggregation == NodeAggregation::kAuto && config.overlap != Overlap::kOn));
+      inputs.summed_steps &&
+      (config.node_aggregation == config::NodeAggregation::kOn ||
+       (config.node_aggregation == config::NodeAggregation::kAuto && config.overlap != config::Overlap::kOn));
   inputs.trainer_flops_per_s = config.device == "cpu" ? kCpuTrainerFlopsPerSecond : kGpuTrainerFlopsPerSecond;
   inputs.link_bytes_per_s = kNodeLinkBytesPerSecond;
   inputs.update_bytes_per_s = update_bytes_per_second(config);
   if (nodes > 1 && ranks > 1) {
     const data::ShardMeta meta = data::read_shard_meta(data::test_shard_path(config.data_dir));
-    const nn::ModelPlan plan = plan_job_model(config, meta);
+    const nn::ModelPlan plan = run_common::plan_job_model(config, meta);
     inputs.dense_bytes = dense_bytes(config, plan);
     inputs.step_flops = 3 * plan.forward_flops * static_cast<double>(config.batch_size);
   }
   return inputs;
 }
 
-ServerCount default_server_count(const TrainConfig& config, const std::vector<int>& node_of_rank) {
+ServerCount default_server_count(const config::TrainConfig& config, const std::vector<int>& node_of_rank) {
   const int ranks = static_cast<int>(node_of_rank.size());
   try {
     return choose_server_count(server_count_inputs(config, node_of_rank));
@@ -72,4 +73,4 @@ ServerCount default_server_count(const TrainConfig& config, const std::vector<in
   }
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

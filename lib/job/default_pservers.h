@@ -8,7 +8,7 @@
 #include "config/train_config.h"
 #include "job/server_count.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 // The rates the rule assumes (docs/sizing.md, "The machine's rates"). Measured 2026-11-25 on the development
 // machine (one core of it, one BLAS thread): a trainer's forward and backward, and a shard's sum and updates in
@@ -23,10 +23,10 @@ inline constexpr double kAsyncAdamBytesPerSecond = 4e9;      // pushed bytes app
 // The rule's inputs for `config` on the ranks that `node_of_rank` places (a node number per rank); the model is
 // planned only where the rule needs it (several nodes). Throws what planning the model throws (a missing data
 // folder, a bad --model-file).
-ServerCountInputs server_count_inputs(const TrainConfig& config, const std::vector<int>& node_of_rank);
+ServerCountInputs server_count_inputs(const config::TrainConfig& config, const std::vector<int>& node_of_rank);
 
 // The default count for a mode with servers: the rule's, or half the ranks (at least 1) where the model cannot
 // be planned here (the job's own planning then reports why, on every rank).
-ServerCount default_server_count(const TrainConfig& config, const std::vector<int>& node_of_rank);
+ServerCount default_server_count(const config::TrainConfig& config, const std::vector<int>& node_of_rank);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

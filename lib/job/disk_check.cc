@@ -9,7 +9,7 @@
 #include "optim/optimizer.h"
 #include "optim/row_optimizer.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace {
 
@@ -29,7 +29,7 @@ std::string gib(double bytes) {
 // The optimizer's state a checkpoint holds, in floats: per element of the model (one rank, all-reduce), per element
 // of the dense parameters and per row of the tables the servers hold by rows (sync, async, ssp), or each
 // trainer's own over the dense parameters (geo, whose servers keep no state).
-double state_floats(const JobContext& job) {
+double state_floats(const run_common::JobContext& job) {
   const auto per_element = static_cast<double>(optim::make_optimizer(job.config.optimizer, 0)->state().size());
   if (!job.mode().has_servers || job.layout.world_size == 1) {
     return per_element * static_cast<double>(job.model.parameter_count);
@@ -48,8 +48,8 @@ double state_floats(const JobContext& job) {
 
 // How many checkpoints exist at once at most: the newest --keep-checkpoints and the one being written, of those
 // the run writes (one at every pass's end, one every --checkpoint-every-steps).
-double checkpoints_at_once(const JobContext& job) {
-  const TrainConfig& config = job.config;
+double checkpoints_at_once(const run_common::JobContext& job) {
+  const config::TrainConfig& config = job.config;
   std::uint64_t written = static_cast<std::uint64_t>(config.passes);
   if (config.checkpoint_every_steps > 0) {
     written += job.updates.optimizer.total_updates / static_cast<std::uint64_t>(config.checkpoint_every_steps);
@@ -60,7 +60,7 @@ double checkpoints_at_once(const JobContext& job) {
 
 }  // namespace
 
-DiskNeed disk_need(const JobContext& job) {
+DiskNeed disk_need(const run_common::JobContext& job) {
   const double parameters = static_cast<double>(job.model.parameter_count) * sizeof(float);
   const double checkpoint = parameters + state_floats(job) * sizeof(float);
   const double kept = checkpoints_at_once(job);
@@ -85,7 +85,7 @@ std::optional<double> free_bytes(const std::filesystem::path& folder) {
   return static_cast<double>(space.available);
 }
 
-std::optional<comm::Failure> check_output_disk(const JobContext& job) {
+std::optional<comm::Failure> check_output_disk(const run_common::JobContext& job) {
   if (job.layout.world_rank != 0) return std::nullopt;
   const DiskNeed need = disk_need(job);
   const std::optional<double> available = free_bytes(job.config.output_dir);
@@ -97,4 +97,4 @@ std::optional<comm::Failure> check_output_disk(const JobContext& job) {
                            "write to another --output-dir")};
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

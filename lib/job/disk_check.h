@@ -9,9 +9,9 @@
 #include <string>
 
 #include "comm/communicator.h"
-#include "run/job_context.h"
+#include "run_common/job_context.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 // What the run will write at most, in bytes, and how that figure is made: a pass folder per pass (the whole model's
 // parameters) and the checkpoints that exist at once (--keep-checkpoints of them, plus the one being written; all of
@@ -20,13 +20,13 @@ struct DiskNeed {
   double bytes = 0;
   std::string arithmetic;
 };
-DiskNeed disk_need(const JobContext& job);
+DiskNeed disk_need(const run_common::JobContext& job);
 
 // The space free to this user on the file system that will hold `folder` (its nearest existing ancestor's); none
 // where it cannot be read (then nothing is checked).
 std::optional<double> free_bytes(const std::filesystem::path& folder);
 
 // On rank 0 (others: none): a failure (kUsage) when disk_need() exceeds the space free for the output folder.
-std::optional<comm::Failure> check_output_disk(const JobContext& job);
+std::optional<comm::Failure> check_output_disk(const run_common::JobContext& job);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

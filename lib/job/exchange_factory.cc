@@ -7,23 +7,24 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "modes/builders.h"
-#include "run/decay_mask.h"
-#include "run/model_factory.h"
-#include "run/table_layout.h"
+#include "run_common/decay_mask.h"
+#include "run_common/model_factory.h"
+#include "run_common/table_layout.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
-std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job) {
-  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
+std::unique_ptr<optim::Optimizer> whole_model_optimizer(const run_common::JobContext& job) {
+  const ps::ShardPlan whole(run_common::parameter_sizes(job.model), 1, job.model.parameter_count);
   return optim::make_optimizer(job.updates.optimizer, job.model.parameter_count,
-                               decay_mask(job.updates.optimizer, job.model.parameters, whole, 0));
+                               run_common::decay_mask(job.updates.optimizer, job.model.parameters, whole, 0));
 }
 
 namespace {
 
 // The optimizer of a rank that holds the whole model and its state (local and all-reduce training), restored from
 // the checkpoint when resuming.
-std::unique_ptr<optim::Optimizer> restored_optimizer(const JobContext& job, const RunState& run) {
+std::unique_ptr<optim::Optimizer> restored_optimizer(const run_common::JobContext& job,
+                                                     const run_common::RunState& run) {
   auto optimizer = whole_model_optimizer(job);
   if (run.resumed) {
     const checkpoint::ModelState& state = run.resumed->model;
@@ -40,12 +41,13 @@ std::unique_ptr<optim::Optimizer> restored_optimizer(const JobContext& job, cons
 
 // The optimizer a trainer runs on its own copy while the servers hold the model (geo), its own state restored from
 // the checkpoint when resuming (the saved trainers' mean where their number changed: checkpoint/trainer_states.h).
-std::unique_ptr<optim::Optimizer> trainer_optimizer(const JobContext& job, const RunState& run) {
+std::unique_ptr<optim::Optimizer> trainer_optimizer(const run_common::JobContext& job,
+                                                    const run_common::RunState& run) {
   std::vector<std::size_t> sizes;
   for (const nn::ParameterInfo& parameter : job.dense_parameters) sizes.push_back(parameter.size);
   const ps::ShardPlan dense(sizes, 1, std::max<std::size_t>(job.dense_count, 1));
   auto optimizer = optim::make_optimizer(job.updates.optimizer, job.dense_count,
-                                         decay_mask(job.updates.optimizer, job.dense_parameters, dense, 0));
+                                         run_common::decay_mask(job.updates.optimizer, job.dense_parameters, dense, 0));
   const auto targets = optimizer->state();
   if (!run.resumed || targets.empty()) return optimizer;  // plain SGD keeps nothing
   std::vector<std::string> names;
@@ -64,14 +66,15 @@ std::unique_ptr<optim::Optimizer> trainer_optimizer(const JobContext& job, const
 
 // geo with row tables by rows: the rows a trainer holds between meetings move by SGD at the run's learning rate and
 // schedule (modes/geo.cc says why), with the weight decay of their tables.
-std::unique_ptr<optim::Optimizer> held_rows_optimizer(const JobContext& job) {
+std::unique_ptr<optim::Optimizer> held_rows_optimizer(const run_common::JobContext& job) {
   optim::OptimizerConfig sgd = job.updates.optimizer;
   sgd.kind = "sgd";
   sgd.nesterov = false;
   const bool masked = !sgd.decay_bias_and_norm && sgd.weight_decay != 0.0f;
   std::size_t size = 0;
   std::vector<std::uint8_t> mask;
-  const std::vector<ps::RowCache> caches = row_caches(job, largest_batch(job.config, job.model));
+  const std::vector<ps::RowCache> caches =
+      run_common::row_caches(job, run_common::largest_batch(job.config, job.model));
   for (std::size_t t = 0; t < caches.size(); ++t) {
     const std::size_t floats = caches[t].rows * job.tables.table(t).width;
     size += floats;
@@ -81,12 +84,12 @@ std::unique_ptr<optim::Optimizer> held_rows_optimizer(const JobContext& job) {
 }
 
 // The parameters a rank that holds the whole model starts from: the checkpoint's when resuming.
-std::span<const float> starting_parameters(const RunState& run) {
+std::span<const float> starting_parameters(const run_common::RunState& run) {
   return run.resumed ? std::span<const float>(run.resumed->model.parameters) : std::span<const float>(run.initial);
 }
 
 // This job's values of what the modes are built from (modes/mode_inputs.h).
-modes::ModeInputs mode_inputs(const JobContext& job, const ExchangeParts& parts) {
+modes::ModeInputs mode_inputs(const run_common::JobContext& job, const ExchangeParts& parts) {
   modes::ModeInputs in;
   in.layout = job.layout;
   in.trainers = parts.trainers;
@@ -115,10 +118,11 @@ modes::ModeInputs mode_inputs(const JobContext& job, const ExchangeParts& parts)
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts) {
+std::unique_ptr<exchange::GradientExchange> make_exchange(const run_common::JobContext& job,
+                                                          const ExchangeParts& parts) {
   const modes::ModeInputs inputs = mode_inputs(job, parts);
   if (job.layout.world_size == 1) return modes::make_local_training(inputs);
   return modes::make_mode_exchange(job.config.mode, inputs);
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

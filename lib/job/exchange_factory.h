@@ -12,10 +12,10 @@
 #include "ps/control_client.h"
 #include "ps/data_client.h"
 #include "ps/table_client.h"
-#include "run/job_context.h"
-#include "run/run_state.h"
+#include "run_common/job_context.h"
+#include "run_common/run_state.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 // What the modes are built from.
 struct ExchangeParts {
@@ -23,7 +23,7 @@ struct ExchangeParts {
   nn::Model& model;
   MPI_Comm trainers;                      // all trainers (MPI_COMM_SELF when training locally)
   ps::DataClient* client = nullptr;       // the parameter-server modes' data plane (null without servers)
-  const RunState& run;                    // starting parameters and the checkpoint resumed from (whole-model modes)
+  const run_common::RunState& run;        // starting parameters and the checkpoint resumed from (whole-model modes)
   ps::TableClient* tables = nullptr;      // the row tables the servers hold by rows (null: none)
   OverlapPlan overlap{};                  // parameter-server modes: what travels behind the computation
   const ps::ShardPlan* blocks = nullptr;  // streamed sync: the trainer's flat vector dealt to the shards
@@ -33,9 +33,10 @@ struct ExchangeParts {
 
 // Local training when the job has one rank; otherwise the exchange of job.config.mode. Collective over the
 // trainers where the mode sets up a communicator (all-reduce with NCCL, node aggregation's push groups).
-std::unique_ptr<exchange::GradientExchange> make_exchange(const JobContext& job, const ExchangeParts& parts);
+std::unique_ptr<exchange::GradientExchange> make_exchange(const run_common::JobContext& job,
+                                                          const ExchangeParts& parts);
 
 // --optimizer over the whole model (local, all-reduce and geo trainers), with its decay mask, fresh.
-std::unique_ptr<optim::Optimizer> whole_model_optimizer(const JobContext& job);
+std::unique_ptr<optim::Optimizer> whole_model_optimizer(const run_common::JobContext& job);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

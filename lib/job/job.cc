@@ -24,16 +24,16 @@
 #include "ps/shard_plan.h"
 #include "ps/table_client.h"
 #include "report/run_summary.h"
-#include "run/checkpointing.h"
-#include "run/model_factory.h"
-#include "run/run_schedule.h"
-#include "run/run_state.h"
-#include "run/table_layout.h"
+#include "run_common/checkpointing.h"
+#include "run_common/model_factory.h"
+#include "run_common/run_schedule.h"
+#include "run_common/run_state.h"
+#include "run_common/table_layout.h"
 #include "server/server_role.h"
 #include "server/server_start.h"
 #include "trainer/trainer_loop.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace {
 
@@ -51,11 +51,12 @@ void log_table_traffic(const ps::TableTraffic& traffic, const ps::ShardPlan& den
 }
 
 // `model` is null on servers.
-bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model* model, RunState& run) {
+bool run_distributed(const run_common::JobContext& job, compute::Backend& backend, nn::Model* model,
+                     run_common::RunState& run) {
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, job.layout.is_trainer() ? 0 : MPI_UNDEFINED, job.layout.world_rank);
   const ps::TablePlan& tables = job.tables;
-  const ps::ShardPlan plan = server_blocks(job);
+  const ps::ShardPlan plan = run_common::server_blocks(job);
   const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, job.layout, plan);
   const OverlapPlan overlap = plan_overlap(job.config, job.layout);
@@ -63,10 +64,10 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
   ps::TableWindows table_windows(MPI_COMM_WORLD, job.layout, tables);
   bool completed = true;
   if (job.layout.is_server()) {
-    completed =
-        run_server(job, windows, table_windows, overlap.sync, channel.handle(), partition, run, job.model.parameters);
+    completed = server::run_server(job, windows, table_windows, overlap.sync, channel.handle(), partition, run,
+                                   job.model.parameters);
   } else {
-    // The trainer's flat vector is the dense layout, then its row caches (run/table_layout.h): the same blocks
+    // The trainer's flat vector is the dense layout, then its row caches (run_common/table_layout.h): the same blocks
     // dealt the same way, at their offsets in that layout.
     std::vector<std::size_t> dense_sizes;
     for (const nn::ParameterInfo& parameter : job.dense_parameters) dense_sizes.push_back(parameter.size);
@@ -77,7 +78,8 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
     }
     ps::DataClient client(windows, dense_blocks, job.layout);
     ps::ControlClient control(windows, job.layout);
-    ps::TableClient table_client(table_windows, tables, row_caches(job, largest_batch(job.config, job.model)),
+    ps::TableClient table_client(table_windows, tables,
+                                 run_common::row_caches(job, run_common::largest_batch(job.config, job.model)),
                                  job.layout);
     if (job.layout.is_lead_trainer()) {
       for (std::size_t t = 0; t < tables.size(); ++t) {
@@ -89,7 +91,7 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
     auto gradient_exchange =
         make_exchange(job, {backend, *model, trainers.handle(), &client, run, tables.empty() ? nullptr : &table_client,
                             overlap, &dense_blocks, channel.handle(), &control});
-    DataDispatch dispatch;
+    trainer::DataDispatch dispatch;
     if (job.config.dynamic_dispatch) {
       dispatch.take_chunk = [&control] {
         const comm::Watchdog::Wait wait("taking a chunk of samples from the dispatcher on server 0");
@@ -97,35 +99,38 @@ bool run_distributed(const JobContext& job, compute::Backend& backend, nn::Model
       };
       dispatch.reset = [&control] { control.reset_chunks(); };
     }
-    completed = run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples,
-                            {run.test, run.valid, run.training_click_rate}, *run.schedule,
-                            {run.writer.get(), &partition, !job.mode().common_steps}, dispatch);
+    completed = trainer::run_trainer(job, backend, *model, *gradient_exchange, trainers.handle(), run.samples,
+                                     {run.test, run.valid, run.training_click_rate}, *run.schedule,
+                                     {run.writer.get(), &partition, !job.mode().common_steps}, dispatch);
     if (!tables.empty()) log_table_traffic(table_client.traffic(), plan);
   }
   exchange::meet_all_ranks("the end of training");  // nobody frees windows while another rank still uses them
   return completed;
 }
 
-bool run_local(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
+bool run_local(const run_common::JobContext& job, compute::Backend& backend, nn::Model& model,
+               run_common::RunState& run) {
   auto gradient_exchange = make_exchange(job, {backend, model, MPI_COMM_SELF, nullptr, run});
-  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
+  const ps::ShardPlan whole(run_common::parameter_sizes(job.model), 1, job.model.parameter_count);
   const ps::TablePlan no_tables;
   const ps::ModelPartition partition(whole, no_tables);
-  return run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_SELF, run.samples,
-                     {run.test, run.valid, run.training_click_rate}, *run.schedule, {run.writer.get(), &partition});
+  return trainer::run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_SELF, run.samples,
+                              {run.test, run.valid, run.training_click_rate}, *run.schedule,
+                              {run.writer.get(), &partition});
 }
 
 // Every rank a trainer with the whole model; world rank 0 contributes the model state to checkpoints.
-bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& model, RunState& run) {
+bool run_allreduce(const run_common::JobContext& job, compute::Backend& backend, nn::Model& model,
+                   run_common::RunState& run) {
   ExchangeParts parts{backend, model, MPI_COMM_WORLD, nullptr, run};
   parts.overlap = plan_overlap(job.config, job.layout);
   auto gradient_exchange = make_exchange(job, parts);
-  const ps::ShardPlan whole(parameter_sizes(job.model), 1, job.model.parameter_count);
+  const ps::ShardPlan whole(run_common::parameter_sizes(job.model), 1, job.model.parameter_count);
   const ps::TablePlan no_tables;
   const ps::ModelPartition partition(whole, no_tables);
-  const bool completed =
-      run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_WORLD, run.samples,
-                  {run.test, run.valid, run.training_click_rate}, *run.schedule, {run.writer.get(), &partition});
+  const bool completed = trainer::run_trainer(job, backend, model, *gradient_exchange, MPI_COMM_WORLD, run.samples,
+                                              {run.test, run.valid, run.training_click_rate}, *run.schedule,
+                                              {run.writer.get(), &partition});
   exchange::meet_all_ranks("the end of training");
   return completed;
 }
@@ -139,7 +144,7 @@ bool run_allreduce(const JobContext& job, compute::Backend& backend, nn::Model& 
 
 // The last lines: this rank's peak memory; on the lead trainer, the best and final test metric, the total time and
 // where the outputs are (or how to continue a stopped run).
-void log_end(const JobContext& job, bool completed) {
+void log_end(const run_common::JobContext& job, bool completed) {
   log_info("peak resident memory of this rank: ", static_cast<long long>(peak_resident_bytes() / (1024.0 * 1024.0)),
            " MiB");
   if (!job.layout.is_lead_trainer()) return;
@@ -154,10 +159,10 @@ void log_end(const JobContext& job, bool completed) {
 }  // namespace
 
 int run_job(int argc, char** argv) {
-  return run_job(argc, argv, RunHooks::none());
+  return run_job(argc, argv, run_common::RunHooks::none());
 }
 
-int run_job(int argc, char** argv, RunHooks& hooks) {
+int run_job(int argc, char** argv, run_common::RunHooks& hooks) {
   // Before MPI starts its threads; a stop asked for during the start is carried out at the first step boundary.
   const StopSignalListener stop_signals;
   comm::MpiEnvironment mpi(argc, argv);
@@ -169,7 +174,7 @@ int run_job(int argc, char** argv, RunHooks& hooks) {
   JobStart start;
   start.job.hooks = &hooks;
   if (const std::optional<int> code = start_job(start, rank, mpi.world_size(), node, argc, argv)) return *code;
-  const JobContext& job = start.job;
+  const run_common::JobContext& job = start.job;
 
   // Training. From here a failure on one rank cannot be agreed on (others may be inside a barrier or an RMA
   // epoch), so it ends the whole job, unless every rank already agreed on it (a failed checkpoint).
@@ -195,4 +200,4 @@ int run_job(int argc, char** argv, RunHooks& hooks) {
   return 0;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -25,15 +25,15 @@
 #include "job/provenance.h"
 #include "report/json_line.h"
 #include "report/metrics.h"
-#include "run/checkpointing.h"
-#include "run/model_factory.h"
-#include "run/run_schedule.h"
-#include "run/table_layout.h"
+#include "run_common/checkpointing.h"
+#include "run_common/model_factory.h"
+#include "run_common/run_schedule.h"
+#include "run_common/table_layout.h"
 #include "server/server_start.h"
 
 extern char** environ;
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace {
 
@@ -83,7 +83,8 @@ void forget_records_after(const fs::path& output_dir, const checkpoint::Training
 // Rank 0, once every rank has agreed that training starts: the folder is claimed (created, locked for the
 // run's lifetime) and only now written: the resolved flags, the provenance, and on a resume the records of what
 // will be trained again go.
-void write_run_records(const JobContext& job, const std::string& resolved_ini, const RunState& run) {
+void write_run_records(const run_common::JobContext& job, const std::string& resolved_ini,
+                       const run_common::RunState& run) {
   if (run.resumed) {
     for (const std::string& stray : checkpoint::remove_stale_temporaries(job.config.output_dir)) {
       log_warning("removed ", stray, ", an unfinished checkpoint of an earlier run");
@@ -96,8 +97,9 @@ void write_run_records(const JobContext& job, const std::string& resolved_ini, c
 
 // Rank 0: the checkpoint this run resumes from, or "" for a fresh start (job/run_folder.h states when that is
 // allowed).
-std::string checkpoint_to_resume(const JobContext& job, const FolderContents& folder, const std::string& resolved_ini) {
-  const CheckpointChoice choice = choose_checkpoint(job);
+std::string checkpoint_to_resume(const run_common::JobContext& job, const FolderContents& folder,
+                                 const std::string& resolved_ini) {
+  const run_common::CheckpointChoice choice = run_common::choose_checkpoint(job);
   if (choice.chosen) {
     for (const auto& [skipped, why] : choice.skipped) log_warning("skipping checkpoint ", skipped.string(), ": ", why);
     return choice.chosen->string();
@@ -110,9 +112,9 @@ std::string checkpoint_to_resume(const JobContext& job, const FolderContents& fo
 }
 
 // The trainer's samples: its shards concatenated in index order. Under dynamic dispatch every shard is the
-// trainer's, read a chunk at a time as it is given (run/trainer_samples.h); each trainer still reads the shards
+// trainer's, read a chunk at a time as it is given (run_common/trainer_samples.h); each trainer still reads the shards
 // static sharding would give it once here, so that every shard's contents are checked before training starts.
-TrainerSamples load_trainer_samples(const JobContext& job) {
+run_common::TrainerSamples load_trainer_samples(const run_common::JobContext& job) {
   const int trainer = job.layout.trainer_index;
   if (job.config.dynamic_dispatch) {
     std::vector<std::filesystem::path> shards;
@@ -124,7 +126,7 @@ TrainerSamples load_trainer_samples(const JobContext& job) {
       shards.push_back(job.data.train_shards[index]);
       counts.push_back(job.data.shard_samples[index]);
     }
-    return TrainerSamples(std::move(shards), std::move(counts), job.data.meta);
+    return run_common::TrainerSamples(std::move(shards), std::move(counts), job.data.meta);
   }
   data::Samples all;
   for (const std::size_t index : job.data.trainer_shards.at(trainer)) {
@@ -135,10 +137,10 @@ TrainerSamples load_trainer_samples(const JobContext& job) {
     core::append_samples(all.categorical, shard.categorical);
   }
   all.meta.sample_count = all.labels.size();
-  return TrainerSamples(std::move(all));
+  return run_common::TrainerSamples(std::move(all));
 }
 
-std::vector<float> initial_parameters(const JobContext& job) {
+std::vector<float> initial_parameters(const run_common::JobContext& job) {
   if (job.config.init_from) {
     return checkpoint::read_pass_parameters(*job.config.init_from, job.model.parameters, job.model.parameter_count);
   }
@@ -158,7 +160,7 @@ void refuse_fault_injection() {
 
 // Phase 1: the configuration and the layout, identical on every rank.
 Outcome configure(JobStart& start, int rank, int world_size, const comm::Communicator& node, int argc, char** argv) {
-  JobContext& job = start.job;
+  run_common::JobContext& job = start.job;
   bool exit_early = false;
   // Collective, so outside attempt(): the node of every rank (its lowest world rank), for --num-pservers -1
   // (job/default_pservers.h).
@@ -168,14 +170,14 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
   MPI_CHECK(MPI_Allgather(&node_number, 1, MPI_INT, node_of_rank.data(), 1, MPI_INT, MPI_COMM_WORLD));
   const auto failure = attempt([&] {
     refuse_fault_injection();
-    const auto user_options = train_options();
+    const auto user_options = config::train_options();
     const LayeredOptions options = parse_layered_options(user_options, argc, argv, environ);
     if (options.help_requested || options.version_requested) {
       if (rank == 0) std::cout << (options.help_requested ? usage_text(user_options) : version_text());
       exit_early = true;
       return;
     }
-    job.config = resolve_train_config(options.values);
+    job.config = config::resolve_train_config(options.values);
     int pservers = job.config.num_pservers;
     if (pservers < 0 && job.mode().has_servers && world_size > 1) {
       const ServerCount chosen = default_server_count(job.config, node_of_rank);
@@ -208,22 +210,22 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
 // Phase 2: the output folder (rank 0) and the data layout (every rank, metadata only); the model planned against
 // the data, and the updates the learning-rate schedule runs over.
 Outcome plan_data_and_model(JobStart& start, int rank) {
-  JobContext& job = start.job;
+  run_common::JobContext& job = start.job;
   bool exit_early = false;
   const auto failure = attempt([&] {
     if (rank == 0 && !job.config.describe_model) {
       start.folder = inspect_run_folder(job.config.output_dir);
       check_run_folder(job.config.output_dir, !job.config.resume.empty(), job.config.init_from, start.folder);
     }
-    job.data = plan_data(job.config.data_dir, job.layout.trainers, job.config.dynamic_dispatch);
+    job.data = run_common::plan_data(job.config.data_dir, job.layout.trainers, job.config.dynamic_dispatch);
     data::check_augmentable(job.config.augment, job.data.meta);  // images of a size the augmentation fits
-    job.model = plan_job_model(job.config, job.data.meta);
+    job.model = run_common::plan_job_model(job.config, job.data.meta);
     if (job.config.describe_model) {
       if (rank == 0) std::cout << nn::describe_model(job.model) << "\n" << job.model.spec.text;
       exit_early = true;
       return;
     }
-    job.updates = plan_updates(job.config, job.layout, job.data);
+    job.updates = run_common::plan_updates(job.config, job.layout, job.data);
   });
   if (const Outcome code = agreed(failure)) return code;
   if (exit_early) return 0;
@@ -232,9 +234,9 @@ Outcome plan_data_and_model(JobStart& start, int rank) {
 
 // Phase 2b: the row tables are planned (a table that cannot go by rows is a usage error here, on every rank), the
 // model fits every node (collective over each node's ranks) and its outputs the disk.
-Outcome plan_tables_and_memory(JobContext& job, const comm::Communicator& node) {
+Outcome plan_tables_and_memory(run_common::JobContext& job, const comm::Communicator& node) {
   const auto failure = attempt([&] {
-    job.tables = plan_row_tables(job);
+    job.tables = run_common::plan_row_tables(job);
     job.dense_parameters = ps::dense_layout(job.model, job.tables);
     job.dense_count = 0;
     for (const nn::ParameterInfo& parameter : job.dense_parameters) job.dense_count += parameter.size;
@@ -245,9 +247,10 @@ Outcome plan_tables_and_memory(JobContext& job, const comm::Communicator& node) 
 }
 
 // A trainer's model, built and initialised (a pass folder given to --init-from brings its batch-norm statistics).
-std::unique_ptr<nn::Model> build_model(const JobContext& job, compute::Backend& backend) {
-  const std::size_t batch = largest_batch(job.config, job.model);
-  auto model = make_model(trainer_model_plan(job, batch), batch, job.config.label_smoothing, backend);
+std::unique_ptr<nn::Model> build_model(const run_common::JobContext& job, compute::Backend& backend) {
+  const std::size_t batch = run_common::largest_batch(job.config, job.model);
+  auto model =
+      run_common::make_model(run_common::trainer_model_plan(job, batch), batch, job.config.label_smoothing, backend);
   if (const auto kernels = model->kernel_descriptions(); !kernels.empty()) {
     std::string joined;
     for (const std::string& kernel : kernels) joined += cat(joined.empty() ? "" : "; ", kernel);
@@ -263,14 +266,14 @@ std::unique_ptr<nn::Model> build_model(const JobContext& job, compute::Backend& 
 // Phase 3: this rank's inputs: its backend and model, samples (trainers), test set (lead), starting parameters;
 // rank 0 chooses the checkpoint to resume from.
 Outcome load_inputs(JobStart& start, int rank, int cpu_threads) {
-  const JobContext& job = start.job;
-  RunState& run = start.run;
+  const run_common::JobContext& job = start.job;
+  run_common::RunState& run = start.run;
   return agreed(attempt([&] {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     log_info(job.layout.describe(), " on ", host, ", local rank ", job.layout.local_rank, " of ", job.layout.local_size,
              " on this node");
-    start.backend = make_backend(job.config.device, job.layout, *job.hooks);
+    start.backend = run_common::make_backend(job.config.device, job.layout, *job.hooks);
     if (job.layout.is_trainer()) {
       if (job.config.device != "cpu") log_info("compute backend: ", start.backend->name());
       compute::share_blas_threads(cpu_threads);
@@ -281,10 +284,10 @@ Outcome load_inputs(JobStart& start, int rank, int cpu_threads) {
     if (job.layout.is_lead_trainer()) {
       run.test = data::read_shard(job.data.test_shard);
       if (job.data.valid_shard) run.valid = data::read_shard(*job.data.valid_shard);
-      if (job.data.meta.categorical) run.training_click_rate = training_click_rate(job.data);
+      if (job.data.meta.categorical) run.training_click_rate = run_common::training_click_rate(job.data);
     }
     if (job.layout.is_server()) {
-      check_server_start(job);
+      server::check_server_start(job);
     } else if (job.layout.pservers == 0) {
       run.initial = initial_parameters(job);
     }
@@ -301,24 +304,25 @@ Outcome read_resumed_state(JobStart& start) {
   MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD));
   resume_from.resize(static_cast<std::size_t>(length));
   MPI_CHECK(MPI_Bcast(resume_from.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD));
-  RunState& run = start.run;
+  run_common::RunState& run = start.run;
   return agreed(attempt([&] {
     if (!resume_from.empty()) {
-      run.resumed = load_checkpoint(start.job, resume_from, /*chosen=*/true);
+      run.resumed = run_common::load_checkpoint(start.job, resume_from, /*chosen=*/true);
       run.resumed_from = resume_from;
       if (start.model && !run.resumed->model.state.empty()) start.model->set_state(run.resumed->model.state);
     }
     run.schedule =
-        std::make_unique<RunSchedule>(start.job.config, start.job.layout, start.job.data,
-                                      run.resumed ? std::optional<checkpoint::TrainingState>(run.resumed->training)
-                                                  : std::nullopt);
-    run.writer = std::make_unique<CheckpointWriter>(start.job, start.resolved_ini);
+        std::make_unique<run_common::RunSchedule>(start.job.config, start.job.layout, start.job.data,
+                                                  run.resumed
+                                                      ? std::optional<checkpoint::TrainingState>(run.resumed->training)
+                                                      : std::nullopt);
+    run.writer = std::make_unique<run_common::CheckpointWriter>(start.job, start.resolved_ini);
   }));
 }
 
 // Phase 3c: training starts; only now is the output folder written (job/run_folder.h).
 Outcome open_outputs(JobStart& start, int rank) {
-  const JobContext& job = start.job;
+  const run_common::JobContext& job = start.job;
   if (const Outcome code = agreed(attempt([&] {
         if (rank == 0) {
           start.claim.emplace(job.config.output_dir);
@@ -336,7 +340,7 @@ Outcome open_outputs(JobStart& start, int rank) {
 
 // The lead trainer's first line: the job as it will run.
 void log_start(const JobStart& start) {
-  const JobContext& job = start.job;
+  const run_common::JobContext& job = start.job;
   if (!job.layout.is_lead_trainer()) return;
   log_info("pstrain ", PSTRAIN_VERSION, ": ", job.layout.world_size, " ranks = ", job.layout.pservers,
            " parameter-server shard(s) + ", job.layout.trainers, " trainer(s), mode ",
@@ -370,4 +374,4 @@ std::optional<int> start_job(JobStart& start, int world_rank, int world_size, co
   return std::nullopt;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -12,19 +12,19 @@
 #include "compute/backend.h"
 #include "job/run_folder.h"
 #include "nn/model.h"
-#include "run/job_context.h"
-#include "run/run_state.h"
+#include "run_common/job_context.h"
+#include "run_common/run_state.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 struct JobStart {
-  JobContext job;
+  run_common::JobContext job;
   FolderContents folder;  // rank 0: what --output-dir held when the run started
   std::string resolved_ini;
   std::string pservers_chosen;  // --num-pservers -1: the count the sizing rule chose and why ("" otherwise)
   std::unique_ptr<compute::Backend> backend;
   std::unique_ptr<nn::Model> model;  // trainers
-  RunState run;
+  run_common::RunState run;
   std::string resume_from;              // the checkpoint resumed from ("" for a fresh start)
   std::optional<RunFolderClaim> claim;  // rank 0: the run's hold on --output-dir, for its lifetime
 };
@@ -34,4 +34,4 @@ struct JobStart {
 std::optional<int> start_job(JobStart& start, int world_rank, int world_size, const comm::Communicator& node, int argc,
                              char** argv);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -10,10 +10,10 @@
 #include "core/error.h"
 #include "optim/optimizer.h"
 #include "optim/row_optimizer.h"
-#include "run/model_factory.h"
-#include "run/table_layout.h"
+#include "run_common/model_factory.h"
+#include "run_common/table_layout.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace {
 
@@ -40,13 +40,14 @@ std::optional<double> available_bytes() {
 
 }  // namespace
 
-MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
+MemoryNeed memory_need(const run_common::JobContext& job, const ps::TablePlan& tables) {
   const double floats = static_cast<double>(job.model.parameter_count);
   const double states = static_cast<double>(optim::make_optimizer(job.config.optimizer, 0)->state().size());
   std::ostringstream arithmetic;
   MemoryNeed need;
   if (job.layout.is_trainer()) {  // parameters and gradients of its model: row tables cut to their caches
-    const std::size_t trainer_floats = trainer_model_plan(job, largest_batch(job.config, job.model)).parameter_count;
+    const std::size_t trainer_floats =
+        run_common::trainer_model_plan(job, run_common::largest_batch(job.config, job.model)).parameter_count;
     need.bytes = 2 * static_cast<double>(trainer_floats) * sizeof(float);
     arithmetic << "a trainer: 2 x " << trainer_floats << " floats (parameters, gradients"
                << (tables.empty() ? "" : "; the row tables as caches of the rows a trainer holds at once") << ") x 4 B";
@@ -83,7 +84,8 @@ MemoryNeed memory_need(const JobContext& job, const ps::TablePlan& tables) {
   return need;
 }
 
-std::optional<comm::Failure> check_node_memory(const JobContext& job, const ps::TablePlan& tables, MPI_Comm node) {
+std::optional<comm::Failure> check_node_memory(const run_common::JobContext& job, const ps::TablePlan& tables,
+                                               MPI_Comm node) {
   const MemoryNeed mine = memory_need(job, tables);
   double total = 0;
   double largest = 0;
@@ -106,4 +108,4 @@ double peak_resident_bytes() {
   return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux: KiB
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

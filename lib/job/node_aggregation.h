@@ -14,14 +14,14 @@
 #include "comm/push_groups.h"
 #include "config/train_config.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 // `node_of_rank`: every world rank's node (any number shared by the ranks of one node). Empty groups: every trainer
 // alone (comm::WorldLayout::push_slots).
-comm::PushGroups plan_push_groups(const TrainConfig& config, const comm::WorldLayout& layout,
+comm::PushGroups plan_push_groups(const config::TrainConfig& config, const comm::WorldLayout& layout,
                                   std::span<const int> node_of_rank);
 
 // The line the lead trainer logs when pushes are aggregated: "G push groups for T trainers (why)".
-std::string describe_push_groups(const TrainConfig& config, const comm::PushGroups& groups);
+std::string describe_push_groups(const config::TrainConfig& config, const comm::PushGroups& groups);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -8,7 +8,7 @@
 #include "core/log.h"
 #include "job/node_aggregation.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace {
 
@@ -19,9 +19,9 @@ struct Choice {
 
 // --overlap true and false decide; auto asks `automatic`, which is collective where it asks MPI.
 template <typename Automatic>
-Choice choose(Overlap overlap, Automatic automatic) {
-  if (overlap == Overlap::kOn) return {true, "--overlap true"};
-  if (overlap == Overlap::kOff) return {false, "--overlap false"};
+Choice choose(config::Overlap overlap, Automatic automatic) {
+  if (overlap == config::Overlap::kOn) return {true, "--overlap true"};
+  if (overlap == config::Overlap::kOff) return {false, "--overlap false"};
   return automatic();
 }
 
@@ -34,7 +34,7 @@ bool logged(const comm::WorldLayout& layout, const char* what, const Choice& cho
   return choice.streamed;
 }
 
-ps::SyncTransport plan_sync(const TrainConfig& config, const comm::WorldLayout& layout) {
+ps::SyncTransport plan_sync(const config::TrainConfig& config, const comm::WorldLayout& layout) {
   if (layout.aggregates_pushes()) {  // the same on every rank: the push groups are
     if (layout.is_lead_trainer()) {
       log_info(modes::mode_traits(config.mode).trainers_step_alone ? "geo meetings" : "sync steps",
@@ -58,7 +58,7 @@ ps::SyncTransport plan_sync(const TrainConfig& config, const comm::WorldLayout& 
              : ps::SyncTransport::kOneSided;
 }
 
-bool plan_pushes(const TrainConfig& config, const comm::WorldLayout& layout) {
+bool plan_pushes(const config::TrainConfig& config, const comm::WorldLayout& layout) {
   const Choice choice = choose(config.overlap, [] {
     if (comm::all_ranks_on_one_node(MPI_COMM_WORLD)) {
       return Choice{true, "every rank on one node: the puts are copies in its memory"};
@@ -72,7 +72,7 @@ bool plan_pushes(const TrainConfig& config, const comm::WorldLayout& layout) {
 // 256 KB: a few buckets for the mlp preset (0.94 MB), so that the first ones travel while the rest is computed.
 constexpr std::size_t kAllreduceBucketFloats = 65536;
 
-bool plan_buckets(const TrainConfig& config, const comm::WorldLayout& layout) {
+bool plan_buckets(const config::TrainConfig& config, const comm::WorldLayout& layout) {
   Choice choice = choose(config.overlap, [] {
     return Choice{false,
                   "--overlap auto: every trainer's processor computes, none is free to sum behind the "
@@ -88,7 +88,7 @@ bool plan_buckets(const TrainConfig& config, const comm::WorldLayout& layout) {
 
 }  // namespace
 
-OverlapPlan plan_overlap(const TrainConfig& config, const comm::WorldLayout& layout) {
+OverlapPlan plan_overlap(const config::TrainConfig& config, const comm::WorldLayout& layout) {
   OverlapPlan plan;
   switch (modes::mode_traits(config.mode).overlap) {
     case modes::OverlapKind::kSyncBlocks: plan.sync = plan_sync(config, layout); break;
@@ -100,4 +100,4 @@ OverlapPlan plan_overlap(const TrainConfig& config, const comm::WorldLayout& lay
   return plan;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

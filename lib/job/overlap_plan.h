@@ -8,7 +8,7 @@
 #include "modes/traits.h"
 #include "ps/sync_transport.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 struct OverlapPlan {
   ps::SyncTransport sync = ps::SyncTransport::kOneSided;  // sync steps
@@ -28,6 +28,6 @@ struct OverlapPlan {
 //   all-reduce sums after the backward pass: its trainers have no idle processor to sum on behind the computation
 //     (unlike a shard's), and buckets summed during the backward pass (allreduce/bucket_stream.h, --overlap true)
 //     were measured slower: 0.955x over shm, 0.814x over TCP at 2 trainers.
-OverlapPlan plan_overlap(const TrainConfig& config, const comm::WorldLayout& layout);
+OverlapPlan plan_overlap(const config::TrainConfig& config, const comm::WorldLayout& layout);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -8,7 +8,7 @@
 #include "compute/cpu/blas_kernels.h"
 #include "core/options.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 std::string usage_text(const boost::program_options::options_description& user_options) {
   std::ostringstream text;
@@ -52,4 +52,4 @@ std::string version_text() {
   return text.str();
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -3,7 +3,7 @@
 #include <boost/program_options.hpp>
 #include <string>
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 // The usage line, the options users set (grouped, with defaults), the general options and examples; never the
 // test suite's flags.
@@ -13,4 +13,4 @@ std::string usage_text(const boost::program_options::options_description& user_o
 // NCCL, GPUs visible), as `horovodrun --check-build` does: the first thing to send with a bug report.
 std::string version_text();
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -15,7 +15,7 @@
 #define PSTRAIN_GIT_COMMIT "unknown"
 #endif
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace {
 
@@ -50,7 +50,7 @@ std::string utc_now() {
 
 }  // namespace
 
-void write_provenance(const TrainConfig& config, const DataPlan& data, const nn::ModelPlan& model,
+void write_provenance(const config::TrainConfig& config, const run_common::DataPlan& data, const nn::ModelPlan& model,
                       const std::string& resolved_ini) {
   std::vector<std::filesystem::path> files = data.train_shards;
   files.push_back(data.test_shard);
@@ -68,4 +68,4 @@ void write_provenance(const TrainConfig& config, const DataPlan& data, const nn:
   write_file_atomically(config.output_dir / "provenance.json", report::json_document(provenance));
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -11,13 +11,13 @@
 
 #include "config/train_config.h"
 #include "nn/model_plan.h"
-#include "run/data_plan.h"
+#include "run_common/data_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 // Rank 0, once the data and the model are planned. Error(kOutput) when the file cannot be written, Error(kInputData)
 // when a shard cannot be read.
-void write_provenance(const TrainConfig& config, const DataPlan& data, const nn::ModelPlan& model,
+void write_provenance(const config::TrainConfig& config, const run_common::DataPlan& data, const nn::ModelPlan& model,
                       const std::string& resolved_ini);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -14,7 +14,7 @@
 #include "checkpoint/pass_folder.h"
 #include "core/error.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace fs = std::filesystem;
 
@@ -175,4 +175,4 @@ RunFolderClaim::RunFolderClaim(const fs::path& folder)
   }
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

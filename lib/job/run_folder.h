@@ -19,7 +19,7 @@
 
 #include "core/files.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 // What an output folder holds that belongs to an earlier run.
 struct FolderContents {
@@ -61,4 +61,4 @@ class RunFolderClaim {
   FileDescriptor folder_;
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 namespace {
 
@@ -107,4 +107,4 @@ ServerCount choose_server_count(const ServerCountInputs& inputs) {
   return count;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-namespace pstrain::train {
+namespace pstrain::job {
 
 // rho: at the count where async shards are just busy all the time (rho = 1), the dry-run's pushes waited up to a
 // third of the step (ResNet at a GPU's 30 ms a step, 64 ranks: 10 shards 27.9k samples/s, 16 shards 42.3k); 0.65
@@ -68,4 +68,4 @@ double modeled_step_seconds(const ServerCountInputs& inputs, int servers);
 // The count (>= 1 for 2 or more ranks; 0 for one rank, which trains alone).
 ServerCount choose_server_count(const ServerCountInputs& inputs);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -51,7 +51,7 @@ class GeoExchange final : public TableRowsExchange {
   optim::Optimizer* own_optimizer() override { return parts_.optimizer.get(); }
 
  private:
-  // The dense parameters lead the flat vector, the caches of the held rows follow (run/table_layout.h).
+  // The dense parameters lead the flat vector, the caches of the held rows follow (run_common/table_layout.h).
   void step_alone(std::span<const float> gradient, std::size_t count, std::span<float> parameters) {
     const std::size_t dense = parts_.optimizer->size();
     if (count > 0) {

@@ -1,7 +1,7 @@
 #pragma once
 // The click-through-rate presets (presets.h): model-file text for --model dlrm and --model deepfm over CTR data.
 // One table per categorical field (embedding_bag field=i), sized by PresetOptions::field_rows; ids hashed into
-// its rows (id_hash.h), so the sizes are the model's choice (run/model_factory.cc sizes them from the data's
+// its rows (id_hash.h), so the sizes are the model's choice (run_common/model_factory.cc sizes them from the data's
 // recorded distinct ids).
 #include <cstddef>
 #include <cstdint>

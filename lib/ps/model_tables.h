@@ -1,6 +1,6 @@
 #pragma once
 // A model's row tables (embedding tables) held by parameter servers row by row (ps/table_plan.h), and the model a
-// rank that reads them builds around them: the layout questions a trainer (run/table_layout.h) and an evaluator
+// rank that reads them builds around them: the layout questions a trainer (run_common/table_layout.h) and an evaluator
 // with servers (inference/served_tables.h) answer the same way, from the model's plan alone.
 #include <cstddef>
 #include <cstdint>

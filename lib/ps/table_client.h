@@ -29,7 +29,7 @@ struct TableTraffic {
 };
 
 // Where a trainer keeps a table's rows for the batch in progress: `rows` rows (the most distinct ids one batch
-// can look up) at `offset` of its flat parameter vector, after the dense parameters (run/model_factory.h). The
+// can look up) at `offset` of its flat parameter vector, after the dense parameters (run_common/model_factory.h). The
 // trainer never holds the table itself.
 struct RowCache {
   std::size_t offset = 0;

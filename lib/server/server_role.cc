@@ -7,18 +7,18 @@
 #include "exchange/step_protocol.h"
 #include "optim/row_optimizer.h"
 #include "ps/server.h"
-#include "run/decay_mask.h"
+#include "run_common/decay_mask.h"
 #include "server/server_start.h"
 
-namespace pstrain::train {
+namespace pstrain::server {
 
 namespace {
 
-// The server's side of a run with common steps: it walks the run's schedule (run/run_schedule.h) meeting by meeting
-// (after every step, or where the mode's cadence says: exchange/meeting_cadence.h), meeting the trainers there
+// The server's side of a run with common steps: it walks the run's schedule (run_common/run_schedule.h) meeting by
+// meeting (after every step, or where the mode's cadence says: exchange/meeting_cadence.h), meeting the trainers there
 // (exchange/step_protocol.h) and joining the checkpoints it names.
-bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps::ModelPartition& plan,
-                        const RunSchedule& schedule, CheckpointWriter& writer) {
+bool serve_common_steps(const run_common::JobContext& job, ps::ShardServer& server, const ps::ModelPartition& plan,
+                        const run_common::RunSchedule& schedule, run_common::CheckpointWriter& writer) {
   std::int64_t global_step = schedule.first_global_step();  // after the last meeting
   const auto save = [&](int pass, std::int64_t step_in_pass) {
     const ps::SliceState slice = server.export_state();
@@ -37,9 +37,9 @@ bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps
          step = schedule.next_meeting(step + 1, steps)) {
       global_step = pass_start + step + 1;
       flags = server.sync_step(writer.local_flags());
-      const AfterStep next = schedule.after_common_step(step, steps, global_step, flags);
-      if (next != AfterStep::kGoOn) save(pass, schedule.steps_before(pass) + step + 1);
-      if (next == AfterStep::kCheckpointAndStop) return false;
+      const run_common::AfterStep next = schedule.after_common_step(step, steps, global_step, flags);
+      if (next != run_common::AfterStep::kGoOn) save(pass, schedule.steps_before(pass) + step + 1);
+      if (next == run_common::AfterStep::kCheckpointAndStop) return false;
     }
     save(pass + 1, 0);
     if (const std::optional<bool> stop = schedule.stop_after_pass(pass, flags)) return *stop;
@@ -48,7 +48,7 @@ bool serve_common_steps(const JobContext& job, ps::ShardServer& server, const ps
 }
 
 // This shard's rows of every row table, each with its row optimizer (rows zero until started or resumed).
-std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job, ps::TableWindows& windows,
+std::vector<std::unique_ptr<ps::TableShard>> table_shards(const run_common::JobContext& job, ps::TableWindows& windows,
                                                           const ps::TablePlan& tables) {
   std::vector<std::unique_ptr<ps::TableShard>> shards;
   for (std::size_t t = 0; t < tables.size(); ++t) {
@@ -66,8 +66,8 @@ std::vector<std::unique_ptr<ps::TableShard>> table_shards(const JobContext& job,
 
 // This shard's rows of every table from the checkpoint being resumed, read in place and re-dealt when it was
 // written with another number of servers (checkpoint/table_rows.h).
-void resume_table_rows(const JobContext& job, const std::vector<std::unique_ptr<ps::TableShard>>& shards,
-                       const RunState& run) {
+void resume_table_rows(const run_common::JobContext& job, const std::vector<std::unique_ptr<ps::TableShard>>& shards,
+                       const run_common::RunState& run) {
   for (std::size_t t = 0; t < shards.size(); ++t) {
     const ps::TableSpec& table = job.tables.table(t);
     shards[t]->load_rows(
@@ -82,20 +82,20 @@ void resume_table_rows(const JobContext& job, const std::vector<std::unique_ptr<
 // What the shard applies to its slice: the configured optimizer to the trainers' summed gradients, or, where the
 // trainers run the optimizer themselves (modes/traits.h trainers_step_alone), their summed changes as they
 // are.
-std::unique_ptr<optim::Optimizer> shard_optimizer(const JobContext& job,
+std::unique_ptr<optim::Optimizer> shard_optimizer(const run_common::JobContext& job,
                                                   const std::vector<nn::ParameterInfo>& parameters,
                                                   const ps::ShardPlan& plan) {
   const int shard = job.layout.shard_index;
   if (job.mode().trainers_step_alone) return optim::make_change_adder(plan.shard_size(shard));
   return optim::make_optimizer(job.updates.optimizer, plan.shard_size(shard),
-                               decay_mask(job.updates.optimizer, parameters, plan, shard));
+                               run_common::decay_mask(job.updates.optimizer, parameters, plan, shard));
 }
 
 }  // namespace
 
-bool run_server(const JobContext& job, ps::PsWindows& windows, ps::TableWindows& table_windows,
-                ps::SyncTransport transport, MPI_Comm channel, const ps::ModelPartition& partition, RunState& run,
-                const std::vector<nn::ParameterInfo>& parameters) {
+bool run_server(const run_common::JobContext& job, ps::PsWindows& windows, ps::TableWindows& table_windows,
+                ps::SyncTransport transport, MPI_Comm channel, const ps::ModelPartition& partition,
+                run_common::RunState& run, const std::vector<nn::ParameterInfo>& parameters) {
   const int shard = job.layout.shard_index;
   const ps::ShardPlan& plan = partition.blocks();
   auto tables = table_shards(job, table_windows, partition.tables());
@@ -134,4 +134,4 @@ bool run_server(const JobContext& job, ps::PsWindows& windows, ps::TableWindows&
   return completed;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::server

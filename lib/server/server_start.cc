@@ -8,13 +8,13 @@
 #include "core/log.h"
 #include "nn/model_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::server {
 
 namespace {
 
 constexpr std::size_t kBlockFloats = std::size_t{1} << 20;
 
-bool is_row_table(const JobContext& job, std::size_t parameter) {
+bool is_row_table(const run_common::JobContext& job, std::size_t parameter) {
   for (std::size_t t = 0; t < job.tables.size(); ++t) {
     if (job.tables.table(t).name == job.model.parameters[parameter].name) return true;
   }
@@ -27,7 +27,7 @@ checkpoint::TableRowsSpec spec_of(const ps::TableSpec& table) {
 
 // The dense parameters' initial values (dense layout), drawn alone: the row tables, which come after them or
 // between them, cost nothing to pass over (nn::visit_initial_parameters).
-void draw_dense_values(const JobContext& job, std::vector<float>& dense) {
+void draw_dense_values(const run_common::JobContext& job, std::vector<float>& dense) {
   std::vector<std::size_t> dense_offset(job.model.parameters.size(), 0);
   for (std::size_t i = 0, d = 0; i < job.model.parameters.size(); ++i) {
     if (!is_row_table(job, i)) dense_offset[i] = job.dense_parameters.at(d++).offset;
@@ -42,7 +42,7 @@ void draw_dense_values(const JobContext& job, std::vector<float>& dense) {
 
 // This shard's rows of table `t` (rows r with r mod shards == shard, in local order), drawn for these rows alone:
 // the time and the numbers drawn grow with the shard's share of the table, not with the table.
-void draw_table_rows(const JobContext& job, std::size_t t, std::span<float> rows) {
+void draw_table_rows(const run_common::JobContext& job, std::size_t t, std::span<float> rows) {
   const ps::TableSpec& table = job.tables.table(t);
   std::size_t parameter = 0;
   while (job.model.parameters.at(parameter).name != table.name) ++parameter;
@@ -56,7 +56,7 @@ void draw_table_rows(const JobContext& job, std::size_t t, std::span<float> rows
 
 }  // namespace
 
-void check_server_start(const JobContext& job) {
+void check_server_start(const run_common::JobContext& job) {
   if (!job.config.init_from) return;
   checkpoint::read_pass_parameters(*job.config.init_from, job.dense_parameters, job.dense_count);
   for (std::size_t t = 0; t < job.tables.size(); ++t) {
@@ -64,7 +64,7 @@ void check_server_start(const JobContext& job) {
   }
 }
 
-std::vector<float> fill_server_start(const JobContext& job, const ps::ModelPartition& partition,
+std::vector<float> fill_server_start(const run_common::JobContext& job, const ps::ModelPartition& partition,
                                      const std::vector<std::unique_ptr<ps::TableShard>>& tables) {
   const int shard = job.layout.shard_index;
   std::vector<float> dense(job.dense_count, 0.0f);
@@ -88,4 +88,4 @@ std::vector<float> fill_server_start(const JobContext& job, const ps::ModelParti
   return slice;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::server

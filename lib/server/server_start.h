@@ -8,18 +8,18 @@
 
 #include "ps/table_plan.h"
 #include "ps/table_shard.h"
-#include "run/job_context.h"
+#include "run_common/job_context.h"
 
-namespace pstrain::train {
+namespace pstrain::server {
 
 // Before training, where failures are agreed: --init-from's pass folder checked against the model (the dense
 // parameters read, the tables' shapes looked at), so that fill_server_start cannot fail on it. Throws
 // Error(kInputData) naming the folder and the mismatch.
-void check_server_start(const JobContext& job);
+void check_server_start(const run_common::JobContext& job);
 
 // Sets each row table's rows (`tables`, job.tables order) and returns this shard's dense blocks, its slice in
 // `partition`'s local order.
-std::vector<float> fill_server_start(const JobContext& job, const ps::ModelPartition& partition,
+std::vector<float> fill_server_start(const run_common::JobContext& job, const ps::ModelPartition& partition,
                                      const std::vector<std::unique_ptr<ps::TableShard>>& tables);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::server

@@ -46,8 +46,8 @@ double server_memory(const DryRunJob& job, const comm::WorldLayout& layout, std:
   return windows + optimizer + kFloat * static_cast<double>(slice) + static_cast<double>(job.profile.baseline_bytes);
 }
 
-// How many batches' rows a trainer holds, as pstrain's table layout says (run/table_layout.cc): every batch's since
-// the last meeting where the trainers step alone between meetings (geo), else its batch's.
+// How many batches' rows a trainer holds, as pstrain's table layout says (run_common/table_layout.cc): every batch's
+// since the last meeting where the trainers step alone between meetings (geo), else its batch's.
 std::size_t batches_held(const DryRunJob& job) {
   return modes::mode_traits(job.mode).trainers_step_alone ? static_cast<std::size_t>(job.steps_alone) : 1;
 }
@@ -325,7 +325,8 @@ RankReport run_dry_rank(const DryRunJob& job, const comm::WorldLayout& given) {
   }
   const comm::Communicator trainers =
       comm::Communicator::split(MPI_COMM_WORLD, layout.is_trainer() ? 0 : MPI_UNDEFINED, layout.world_rank);
-  const ps::TablePlan tables = table_plan(job, layout.pservers);  // as pstrain's table layout (run/table_layout.h)
+  const ps::TablePlan tables =
+      table_plan(job, layout.pservers);  // as pstrain's table layout (run_common/table_layout.h)
   const ps::ShardPlan plan(job.profile.parameter_sizes(), layout.pservers, job.block_size, held_by_rows(job, tables));
   const ps::ModelPartition partition(plan, tables);
   ps::PsWindows windows(MPI_COMM_WORLD, layout, plan);

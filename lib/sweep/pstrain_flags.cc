@@ -14,7 +14,7 @@ namespace {
 
 // The flags a sweep may set: everything pstrain parses, so that its configuration resolves with every default.
 const po::options_description& pstrain_options() {
-  static const po::options_description options = train::train_options();
+  static const po::options_description options = config::train_options();
   return options;
 }
 
@@ -51,7 +51,7 @@ void check_flag_name(const std::string& flag, const std::string& where) {
 void check_flag_values(const Flags& flags, const std::string& where) {
   const po::variables_map values = parse(flags, where);
   try {
-    (void)train::resolve_train_config(values);
+    (void)config::resolve_train_config(values);
   } catch (const Error& error) {
     throw Error(ExitCode::kUsage, cat(where, ": ", error.what()));
   } catch (const po::error& error) {

@@ -1,5 +1,5 @@
 #pragma once
-// What the sweep needs to know about pstrain's flags, asked of train::train_options() so the two never drift.
+// What the sweep needs to know about pstrain's flags, asked of config::train_options() so the two never drift.
 #include <string>
 #include <utility>
 #include <vector>

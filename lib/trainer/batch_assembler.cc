@@ -2,10 +2,10 @@
 
 #include <cstring>
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
-BatchAssembler::BatchAssembler(const TrainerSamples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
-                               std::uint64_t seed)
+BatchAssembler::BatchAssembler(const run_common::TrainerSamples& samples, std::size_t batch_size,
+                               const data::AugmentSpec& augment, std::uint64_t seed)
     : samples_(samples),
       width_(samples.meta().sample_size()),
       augment_(augment),
@@ -34,4 +34,4 @@ void BatchAssembler::assemble(const std::vector<std::uint32_t>& order, std::size
   }
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

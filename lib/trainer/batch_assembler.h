@@ -8,13 +8,13 @@
 
 #include "data/augment.h"
 #include "data/shard.h"
-#include "run/trainer_samples.h"
+#include "run_common/trainer_samples.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 class BatchAssembler {
  public:
-  BatchAssembler(const TrainerSamples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
+  BatchAssembler(const run_common::TrainerSamples& samples, std::size_t batch_size, const data::AugmentSpec& augment,
                  std::uint64_t seed);
 
   // Copies samples order[first, first + n) (held: TrainerSamples::hold) into one contiguous batch; `ids` maps a
@@ -28,7 +28,7 @@ class BatchAssembler {
   const core::JaggedIds* categorical() const { return has_bags_ ? &bags_ : nullptr; }
 
  private:
-  const TrainerSamples& samples_;
+  const run_common::TrainerSamples& samples_;
   std::size_t width_;
   data::AugmentSpec augment_;
   data::ImageShape shape_;
@@ -40,4 +40,4 @@ class BatchAssembler {
   core::JaggedIds bags_;
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

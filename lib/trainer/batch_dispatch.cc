@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 PassBatches::PassBatches(const DataDispatch& dispatch, std::int64_t steps, std::size_t to_train, std::size_t batch_size,
                          std::size_t chunk_size)
@@ -35,4 +35,4 @@ bool PassBatches::next(std::int64_t step, BatchRange& batch, ChunkRange* chunk) 
   return true;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 // Dynamic data dispatch: where the next chunk ticket comes from (null: static shards) and how to rewind it.
 struct DataDispatch {
@@ -52,4 +52,4 @@ class PassBatches {
   std::int64_t chunks_taken_ = 0;
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

@@ -4,7 +4,7 @@
 
 #include "core/timing.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 ExchangeBuffers::ExchangeBuffers(compute::Backend& backend, nn::Model& model)
     : backend_(backend),
@@ -32,4 +32,4 @@ double ExchangeBuffers::publish_parameters() {
   return seconds_since(start);
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

@@ -8,7 +8,7 @@
 #include "compute/backend.h"
 #include "nn/model.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 class ExchangeBuffers {
  public:
@@ -41,4 +41,4 @@ class ExchangeBuffers {
   std::span<const float> gradient_;
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

@@ -9,11 +9,11 @@
 #include "core/log.h"
 #include "report/json_line.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 namespace fs = std::filesystem;
 
-bool is_language_model(const DataPlan& data) {
+bool is_language_model(const run_common::DataPlan& data) {
   return data.meta.tokens.has_value();
 }
 
@@ -62,4 +62,4 @@ bool keep_best_valid(const fs::path& output, int pass, double valid_loss) {
   return true;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

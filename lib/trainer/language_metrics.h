@@ -7,12 +7,12 @@
 #include <optional>
 
 #include "report/metrics.h"
-#include "run/data_plan.h"
+#include "run_common/data_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 // Whether the job trains on token shards.
-bool is_language_model(const DataPlan& data);
+bool is_language_model(const run_common::DataPlan& data);
 
 // Adds the perplexities to a metrics line (the validation one where there is a validation shard).
 void add_perplexities(report::JsonLine& line, double train_loss, std::optional<double> valid_loss, double test_loss);
@@ -22,4 +22,4 @@ void add_perplexities(report::JsonLine& line, double train_loss, std::optional<d
 // at pass-NNNNN (replaced atomically) and returns true. Throws Error(kOutput) when the link cannot be written.
 bool keep_best_valid(const std::filesystem::path& output, int pass, double valid_loss);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

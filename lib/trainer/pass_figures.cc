@@ -5,7 +5,7 @@
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 namespace {
 
@@ -45,4 +45,4 @@ PassFigures agree_on_pass(PassTotals totals, double pass_seconds, std::int64_t s
   return agreed;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

@@ -10,7 +10,7 @@
 #include "exchange/gradient_exchange.h"
 #include "optim/optimizer.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 // Per-pass numbers one trainer measured; summed over trainers at the end of the pass. Only doubles: the
 // agreement reduces it as an array.
@@ -47,4 +47,4 @@ struct PassFigures {
 PassFigures agree_on_pass(PassTotals totals, double pass_seconds, std::int64_t steps,
                           exchange::GradientExchange& exchange, MPI_Comm trainers);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

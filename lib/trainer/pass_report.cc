@@ -15,7 +15,7 @@
 #include "report/metrics.h"
 #include "trainer/language_metrics.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 namespace {
 
@@ -25,7 +25,7 @@ struct PerStep {
   double operator()(double seconds) const { return seconds / steps; }
 };
 
-void log_pass(const JobContext& job, const PassReport& report) {
+void log_pass(const run_common::JobContext& job, const PassReport& report) {
   const PassTotals& totals = report.figures.sum;
   const exchange::StalenessStats& staleness = report.figures.staleness;
   const PerStep per_step{std::max(totals.steps, 1.0)};
@@ -53,7 +53,7 @@ void log_pass(const JobContext& job, const PassReport& report) {
 }
 
 // The run's settings and the pass's sample accounting.
-void add_run_fields(report::JsonLine& line, const JobContext& job, const PassReport& report) {
+void add_run_fields(report::JsonLine& line, const run_common::JobContext& job, const PassReport& report) {
   const PassTotals& totals = report.figures.sum;
   const int trainers = job.layout.trainers;
   line.add("elapsed_s", job.elapsed_seconds())
@@ -69,7 +69,7 @@ void add_run_fields(report::JsonLine& line, const JobContext& job, const PassRep
 }
 
 // Per-step times, staleness, coverage and the ssp figures.
-void add_exchange_fields(report::JsonLine& line, const JobContext& job, const PassReport& report) {
+void add_exchange_fields(report::JsonLine& line, const run_common::JobContext& job, const PassReport& report) {
   const PassTotals& totals = report.figures.sum;
   const exchange::StalenessStats& staleness = report.figures.staleness;
   const PerStep per_step{std::max(totals.steps, 1.0)};
@@ -97,7 +97,7 @@ void add_exchange_fields(report::JsonLine& line, const JobContext& job, const Pa
       .add_array("staleness_histogram", std::vector<std::int64_t>(staleness.histogram.begin(), histogram_end));
 }
 
-void append_metrics_line(const JobContext& job, const PassReport& report) {
+void append_metrics_line(const run_common::JobContext& job, const PassReport& report) {
   const PassTotals& totals = report.figures.sum;
   report::JsonLine line;
   line.add("pass", std::int64_t{report.pass})
@@ -129,7 +129,7 @@ void write_named_scalars(report::EventWriter& board, std::int64_t step, const st
 
 // The main figures again, for TensorBoard, at the lead trainer's global step at the end of the pass: one step axis
 // for every tag, so that a resumed run's restart (EventWriter::write_restart) purges pass and step scalars alike.
-void write_pass_scalars(const JobContext& job, const PassReport& report, report::EventWriter& board) {
+void write_pass_scalars(const run_common::JobContext& job, const PassReport& report, report::EventWriter& board) {
   const PassTotals& totals = report.figures.sum;
   const exchange::StalenessStats& staleness = report.figures.staleness;
   const PerStep per_step{std::max(totals.steps, 1.0)};
@@ -203,7 +203,7 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
 namespace {
 
 // The pass folder names its model and data (checkpoint/pass_model.h): evaluate, predict and export need no flags.
-std::vector<std::pair<std::string, std::string>> pass_model_files(const JobContext& job,
+std::vector<std::pair<std::string, std::string>> pass_model_files(const run_common::JobContext& job,
                                                                   std::optional<double> training_click_rate) {
   checkpoint::PassModelInfo info;
   info.source = job.model.spec.source;
@@ -222,9 +222,10 @@ std::vector<std::pair<std::string, std::string>> pass_model_files(const JobConte
 
 }  // namespace
 
-void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
-                       const ReadTableRows& read_rows, std::optional<double> training_click_rate) {
-  // The trainer's flat vector starts with the dense layout (run/table_layout.h); the tables come row by row.
+void write_pass_folder(const run_common::JobContext& job, int pass, std::span<const float> parameters,
+                       std::span<const float> state, const ReadTableRows& read_rows,
+                       std::optional<double> training_click_rate) {
+  // The trainer's flat vector starts with the dense layout (run_common/table_layout.h); the tables come row by row.
   std::vector<nn::ParameterInfo> layout = job.dense_parameters;
   parameters = parameters.first(job.dense_count);
   std::vector<checkpoint::StreamedTensor> tables;
@@ -253,7 +254,7 @@ void write_pass_folder(const JobContext& job, int pass, std::span<const float> p
                                 beside, pass_model_files(job, training_click_rate));
 }
 
-void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board) {
+void report_pass(const run_common::JobContext& job, const PassReport& report, report::EventWriter* board) {
   log_pass(job, report);
   append_metrics_line(job, report);
   if (is_language_model(job.data) && report.evaluation.valid_loss)
@@ -264,7 +265,8 @@ void report_pass(const JobContext& job, const PassReport& report, report::EventW
 namespace {
 
 // The test figures of an evaluation under their metrics.jsonl names, as the pass record has them.
-std::vector<std::pair<std::string, double>> test_figures(const JobContext& job, const Evaluation& evaluation) {
+std::vector<std::pair<std::string, double>> test_figures(const run_common::JobContext& job,
+                                                         const Evaluation& evaluation) {
   std::vector<std::pair<std::string, double>> figures{{"test_loss", evaluation.loss},
                                                       {"test_accuracy", evaluation.accuracy}};
   if (is_language_model(job.data)) {
@@ -280,7 +282,7 @@ std::vector<std::pair<std::string, double>> test_figures(const JobContext& job, 
 
 }  // namespace
 
-void report_evaluation(const JobContext& job, const StepEvaluation& report, report::EventWriter* board) {
+void report_evaluation(const run_common::JobContext& job, const StepEvaluation& report, report::EventWriter* board) {
   const auto figures = test_figures(job, report.evaluation);
   std::string text;
   for (const auto& [name, value] : figures) text += cat(" ", name, " ", value);
@@ -298,9 +300,9 @@ void report_evaluation(const JobContext& job, const StepEvaluation& report, repo
   if (board != nullptr) write_named_scalars(*board, report.global_step, "eval/", figures);
 }
 
-void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps, const PassTotals& totals,
-                 std::chrono::steady_clock::time_point pass_start, exchange::GradientExchange& exchange,
-                 std::int64_t global_step, report::EventWriter* board) {
+void report_step(const run_common::JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps,
+                 const PassTotals& totals, std::chrono::steady_clock::time_point pass_start,
+                 exchange::GradientExchange& exchange, std::int64_t global_step, report::EventWriter* board) {
   log_info("pass ", pass, " step ", steps_done, "/", steps, " loss ", totals.train_loss());
   if (board == nullptr) return;
   // This trainer's figures so far in the pass, at step = its global step.
@@ -322,4 +324,4 @@ void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::
                                      {"step/learning_rate", job.updates.learning_rate_at(global_step)}});
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

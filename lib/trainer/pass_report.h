@@ -11,11 +11,11 @@
 #include "nn/model.h"
 #include "report/ctr_metrics.h"
 #include "report/event_writer.h"
-#include "run/job_context.h"
-#include "run/sample_ledger.h"
+#include "run_common/job_context.h"
+#include "run_common/sample_ledger.h"
 #include "trainer/pass_figures.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 struct Evaluation {
   double loss = 0;
@@ -49,8 +49,9 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
 using ReadTableRows =
     std::function<void(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out)>;
 // `training_click_rate` (CTR data) goes into model.ini, for pstrain evaluate's normalized entropy.
-void write_pass_folder(const JobContext& job, int pass, std::span<const float> parameters, std::span<const float> state,
-                       const ReadTableRows& read_rows = {}, std::optional<double> training_click_rate = {});
+void write_pass_folder(const run_common::JobContext& job, int pass, std::span<const float> parameters,
+                       std::span<const float> state, const ReadTableRows& read_rows = {},
+                       std::optional<double> training_click_rate = {});
 
 // The end of a pass, as the lead trainer reports it.
 struct PassReport {
@@ -58,12 +59,12 @@ struct PassReport {
   const PassFigures& figures;
   const Evaluation& evaluation;
   std::int64_t samples_before = 0;  // samples of the pass trained before the checkpoint the run resumed from
-  const Coverage& coverage;
+  const run_common::Coverage& coverage;
   std::int64_t global_step = 0;
 };
 
 // The log line, the metrics.jsonl line and (with a board) the pass/* scalars.
-void report_pass(const JobContext& job, const PassReport& report, report::EventWriter* board);
+void report_pass(const run_common::JobContext& job, const PassReport& report, report::EventWriter* board);
 
 // An evaluation of the test set every --eval-every-steps global steps: between two steps of a pass, or at a pass's
 // end (the pass's own evaluation) where its last step is one of them.
@@ -78,12 +79,12 @@ struct StepEvaluation {
 
 // The log line, the metrics.jsonl evaluation record (report/metrics.h) and (with a board) the eval/* scalars at
 // the global step.
-void report_evaluation(const JobContext& job, const StepEvaluation& report, report::EventWriter* board);
+void report_evaluation(const run_common::JobContext& job, const StepEvaluation& report, report::EventWriter* board);
 
 // This trainer's figures `steps_done` steps into the pass: the log line, and the step/* scalars with a board.
 // `steps` is the pass's step count (-1: dynamic dispatch, unknown).
-void report_step(const JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps, const PassTotals& totals,
-                 std::chrono::steady_clock::time_point pass_start, exchange::GradientExchange& exchange,
-                 std::int64_t global_step, report::EventWriter* board);
+void report_step(const run_common::JobContext& job, int pass, std::int64_t steps_done, std::int64_t steps,
+                 const PassTotals& totals, std::chrono::steady_clock::time_point pass_start,
+                 exchange::GradientExchange& exchange, std::int64_t global_step, report::EventWriter* board);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

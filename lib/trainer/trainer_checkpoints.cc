@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "exchange/step_protocol.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 namespace {
 
@@ -15,10 +15,10 @@ constexpr const char* kReadingRequest = "reading the checkpoint request on serve
 
 }  // namespace
 
-TrainerCheckpoints::TrainerCheckpoints(const comm::WorldLayout& layout, std::uint64_t seed, const RunSchedule& schedule,
-                                       const CheckpointSupport& support, exchange::GradientExchange& exchange,
-                                       ModelStateAverage& model_state, const SampleLedger& ledger,
-                                       std::span<const float> parameters)
+TrainerCheckpoints::TrainerCheckpoints(const comm::WorldLayout& layout, std::uint64_t seed,
+                                       const run_common::RunSchedule& schedule, const CheckpointSupport& support,
+                                       exchange::GradientExchange& exchange, run_common::ModelStateAverage& model_state,
+                                       const run_common::SampleLedger& ledger, std::span<const float> parameters)
     : layout_(layout),
       seed_(seed),
       schedule_(schedule),
@@ -34,7 +34,7 @@ exchange::RequestedCheckpoints& TrainerCheckpoints::requested() {
   return *requested;
 }
 
-void TrainerCheckpoints::save(const StepPosition& position) {
+void TrainerCheckpoints::save(const run_common::StepPosition& position) {
   model_state_.average();
   std::optional<ps::SliceState> slice;
   optim::Optimizer* optimizer = exchange_.own_optimizer();  // local and all-reduce trainers hold the whole state
@@ -59,13 +59,14 @@ void TrainerCheckpoints::save(const StepPosition& position) {
                         own_state ? &*own_state : nullptr);
 }
 
-int TrainerCheckpoints::join_async(const StepPosition& position) {
+int TrainerCheckpoints::join_async(const run_common::StepPosition& position) {
   requested().quiesce();
   save(position);
   return static_cast<int>(exchange::end_async_checkpoint(0, {}));
 }
 
-bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t step, std::int64_t steps, int flags) {
+bool TrainerCheckpoints::after_step(const run_common::StepPosition& position, std::int64_t step, std::int64_t steps,
+                                    int flags) {
   if (support_.writer == nullptr) return false;
   if (support_.asynchronous) {
     const int request = [&] {
@@ -75,9 +76,9 @@ bool TrainerCheckpoints::after_step(const StepPosition& position, std::int64_t s
     }();
     return request != 0 && exchange::stops_after_checkpoint(join_async(position));
   }
-  const AfterStep next = schedule_.after_common_step(step, steps, position.global_step, flags);
-  if (next != AfterStep::kGoOn) save(position);
-  return next == AfterStep::kCheckpointAndStop;
+  const run_common::AfterStep next = schedule_.after_common_step(step, steps, position.global_step, flags);
+  if (next != run_common::AfterStep::kGoOn) save(position);
+  return next == run_common::AfterStep::kCheckpointAndStop;
 }
 
 void TrainerCheckpoints::request_end_of_pass(std::int64_t global_step) {
@@ -86,11 +87,11 @@ void TrainerCheckpoints::request_end_of_pass(std::int64_t global_step) {
   requested().checkpoint_request(exchange::kCheckpointNow | support_.writer->async_wish(global_step, false));
 }
 
-int TrainerCheckpoints::after_pass(const StepPosition& position, int last_step_flags) {
+int TrainerCheckpoints::after_pass(const run_common::StepPosition& position, int last_step_flags) {
   if (support_.writer == nullptr) return 0;
   if (support_.asynchronous) return join_async(position);
   save(position);
   return last_step_flags;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

@@ -14,15 +14,15 @@
 #include "exchange/step_protocol.h"
 #include "report/event_writer.h"
 #include "report/progress_line.h"
-#include "run/model_factory.h"
-#include "run/model_state.h"
-#include "run/sample_ledger.h"
+#include "run_common/model_factory.h"
+#include "run_common/model_state.h"
+#include "run_common/sample_ledger.h"
 #include "trainer/batch_assembler.h"
 #include "trainer/exchange_buffers.h"
 #include "trainer/pass_figures.h"
 #include "trainer/pass_report.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 namespace {
 
@@ -42,9 +42,10 @@ struct PassState {
 // One trainer's run: what lives across passes, and the outline of a pass and of a step.
 class TrainerLoop {
  public:
-  TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model, exchange::GradientExchange& exchange,
-              MPI_Comm trainers, TrainerSamples& samples, const HeldOutData& held_out, const RunSchedule& schedule,
-              const CheckpointSupport& support, const DataDispatch& dispatch);
+  TrainerLoop(const run_common::JobContext& job, compute::Backend& backend, nn::Model& model,
+              exchange::GradientExchange& exchange, MPI_Comm trainers, run_common::TrainerSamples& samples,
+              const HeldOutData& held_out, const run_common::RunSchedule& schedule, const CheckpointSupport& support,
+              const DataDispatch& dispatch);
   bool run();
 
  private:
@@ -60,43 +61,43 @@ class TrainerLoop {
   void exchange_gradient(PassState& state, std::size_t count);
   void report_progress(const PassState& state);
   Outcome end_pass(PassState& state);
-  void evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage);
+  void evaluate_and_report(const PassState& state, const PassFigures& figures, const run_common::Coverage& coverage);
   bool evaluation_due(const PassState& state) const;
   void evaluate_between_steps(const PassState& state);
   Evaluation evaluate_test(const std::string& when);
   void report_step_evaluation(const PassState& state, std::int64_t step_in_pass, const Evaluation& evaluation,
                               double seconds);
-  StepPosition position(const PassState& state, std::int64_t steps_done) const {
+  run_common::StepPosition position(const PassState& state, std::int64_t steps_done) const {
     return {state.pass, state.steps_before + steps_done, global_step_};
   }
   bool lead() const { return job_.layout.is_lead_trainer(); }
   // The step in progress (global_step_ counts it done only after its exchange), for the step callbacks.
-  StepEvent step_event() const { return {job_.layout.trainer_index, job_.layout.trainers, global_step_}; }
+  run_common::StepEvent step_event() const { return {job_.layout.trainer_index, job_.layout.trainers, global_step_}; }
 
-  const JobContext& job_;
-  const TrainConfig& config_;
+  const run_common::JobContext& job_;
+  const config::TrainConfig& config_;
   nn::Model& model_;
   exchange::GradientExchange& exchange_;
   MPI_Comm trainers_;
   HeldOutData held_out_;
-  const RunSchedule& schedule_;
+  const run_common::RunSchedule& schedule_;
   const DataDispatch& dispatch_;
-  TrainerSamples& samples_;
+  run_common::TrainerSamples& samples_;
   ExchangeBuffers buffers_;
   BatchAssembler batch_;
   std::optional<report::EventWriter> board_;  // TensorBoard: the lead trainer writes what it reports
   report::ProgressLine progress_line_{0.0};   // the lead trainer's line every --progress-every-s seconds
-  SampleLedger ledger_;
-  ModelStateAverage model_state_;
+  run_common::SampleLedger ledger_;
+  run_common::ModelStateAverage model_state_;
   TrainerCheckpoints checkpoints_;
   std::int64_t global_step_;
   exchange::TouchedRowUpdates* touched_rows_ = nullptr;  // set: each step names its touched table rows
 };
 
-TrainerLoop::TrainerLoop(const JobContext& job, compute::Backend& backend, nn::Model& model,
-                         exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
-                         const HeldOutData& held_out, const RunSchedule& schedule, const CheckpointSupport& support,
-                         const DataDispatch& dispatch)
+TrainerLoop::TrainerLoop(const run_common::JobContext& job, compute::Backend& backend, nn::Model& model,
+                         exchange::GradientExchange& exchange, MPI_Comm trainers, run_common::TrainerSamples& samples,
+                         const HeldOutData& held_out, const run_common::RunSchedule& schedule,
+                         const CheckpointSupport& support, const DataDispatch& dispatch)
     : job_(job),
       config_(job.config),
       model_(model),
@@ -193,7 +194,7 @@ PassState TrainerLoop::begin_pass(int pass) {
   return PassState{pass, schedule_.steps_before(pass), std::move(order), batches, start};
 }
 
-// Compute and exchange, and the program's step callbacks (run/run_hooks.h) after them.
+// Compute and exchange, and the program's step callbacks (run_common/run_hooks.h) after them.
 void TrainerLoop::train_step(PassState& state, const BatchRange& batch) {
   // Waits for streamed parameters happen inside the computation; they count as pulling, not computing.
   const double pulling_before = exchange_.timers().pull_seconds;
@@ -205,7 +206,7 @@ void TrainerLoop::train_step(PassState& state, const BatchRange& batch) {
   }
   state.totals.compute_seconds += seconds_since(step_start) - (exchange_.timers().pull_seconds - pulling_before);
   exchange_gradient(state, batch.count);
-  const StepEvent step = step_event();
+  const run_common::StepEvent step = step_event();
   job_.hooks->step_computed(step, seconds_since(step_start));
   ++global_step_;
   report_progress(state);
@@ -290,7 +291,7 @@ TrainerLoop::Outcome TrainerLoop::end_pass(PassState& state) {
   }
   const double pass_seconds = seconds_since(state.start);
   if (const std::string gpu_steps = model_.take_step_breakdown(); !gpu_steps.empty() && lead()) log_info(gpu_steps);
-  const Coverage coverage = [&] {
+  const run_common::Coverage coverage = [&] {
     const comm::Watchdog::Wait wait("gathering which samples the trainers trained");
     return ledger_.gather_coverage(state.pass, state.batches.chunks_taken(), trainers_);
   }();
@@ -344,7 +345,7 @@ Evaluation TrainerLoop::evaluate_test(const std::string& when) {
       }
     };
   }
-  const std::size_t batch = evaluation_batch_size(job_.config, job_.model);
+  const std::size_t batch = run_common::evaluation_batch_size(job_.config, job_.model);
   // CTR metrics where the model predicts clicks (one logit, loss=bce) on CTR data.
   const std::optional<double> click_rate =
       job_.model.loss == nn::LossKind::kBinaryCrossEntropy ? held_out_.training_click_rate : std::nullopt;
@@ -365,7 +366,8 @@ void TrainerLoop::report_step_evaluation(const PassState& state, std::int64_t st
                     board_ ? &*board_ : nullptr);
 }
 
-void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures& figures, const Coverage& coverage) {
+void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures& figures,
+                                      const run_common::Coverage& coverage) {
   const auto start = Clock::now();
   const Evaluation evaluation = evaluate_test(cat("after pass ", state.pass));
   const double evaluation_seconds = seconds_since(start);
@@ -392,12 +394,12 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
 
 }  // namespace
 
-bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model,
-                 exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
-                 const HeldOutData& held_out, const RunSchedule& schedule, const CheckpointSupport& checkpoints,
-                 const DataDispatch& dispatch) {
+bool run_trainer(const run_common::JobContext& job, compute::Backend& backend, nn::Model& model,
+                 exchange::GradientExchange& exchange, MPI_Comm trainers, run_common::TrainerSamples& samples,
+                 const HeldOutData& held_out, const run_common::RunSchedule& schedule,
+                 const CheckpointSupport& checkpoints, const DataDispatch& dispatch) {
   TrainerLoop loop(job, backend, model, exchange, trainers, samples, held_out, schedule, checkpoints, dispatch);
   return loop.run();
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

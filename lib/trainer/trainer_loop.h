@@ -10,21 +10,21 @@
 #include "data/shard.h"
 #include "exchange/gradient_exchange.h"
 #include "nn/model.h"
-#include "run/job_context.h"
-#include "run/run_schedule.h"
-#include "run/trainer_samples.h"
+#include "run_common/job_context.h"
+#include "run_common/run_schedule.h"
+#include "run_common/trainer_samples.h"
 #include "trainer/batch_dispatch.h"
 #include "trainer/pass_report.h"
 #include "trainer/trainer_checkpoints.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 
 // `trainers` is the communicator of all trainers (MPI_COMM_SELF when training locally). `held_out` is set on
 // the lead trainer only. Returns true when training completed, false when it stopped after a checkpoint on a
 // signal. Throws pstrain::Error(kDiverged) on a NaN or Inf loss.
-bool run_trainer(const JobContext& job, compute::Backend& backend, nn::Model& model,
-                 exchange::GradientExchange& exchange, MPI_Comm trainers, TrainerSamples& samples,
-                 const HeldOutData& held_out, const RunSchedule& schedule, const CheckpointSupport& checkpoints,
-                 const DataDispatch& dispatch = {});
+bool run_trainer(const run_common::JobContext& job, compute::Backend& backend, nn::Model& model,
+                 exchange::GradientExchange& exchange, MPI_Comm trainers, run_common::TrainerSamples& samples,
+                 const HeldOutData& held_out, const run_common::RunSchedule& schedule,
+                 const CheckpointSupport& checkpoints, const DataDispatch& dispatch = {});
 
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

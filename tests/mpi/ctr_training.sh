@@ -18,7 +18,7 @@
 #              (--table-exchange dense: Adagrad on the touched rows is dense Adagrad where the rest gets no
 #              gradient); the checkpoint holds the tables as row files, and a run resumed from it on two servers
 #              (one more rank) ends with the bits of the uninterrupted run on one; all-reduce refuses tables past
-#              2^26 floats (run/table_layout.h), naming the modes that take them; a run whose pass folders and
+#              2^26 floats (run_common/table_layout.h), naming the modes that take them; a run whose pass folders and
 #              checkpoints would not fit the output's disk is refused before it writes, its sizes those written
 #   geo        --mode geo with the tables by rows on the servers (a trainer holds the rows it looked up since the last
 #              meeting, moves them by SGD, pushes their changes at the next): with --optimizer sgd the same bits as

@@ -30,20 +30,20 @@ void fill_file_system(const std::string& path) {
 }  // namespace
 
 // All-reduce: after the chosen step the last trainer's copy is one ulp off, a replica that drifted.
-void FaultHooks::parameters_received(const train::StepEvent& step, std::span<float> parameters) {
+void FaultHooks::parameters_received(const run_common::StepEvent& step, std::span<float> parameters) {
   if (faults_.perturb_replica_step == step.global_step && step.trainer == step.trainers - 1) {
     parameters[0] = std::nextafter(parameters[0], 1e30f);
   }
 }
 
 // The slow trainer's whole step (compute and exchange) takes slow_factor times as long.
-void FaultHooks::step_computed(const train::StepEvent& step, double seconds) {
+void FaultHooks::step_computed(const run_common::StepEvent& step, double seconds) {
   if (faults_.slow_factor > 1 && faults_.slow_trainer == step.trainer) {
     std::this_thread::sleep_for(std::chrono::duration<double>((faults_.slow_factor - 1) * seconds));
   }
 }
 
-void FaultHooks::step_reported(const train::StepEvent& step) {
+void FaultHooks::step_reported(const run_common::StepEvent& step) {
   if (!faults_.fill_disk.empty() && step.trainer == 0 && !disk_filled_) {
     fill_file_system(faults_.fill_disk);
     disk_filled_ = true;

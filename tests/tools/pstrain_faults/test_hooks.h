@@ -4,7 +4,7 @@
 // for example
 //   PSTRAIN_TEST_HOOKS=step-delay-ms=50,slow-trainer=0 mpirun -np 3 build/bin/pstrain-faults ...
 // and every rank reads it once, before the job starts, and passes the faults to the job as run hooks
-// (fault_hooks.h over run/run_hooks.h). pstrain itself refuses to run with the variable set, so that a test can
+// (fault_hooks.h over run_common/run_hooks.h). pstrain itself refuses to run with the variable set, so that a test can
 // never pass against a binary that silently ignored its fault.
 #include <cstdint>
 #include <string>

@@ -10,7 +10,7 @@
 #include "core/options.h"
 #include "nn/presets.h"
 
-namespace pstrain::train {
+namespace pstrain::config {
 namespace {
 
 TrainConfig resolve(std::vector<std::string> extra) {
@@ -256,4 +256,4 @@ TEST(TrainConfig, EvalEveryStepsTakesModesWithACommonStepGeoAtItsMeetings) {
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::config

@@ -11,7 +11,7 @@
 
 #include "data/shard.h"
 
-namespace pstrain::train {
+namespace pstrain::job {
 namespace {
 
 namespace fs = std::filesystem;
@@ -43,7 +43,7 @@ class DefaultServerCount : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   fs::path dir_;
-  TrainConfig config_;  // mlp, hidden 256,128, batch 64, sync, sgd, cpu
+  config::TrainConfig config_;  // mlp, hidden 256,128, batch 64, sync, sgd, cpu
 };
 
 TEST_F(DefaultServerCount, PlansTheMlpFromTheData) {
@@ -60,7 +60,7 @@ TEST_F(DefaultServerCount, PlansTheMlpFromTheData) {
 //   S=7, T=9: 0.694 + 2 * (4 * 9 / 7) * 0.0752 + 0.101 = 1.569 ms;  5.74
 //   S=4, T=12: 0.694 + 2 * 12 * 0.0752 + 0.235 = 2.734 ms;           4.39
 TEST_F(DefaultServerCount, SyncMlpOnFourNodesTakesHalf) {
-  config_.node_aggregation = NodeAggregation::kOff;  // one slot per trainer
+  config_.node_aggregation = config::NodeAggregation::kOff;  // one slot per trainer
   const ServerCount count = default_server_count(config_, in_order(16, 4));
   EXPECT_EQ(count.servers, 8) << count.reason;
   EXPECT_NEAR(count.step_seconds, 1.374e-3, 0.01e-3);
@@ -76,7 +76,7 @@ TEST_F(DefaultServerCount, SyncMlpWithNodeAggregationTakesTwo) {
   const ServerCount count = default_server_count(config_, in_order(16, 4));
   EXPECT_EQ(count.servers, 2) << count.reason;
   EXPECT_NEAR(count.step_seconds, 1.923e-3, 0.01e-3);
-  config_.overlap = Overlap::kOn;  // streamed blocks: auto leaves the trainers their own slots
+  config_.overlap = config::Overlap::kOn;  // streamed blocks: auto leaves the trainers their own slots
   EXPECT_EQ(default_server_count(config_, in_order(16, 4)).servers, 8);
 }
 
@@ -113,4 +113,4 @@ TEST_F(DefaultServerCount, UnplannableModelFallsBackToHalfAndSaysWhy) {
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::job

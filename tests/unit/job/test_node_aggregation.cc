@@ -4,11 +4,12 @@
 
 #include <vector>
 
-namespace pstrain::train {
+namespace pstrain::job {
 namespace {
 
-TrainConfig config_of(modes::Mode mode, NodeAggregation aggregation, Overlap overlap = Overlap::kAuto) {
-  TrainConfig config;
+config::TrainConfig config_of(modes::Mode mode, config::NodeAggregation aggregation,
+                              config::Overlap overlap = config::Overlap::kAuto) {
+  config::TrainConfig config;
   config.mode = mode;
   config.node_aggregation = aggregation;
   config.overlap = overlap;
@@ -16,7 +17,7 @@ TrainConfig config_of(modes::Mode mode, NodeAggregation aggregation, Overlap ove
 }
 
 // 1 server + 4 trainers; node_of_rank per world rank.
-comm::PushGroups groups_for(const TrainConfig& config, std::vector<int> node_of_rank) {
+comm::PushGroups groups_for(const config::TrainConfig& config, std::vector<int> node_of_rank) {
   const comm::WorldLayout layout = comm::make_layout(0, static_cast<int>(node_of_rank.size()), 1);
   return plan_push_groups(config, layout, node_of_rank);
 }
@@ -26,27 +27,28 @@ const std::vector<int> kTwoNodes = {0, 0, 0, 3, 3};  // the server and trainers 
 const std::vector<int> kNodePerTrainer = {0, 1, 2, 3, 4};
 
 TEST(NodeAggregation, AutoKeepsEveryRunOnOneNodeAsItWas) {
-  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSync, NodeAggregation::kAuto), kOneNode).empty());
-  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSync, NodeAggregation::kAuto), kNodePerTrainer).empty());
-  const comm::PushGroups two = groups_for(config_of(modes::Mode::kSync, NodeAggregation::kAuto), kTwoNodes);
+  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSync, config::NodeAggregation::kAuto), kOneNode).empty());
+  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSync, config::NodeAggregation::kAuto), kNodePerTrainer).empty());
+  const comm::PushGroups two = groups_for(config_of(modes::Mode::kSync, config::NodeAggregation::kAuto), kTwoNodes);
   EXPECT_EQ(two.groups(), 2);
   EXPECT_EQ(two.members(1), (std::vector<int>{2, 3}));
-  EXPECT_EQ(groups_for(config_of(modes::Mode::kGeo, NodeAggregation::kAuto), kTwoNodes).groups(), 2);
+  EXPECT_EQ(groups_for(config_of(modes::Mode::kGeo, config::NodeAggregation::kAuto), kTwoNodes).groups(), 2);
 }
 
 TEST(NodeAggregation, AutoIsOffWithoutACommonStepOrWithStreamedBlocks) {
-  EXPECT_TRUE(groups_for(config_of(modes::Mode::kAsync, NodeAggregation::kAuto), kTwoNodes).empty());
-  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSsp, NodeAggregation::kAuto), kTwoNodes).empty());
-  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSync, NodeAggregation::kAuto, Overlap::kOn), kTwoNodes).empty());
-  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSync, NodeAggregation::kOff), kTwoNodes).empty());
+  EXPECT_TRUE(groups_for(config_of(modes::Mode::kAsync, config::NodeAggregation::kAuto), kTwoNodes).empty());
+  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSsp, config::NodeAggregation::kAuto), kTwoNodes).empty());
+  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSync, config::NodeAggregation::kAuto, config::Overlap::kOn), kTwoNodes)
+                  .empty());
+  EXPECT_TRUE(groups_for(config_of(modes::Mode::kSync, config::NodeAggregation::kOff), kTwoNodes).empty());
 }
 
 TEST(NodeAggregation, OnGroupsTheTrainersOfOneNode) {
-  const comm::PushGroups one = groups_for(config_of(modes::Mode::kSync, NodeAggregation::kOn), kOneNode);
+  const comm::PushGroups one = groups_for(config_of(modes::Mode::kSync, config::NodeAggregation::kOn), kOneNode);
   EXPECT_EQ(one.groups(), 1);
   EXPECT_EQ(one.members(0), (std::vector<int>{0, 1, 2, 3}));
-  EXPECT_EQ(groups_for(config_of(modes::Mode::kSync, NodeAggregation::kOn), kTwoNodes).groups(), 2);
+  EXPECT_EQ(groups_for(config_of(modes::Mode::kSync, config::NodeAggregation::kOn), kTwoNodes).groups(), 2);
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::job

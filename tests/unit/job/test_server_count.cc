@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace pstrain::train {
+namespace pstrain::job {
 namespace {
 
 // Round figures so that the hand calculations stay readable: 1 MB pushed per step, 1 ms of compute
@@ -161,4 +161,4 @@ TEST(ServerCount, UnknownModelFallsBackToHalf) {
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::job

@@ -7,7 +7,7 @@
 
 #include "trainer/batch_dispatch.h"
 
-namespace pstrain::train {
+namespace pstrain::trainer {
 namespace {
 
 std::vector<BatchRange> drain(PassBatches& batches) {
@@ -64,4 +64,4 @@ TEST(PassBatches, DynamicLastChunkIsCutAtTheEndOfTheOrder) {
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::trainer

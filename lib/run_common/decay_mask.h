@@ -9,7 +9,7 @@
 #include "optim/optimizer.h"
 #include "ps/shard_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 // One entry per element of shard `shard`'s slice (1: decays), or empty when every element decays (the default,
 // or no weight decay at all), which the optimizers take as "decay everything".
@@ -17,4 +17,4 @@ std::vector<std::uint8_t> decay_mask(const optim::OptimizerConfig& config,
                                      const std::vector<nn::ParameterInfo>& parameters, const ps::ShardPlan& plan,
                                      int shard);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

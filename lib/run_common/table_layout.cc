@@ -1,11 +1,11 @@
-#include "run/table_layout.h"
+#include "run_common/table_layout.h"
 
 #include <string>
 
 #include "core/error.h"
 #include "optim/optimizer.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 namespace {
 
@@ -94,4 +94,4 @@ nn::ModelPlan trainer_model_plan(const JobContext& job, std::size_t max_batch) {
   return plan;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -13,7 +13,7 @@
 
 #include "data/shard.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 class TrainerSamples {
  public:
@@ -56,4 +56,4 @@ class TrainerSamples {
   std::unordered_map<std::uint32_t, std::size_t> slots_;  // on demand: local index -> place in held_
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,5 +1,5 @@
 #pragma once
-// Callbacks a program that embeds the trainer hands to a job (train::run_job's overload taking them), to watch or
+// Callbacks a program that embeds the trainer hands to a job (job::run_job's overload taking them), to watch or
 // pace a run at the points below, or to give trainers another compute backend. pstrain itself passes none: every
 // default does nothing, so the job runs as if there were no callbacks. The test suite's pstrain-faults
 // (tests/tools/pstrain_faults) slows, nudges and pauses runs through them.
@@ -13,7 +13,7 @@
 
 #include "compute/backend.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 // A trainer's step, as the step callbacks see it.
 struct StepEvent {
@@ -51,4 +51,4 @@ class RunHooks {
   }
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,10 +1,10 @@
-#include "run/decay_mask.h"
+#include "run_common/decay_mask.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 std::vector<std::uint8_t> decay_mask(const optim::OptimizerConfig& config,
                                      const std::vector<nn::ParameterInfo>& parameters, const ps::ShardPlan& plan,
@@ -26,4 +26,4 @@ std::vector<std::uint8_t> decay_mask(const optim::OptimizerConfig& config,
   return slice;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,4 +1,4 @@
-#include "run/checkpointing.h"
+#include "run_common/checkpointing.h"
 
 #include <limits>
 #include <sstream>
@@ -13,7 +13,7 @@
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 namespace fs = std::filesystem;
 
@@ -314,4 +314,4 @@ void CheckpointWriter::gather_model_state(const ps::ModelPartition& plan, const 
   }
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,18 +1,18 @@
-#include "run/update_plan.h"
+#include "run_common/update_plan.h"
 
 #include <algorithm>
 
 #include "modes/traits.h"
-#include "run/run_schedule.h"
+#include "run_common/run_schedule.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 double UpdatePlan::learning_rate_at(std::int64_t global_step) const {
   const std::int64_t updates = global_step * static_cast<std::int64_t>(updates_per_global_step);
   return optim::scheduled_learning_rate(optimizer, static_cast<std::uint64_t>(std::max<std::int64_t>(updates, 1)));
 }
 
-UpdatePlan plan_updates(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data) {
+UpdatePlan plan_updates(const config::TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data) {
   UpdatePlan plan;
   plan.optimizer = config.optimizer;
   const auto per_pass = static_cast<std::uint64_t>(RunSchedule::updates_per_pass(config, layout, data));
@@ -27,4 +27,4 @@ UpdatePlan plan_updates(const TrainConfig& config, const comm::WorldLayout& layo
   return plan;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,4 +1,4 @@
-#include "run/model_factory.h"
+#include "run_common/model_factory.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include "nn/graph_model.h"
 #include "nn/presets.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 namespace {
 
@@ -65,7 +65,7 @@ namespace {
 
 // dlrm and deepfm: the data's dense features, and a table per categorical field sized by --table-rows or from
 // the distinct ids the data folder records (ctr_fields.tsv).
-void size_click_preset(const TrainConfig& config, const data::ShardMeta& meta, nn::PresetOptions& options) {
+void size_click_preset(const config::TrainConfig& config, const data::ShardMeta& meta, nn::PresetOptions& options) {
   if (!meta.categorical) {
     throw Error(ExitCode::kUsage,
                 cat("--model ", config.model,
@@ -87,7 +87,7 @@ void size_click_preset(const TrainConfig& config, const data::ShardMeta& meta, n
 
 }  // namespace
 
-nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& meta) {
+nn::ModelPlan plan_job_model(const config::TrainConfig& config, const data::ShardMeta& meta) {
   const auto& shape = meta.sample_shape;
   if (config.model == "cnn" && shape.size() != 2 && shape.size() != 3) {
     throw Error(ExitCode::kUsage, cat("--model cnn needs image samples (height x width, or height x width x "
@@ -115,7 +115,7 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
     options.vocab = meta.tokens ? meta.tokens->vocab_size : 0;
     options.embedding_dim = config.embedding_dim;
     options.direct = config.direct;
-    if (is_click_preset(config.model)) size_click_preset(config, meta, options);
+    if (config::is_click_preset(config.model)) size_click_preset(config, meta, options);
     spec = nn::parse_model_text(nn::preset_text(options), "preset " + config.model);
   }
   nn::ModelPlan plan =
@@ -130,7 +130,7 @@ nn::ModelPlan plan_job_model(const TrainConfig& config, const data::ShardMeta& m
   return plan;
 }
 
-std::size_t evaluation_batch_size(const TrainConfig& config, const nn::ModelPlan& model) {
+std::size_t evaluation_batch_size(const config::TrainConfig& config, const nn::ModelPlan& model) {
   constexpr std::size_t kLargeActivations = 16384;  // floats per sample; the MLP has ~1.5k, the CNN ~100k
   std::size_t floats = 0;
   for (const nn::PlannedNode& node : model.nodes) floats += nn::element_count(node.plan.output);
@@ -138,7 +138,7 @@ std::size_t evaluation_batch_size(const TrainConfig& config, const nn::ModelPlan
   return std::min(config.eval_batch_size, std::max<std::size_t>(config.batch_size, 256));
 }
 
-std::size_t largest_batch(const TrainConfig& config, const nn::ModelPlan& model) {
+std::size_t largest_batch(const config::TrainConfig& config, const nn::ModelPlan& model) {
   return std::max(config.batch_size, evaluation_batch_size(config, model));
 }
 
@@ -147,4 +147,4 @@ std::unique_ptr<nn::Model> make_model(const nn::ModelPlan& trainer_plan, std::si
   return nn::make_graph_model(backend, trainer_plan, largest_batch, label_smoothing);
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,11 +1,11 @@
-// The run's schedule both roles walk (run/run_schedule.h), checked against counts worked out by hand.
+// The run's schedule both roles walk (run_common/run_schedule.h), checked against counts worked out by hand.
 #include <gtest/gtest.h>
 
 #include "exchange/step_protocol.h"
-#include "run/run_schedule.h"
-#include "run/update_plan.h"
+#include "run_common/run_schedule.h"
+#include "run_common/update_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 namespace {
 
 // 1 server + 2 trainers; trainer 0 reads shard 0 (10 samples), trainer 1 shard 1 (7); batches of 4, 3 passes.
@@ -42,7 +42,7 @@ TEST(RunSchedule, AsyncTrainersTakeTheirOwnStepCounts) {
   EXPECT_EQ(schedule.steps(1, 0), 2);  // ceil(7 / 4)
 }
 
-// Moved from DataPlan::steps_per_pass: the counts the learning-rate schedule runs over (run/update_plan.h).
+// Moved from DataPlan::steps_per_pass: the counts the learning-rate schedule runs over (run_common/update_plan.h).
 TEST(RunSchedule, AWholePassUpdatesOncePerCommonStepOrOncePerTrainerStep) {
   JobContext job = two_trainers(modes::Mode::kSync);
   job.config.batch_size = 32;
@@ -145,4 +145,4 @@ TEST(RunSchedule, EveryOtherModeMeetsAfterEveryStep) {
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

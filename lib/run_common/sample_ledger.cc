@@ -1,14 +1,14 @@
-#include "run/sample_ledger.h"
+#include "run_common/sample_ledger.h"
 
 #include <algorithm>
 
 #include "comm/mpi_check.h"
 #include "core/error.h"
-#include "run/data_plan.h"
+#include "run_common/data_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
-SampleLedger::SampleLedger(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
+SampleLedger::SampleLedger(const config::TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
                            const RunSchedule& schedule, std::size_t sample_count)
     : config_(config), layout_(layout), schedule_(schedule), consumed_(schedule.consumed_in_first_pass()) {
   for (const std::size_t shard : data.trainer_shards[layout.trainer_index]) {
@@ -21,8 +21,8 @@ SampleLedger::SampleLedger(const TrainConfig& config, const comm::WorldLayout& l
 
 std::vector<std::uint32_t> SampleLedger::pass_order(int pass, bool shared) const {
   // Dynamic dispatch shares one order among all trainers (-1: the stream of no particular trainer).
-  std::vector<std::uint32_t> order =
-      train::pass_order(sample_ids_.size(), config_.seed, pass, shared ? -1 : layout_.trainer_index, config_.shuffle);
+  std::vector<std::uint32_t> order = run_common::pass_order(sample_ids_.size(), config_.seed, pass,
+                                                            shared ? -1 : layout_.trainer_index, config_.shuffle);
   if (pass == schedule_.first_pass()) {  // resumed mid-pass: what is left, in the pass's own order
     std::erase_if(order, [&](std::uint32_t local) { return consumed_[sample_ids_[local]] != 0; });
   }
@@ -69,4 +69,4 @@ Coverage SampleLedger::gather_coverage(int pass, std::int64_t chunks_taken, MPI_
   return coverage;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -14,9 +14,9 @@
 #include "comm/layout.h"
 #include "config/train_config.h"
 #include "optim/optimizer.h"
-#include "run/data_plan.h"
+#include "run_common/data_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 struct UpdatePlan {
   // --optimizer's settings as every optimizer of the run applies them: the learning rate per update, and the
@@ -28,6 +28,6 @@ struct UpdatePlan {
   double learning_rate_at(std::int64_t global_step) const;
 };
 
-UpdatePlan plan_updates(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data);
+UpdatePlan plan_updates(const config::TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,4 +1,4 @@
-#include "run/trainer_samples.h"
+#include "run_common/trainer_samples.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 namespace {
 
 namespace fs = std::filesystem;
@@ -135,4 +135,4 @@ TEST_F(TrainerSamplesOfTwoShards, ImagesAreHeldAsPixelBytesAndGiveBackTheShardsF
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,11 +1,11 @@
-#include "run/data_plan.h"
+#include "run_common/data_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 namespace {
 
 TEST(PassOrder, IsAPermutationDeterministicPerSeedPassAndTrainer) {
@@ -45,4 +45,4 @@ TEST(TotalTrainSamples, CountsEachSampleOnceWhenEveryTrainerReadsEveryShard) {
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

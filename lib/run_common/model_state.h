@@ -11,7 +11,7 @@
 
 #include "nn/model.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 class ModelStateAverage {
  public:
@@ -31,4 +31,4 @@ class ModelStateAverage {
   std::vector<float> sum_;
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

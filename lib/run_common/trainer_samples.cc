@@ -1,4 +1,4 @@
-#include "run/trainer_samples.h"
+#include "run_common/trainer_samples.h"
 
 #include <algorithm>
 #include <numeric>
@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "data/pixel_bytes.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 TrainerSamples::TrainerSamples(data::Samples all)
     : meta_(all.meta), width_(all.meta.sample_size()), held_(std::move(all)) {
@@ -97,4 +97,4 @@ std::size_t TrainerSamples::slot(std::uint32_t local) const {
   return found->second;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -9,20 +9,20 @@
 #include "modes/traits.h"
 #include "nn/model_plan.h"
 #include "ps/table_plan.h"
-#include "run/data_plan.h"
-#include "run/run_hooks.h"
-#include "run/update_plan.h"
+#include "run_common/data_plan.h"
+#include "run_common/run_hooks.h"
+#include "run_common/update_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 struct JobContext {
-  TrainConfig config;
+  config::TrainConfig config;
   comm::WorldLayout layout;
   DataPlan data;
   // The model description planned against the data (every rank: servers, shard plan and checkpoints read its
   // parameter layout; only trainers build the model itself).
   nn::ModelPlan model;
-  // The tables the servers hold by rows (run/table_layout.h; none outside the parameter-server modes), and the
+  // The tables the servers hold by rows (run_common/table_layout.h; none outside the parameter-server modes), and the
   // model's layout less them: what the servers' dense blocks cut and a checkpoint's model.h5 holds. Both are set
   // once the model is planned.
   ps::TablePlan tables;
@@ -32,7 +32,7 @@ struct JobContext {
   // optimizer the run builds applies, rather than config.optimizer as the user gave it.
   UpdatePlan updates;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-  // The callbacks of the program that started the job (run/run_hooks.h; pstrain's do nothing). Not owned: they
+  // The callbacks of the program that started the job (run_common/run_hooks.h; pstrain's do nothing). Not owned: they
   // outlive the job.
   RunHooks* hooks = &RunHooks::none();
 
@@ -41,4 +41,4 @@ struct JobContext {
   double elapsed_seconds() const { return seconds_since(started); }
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

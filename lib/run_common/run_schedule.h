@@ -13,10 +13,10 @@
 #include "comm/layout.h"
 #include "config/train_config.h"
 #include "exchange/meeting_cadence.h"
-#include "run/checkpointing.h"
-#include "run/data_plan.h"
+#include "run_common/checkpointing.h"
+#include "run_common/data_plan.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 // Where the run stands, as a checkpoint records it.
 struct StepPosition {
@@ -34,7 +34,7 @@ enum class AfterStep {
 
 class RunSchedule {
  public:
-  RunSchedule(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
+  RunSchedule(const config::TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
               const std::optional<checkpoint::TrainingState>& resumed);
 
   int first_pass() const { return first_pass_; }
@@ -51,9 +51,9 @@ class RunSchedule {
   std::uint64_t remaining(int trainer, int pass) const;
   // Steps trainer t takes in `pass` (static dispatch): where trainers step together, the largest trainer's count.
   std::int64_t steps(int trainer, int pass) const;
-  // The optimizer updates of a whole pass (run/update_plan.h): its common steps where the trainers step together;
-  // else every trainer's steps (under dynamic dispatch: every chunk's batches once, whoever takes them).
-  static std::int64_t updates_per_pass(const TrainConfig& config, const comm::WorldLayout& layout,
+  // The optimizer updates of a whole pass (run_common/update_plan.h): its common steps where the trainers step
+  // together; else every trainer's steps (under dynamic dispatch: every chunk's batches once, whoever takes them).
+  static std::int64_t updates_per_pass(const config::TrainConfig& config, const comm::WorldLayout& layout,
                                        const DataPlan& data);
 
   // Runs whose trainers step together (modes/traits.h trainers_step_together), every rank alike:
@@ -86,4 +86,4 @@ class RunSchedule {
   std::vector<std::uint64_t> remaining_first_pass_;  // per trainer
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -8,7 +8,7 @@
 
 #include "data/shard.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 struct DataPlan {
   std::vector<std::filesystem::path> train_shards;
@@ -37,4 +37,4 @@ double training_click_rate(const DataPlan& plan);
 // shuffling.
 std::vector<std::uint32_t> pass_order(std::size_t count, std::uint64_t seed, int pass, int trainer, bool shuffle);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,13 +1,13 @@
-#include "run/run_schedule.h"
+#include "run_common/run_schedule.h"
 
 #include <algorithm>
 
 #include "exchange/step_protocol.h"
 #include "modes/traits.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
-RunSchedule::RunSchedule(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
+RunSchedule::RunSchedule(const config::TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
                          const std::optional<checkpoint::TrainingState>& resumed)
     : index_(data.shard_samples),
       trainer_samples_(data.trainer_samples),
@@ -54,7 +54,7 @@ std::int64_t RunSchedule::steps(int trainer, int pass) const {
   return steps_for(largest, batch_size_);
 }
 
-std::int64_t RunSchedule::updates_per_pass(const TrainConfig& config, const comm::WorldLayout& layout,
+std::int64_t RunSchedule::updates_per_pass(const config::TrainConfig& config, const comm::WorldLayout& layout,
                                            const DataPlan& data) {
   const std::uint64_t batch = config.batch_size;
   if (modes::trainers_step_together(config.mode, layout.pservers)) {
@@ -84,4 +84,4 @@ std::optional<bool> RunSchedule::stop_after_pass(int pass, int flags) const {
   return pass + 1 >= passes_;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

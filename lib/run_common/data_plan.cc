@@ -1,4 +1,4 @@
-#include "run/data_plan.h"
+#include "run_common/data_plan.h"
 
 #include <algorithm>
 #include <numeric>
@@ -8,7 +8,7 @@
 #include "data/ctr/ctr_shard.h"
 #include "data/vocabulary.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 namespace {
 
@@ -153,4 +153,4 @@ double training_click_rate(const DataPlan& plan) {
   return samples == 0 ? 0.0 : static_cast<double>(clicks) / static_cast<double>(samples);
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

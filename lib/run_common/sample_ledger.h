@@ -10,10 +10,10 @@
 
 #include "comm/layout.h"
 #include "config/train_config.h"
-#include "run/data_plan.h"
-#include "run/run_schedule.h"
+#include "run_common/data_plan.h"
+#include "run_common/run_schedule.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 // Per pass, over all trainers: samples never trained or trained more than once, and chunks each trainer took
 // (dynamic dispatch). Known on the lead trainer only.
@@ -27,7 +27,7 @@ class SampleLedger {
  public:
   // `sample_count` is the number of the trainer's samples (its shards in index order, as the job loads them);
   // the configuration gives the order's seed and shuffling, the layout this trainer's place among the trainers.
-  SampleLedger(const TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
+  SampleLedger(const config::TrainConfig& config, const comm::WorldLayout& layout, const DataPlan& data,
                const RunSchedule& schedule, std::size_t sample_count);
 
   // The order in which this trainer visits its samples in `pass` (`shared`: dynamic dispatch, one order for all
@@ -48,7 +48,7 @@ class SampleLedger {
   const std::vector<std::uint64_t>& sample_ids() const { return sample_ids_; }
 
  private:
-  const TrainConfig& config_;
+  const config::TrainConfig& config_;
   const comm::WorldLayout& layout_;
   const RunSchedule& schedule_;
   std::vector<std::uint64_t> sample_ids_;  // local sample -> sample id
@@ -56,4 +56,4 @@ class SampleLedger {
   std::vector<std::uint8_t> trained_;      // per sample id: trained in this pass (coverage; empty when untracked)
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -10,9 +10,9 @@
 #include "ps/model_tables.h"
 #include "ps/table_client.h"
 #include "ps/table_plan.h"
-#include "run/job_context.h"
+#include "run_common/job_context.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 // All-reduce's limit on the model's row tables (embedding tables) together: 2^26 floats, 256 MiB, which every
 // trainer holds and all-reduces whole every step (a step's all-reduce of 256 MiB takes ~0.1 s at 25 Gbit/s).
@@ -36,4 +36,4 @@ std::vector<ps::RowCache> row_caches(const JobContext& job, std::size_t max_batc
 // the servers' dense blocks cut, and never holds a table. Without row tables, job.model itself.
 nn::ModelPlan trainer_model_plan(const JobContext& job, std::size_t max_batch);
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

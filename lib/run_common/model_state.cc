@@ -1,9 +1,9 @@
-#include "run/model_state.h"
+#include "run_common/model_state.h"
 
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 ModelStateAverage::ModelStateAverage(nn::Model& model, MPI_Comm trainers)
     : model_(model),
@@ -30,4 +30,4 @@ void ModelStateAverage::average() {
   model_.set_state(state_);
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -1,5 +1,5 @@
 // The weight-decay mask follows each shard's slice of the flat parameter vector.
-#include "run/decay_mask.h"
+#include "run_common/decay_mask.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "optim/optimizer.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 namespace {
 
 // fc1.weight [0, 6), fc1.bias [6, 9), bn1.gamma [9, 11), bn1.beta [11, 13), fc2.weight [13, 17).
@@ -106,4 +106,4 @@ TEST(DecayMask, ShardedStepsEqualTheWholeModelStep) {
 }
 
 }  // namespace
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

@@ -8,23 +8,23 @@
 #include "checkpoint/checkpoint.h"
 #include "data/shard.h"
 #include "nn/model_plan.h"
-#include "run/checkpointing.h"
-#include "run/run_schedule.h"
-#include "run/trainer_samples.h"
+#include "run_common/checkpointing.h"
+#include "run_common/run_schedule.h"
+#include "run_common/trainer_samples.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 // What a rank brings into training once everything is validated.
 struct RunState {
   TrainerSamples samples;                     // trainers
   std::optional<data::Samples> test;          // the lead trainer
   std::optional<data::Samples> valid;         // the lead trainer, where the data has a validation shard
-  std::optional<double> training_click_rate;  // the lead trainer, on CTR data (run/data_plan.h)
+  std::optional<double> training_click_rate;  // the lead trainer, on CTR data (run_common/data_plan.h)
   // Local and all-reduce: the starting parameters (seed or --init-from). Servers draw or read their share of them
   // as they start (server_start.h).
   std::vector<float> initial;
   // The checkpoint resumed from, its model state in the dense layout (the servers' dense blocks:
-  // run/table_layout.h).
+  // run_common/table_layout.h).
   std::optional<checkpoint::Checkpoint> resumed;
   std::filesystem::path resumed_from;  // the checkpoint folder, whose row files the servers read
   std::unique_ptr<RunSchedule> schedule;
@@ -37,4 +37,4 @@ inline std::vector<std::size_t> parameter_sizes(const nn::ModelPlan& model) {
   return sizes;
 }
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common

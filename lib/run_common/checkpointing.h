@@ -19,9 +19,9 @@
 #include "checkpoint/trainer_states.h"
 #include "ps/server.h"
 #include "ps/table_plan.h"
-#include "run/job_context.h"
+#include "run_common/job_context.h"
 
-namespace pstrain::train {
+namespace pstrain::run_common {
 
 // Sample ids: the training samples of all shards, numbered shard after shard (shard 0's first sample is 0).
 class SampleIndex {
@@ -93,4 +93,4 @@ class CheckpointWriter {
   mutable std::chrono::steady_clock::time_point last_saved_;
 };
 
-}  // namespace pstrain::train
+}  // namespace pstrain::run_common
