@@ -51,7 +51,7 @@ std::unique_ptr<exchange::GradientExchange> make_ssp(const ModeInputs& in) {
 // checkpoint/trainer_states.h), its step count at the run's global step; its parameters come from the servers, the
 // rows of the row tables at their first lookup after a meeting.
 std::unique_ptr<exchange::GradientExchange> make_geo(const ModeInputs& in) {
-  GeoParts parts;
+  StepsAloneParts parts;
   parts.meetings = sync_round(in, in.tables);
   parts.optimizer = in.trainer_optimizer();
   parts.optimizer->set_steps_taken(in.steps_taken);

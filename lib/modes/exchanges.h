@@ -52,18 +52,19 @@ std::unique_ptr<exchange::GradientExchange> make_ssp_exchange(ps::DataClient& cl
                                                               MPI_Comm trainers,
                                                               std::chrono::microseconds poll_interval, int staleness,
                                                               bool stream_pushes, ps::TableClient* tables);
-// GEO-SGD (geo.cc): `optimizer` (over the dense parameters, its step count at the run's global step) updates this
-// trainer's own copy at every step, and `held_rows` (SGD, null without row tables) the table rows it holds between
-// meetings; `meetings` (a sync exchange, either transport, with `tables`, the row tables the servers hold by rows, or
-// null) meets the servers where `cadence` says.
-struct GeoParts {
+// GEO-SGD (geo.cc), whose trainers step alone between meetings (TrainConfig::steps_alone): `optimizer` (over the
+// dense parameters, its step count at the run's global step) updates this trainer's own copy at every step, and
+// `held_rows` (SGD, null without row tables) the table rows it holds between meetings; `meetings` (a sync exchange,
+// either transport, with `tables`, the row tables the servers hold by rows, or null) meets the servers where
+// `cadence` says.
+struct StepsAloneParts {
   std::unique_ptr<exchange::GradientExchange> meetings;
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::Optimizer> held_rows;
   ps::TableClient* tables = nullptr;
   exchange::MeetingCadence cadence;
 };
-std::unique_ptr<exchange::GradientExchange> make_geo_exchange(GeoParts parts);
+std::unique_ptr<exchange::GradientExchange> make_geo_exchange(StepsAloneParts parts);
 
 // All-reduce (allreduce.cc): no parameter servers. Every trainer holds the whole model and its own optimizer; after
 // each backward pass the trainers average their gradients with one all-reduce (NCCL on GPUs, MPI_Allreduce on

@@ -27,7 +27,7 @@ namespace {
 // time counted as this exchange's pulling), then from this trainer.
 class GeoExchange final : public TableRowsExchange {
  public:
-  explicit GeoExchange(GeoParts parts) : TableRowsExchange(parts.tables), parts_(std::move(parts)) {}
+  explicit GeoExchange(StepsAloneParts parts) : TableRowsExchange(parts.tables), parts_(std::move(parts)) {}
 
   void start(std::span<float> parameters) override {
     parts_.meetings->start(parameters);
@@ -85,7 +85,7 @@ class GeoExchange final : public TableRowsExchange {
     timers_.pull_seconds += round.pull_seconds;
   }
 
-  GeoParts parts_;
+  StepsAloneParts parts_;
   std::vector<float> pulled_;  // the parameters as the trainer last pulled them (held rows: as fetched)
   std::vector<float> change_;
   std::size_t samples_ = 0;  // trained since the last meeting
@@ -93,7 +93,7 @@ class GeoExchange final : public TableRowsExchange {
 
 }  // namespace
 
-std::unique_ptr<exchange::GradientExchange> make_geo_exchange(GeoParts parts) {
+std::unique_ptr<exchange::GradientExchange> make_geo_exchange(StepsAloneParts parts) {
   return std::make_unique<GeoExchange>(std::move(parts));
 }
 

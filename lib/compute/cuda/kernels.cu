@@ -104,6 +104,35 @@ __global__ void activation_backward_kernel(ActivationKind activation, const floa
 constexpr int kSoftmaxThreads = 256;
 constexpr int kReduceThreads = 256;  // a power of two
 
+// The arg-max of one row over a warp, the first maximum on ties (as the CPU backend): each lane scans its classes
+// in increasing order, then the warp keeps the larger value and, on equal values, the lower index. Lane 0's answer
+// is broadcast so that every lane agrees even when NaNs make the comparison inconsistent.
+__device__ void warp_first_max(const float* x, int classes, int lane, float& best, int& best_index) {
+  best = -CUDART_INF_F;
+  best_index = INT_MAX;
+  for (int c = lane; c < classes; c += 32) {
+    const float v = x[c];
+    // The CPU seeds with class 0 and replaces only on `>`: a NaN wins only as class 0 and is ignored anywhere
+    // else. Without this skip a lane whose FIRST class is a NaN (c = 1..31) would keep it and lose its later,
+    // real maximum, so the arg-max (the `correct` count) of a NaN row would differ from the CPU's.
+    if (v != v && c != 0) continue;
+    if (best_index == INT_MAX || v > best) {
+      best = v;
+      best_index = c;
+    }
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const float other = __shfl_xor_sync(kFullWarp, best, offset);
+    const int other_index = __shfl_xor_sync(kFullWarp, best_index, offset);
+    if (other > best || (other == best && other_index < best_index)) {
+      best = other;
+      best_index = other_index;
+    }
+  }
+  best = __shfl_sync(kFullWarp, best, 0);
+  best_index = __shfl_sync(kFullWarp, best_index, 0);
+}
+
 __global__ void softmax_rows_kernel(const float* logits, const std::int32_t* labels, float* dlogits, int rows,
                                     int classes, float inverse_rows, float label_smoothing, double* row_loss,
                                     int* row_outcome) {
@@ -115,32 +144,9 @@ __global__ void softmax_rows_kernel(const float* logits, const std::int32_t* lab
     const float* x = logits + row * classes;
     const int label = labels[row];
 
-    // Arg-max, the first maximum on ties (as the CPU backend): each lane scans its classes in increasing order,
-    // then the warp keeps the larger value and, on equal values, the lower index. Lane 0's answer is broadcast
-    // so that every lane agrees even when NaNs make the comparison inconsistent.
-    float best = -CUDART_INF_F;
-    int best_index = INT_MAX;
-    for (int c = lane; c < classes; c += 32) {
-      const float v = x[c];
-      // The CPU seeds with class 0 and replaces only on `>`: a NaN wins only as class 0 and is ignored anywhere
-      // else. Without this skip a lane whose FIRST class is a NaN (c = 1..31) would keep it and lose its later,
-      // real maximum, so the arg-max (the `correct` count) of a NaN row would differ from the CPU's.
-      if (v != v && c != 0) continue;
-      if (best_index == INT_MAX || v > best) {
-        best = v;
-        best_index = c;
-      }
-    }
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      const float other = __shfl_xor_sync(kFullWarp, best, offset);
-      const int other_index = __shfl_xor_sync(kFullWarp, best_index, offset);
-      if (other > best || (other == best && other_index < best_index)) {
-        best = other;
-        best_index = other_index;
-      }
-    }
-    best = __shfl_sync(kFullWarp, best, 0);
-    best_index = __shfl_sync(kFullWarp, best_index, 0);
+    float best = 0.0f;
+    int best_index = 0;
+    warp_first_max(x, classes, lane, best, best_index);
 
     // Shifting by the maximum keeps every exp() in (0, 1]; the sum is accumulated in double, as on the CPU. The
     // xor butterfly leaves the same sum in every lane.
