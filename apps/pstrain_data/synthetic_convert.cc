@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/parse_number.h"
 #include "ctr_command.h"
 #include "ctr_pipeline.h"
 #include "data/ctr/criteo.h"
@@ -35,13 +36,22 @@ constexpr std::uint64_t kLinesPerJob = 16384;
 constexpr const char* kUsage =
     "usage: pstrain-data synthetic-ctr --lines N [--seed S] [--output DIR] [--text-output FILE.txt|FILE.gz]\n"
     "                                  [--test-fraction F] [--valid-fraction F] [--split-count N | --shard-samples N]\n"
-    "                                  [--threads N]\n"
+    "                                  [--zipf-exponent S] [--new-ids-every N [--new-id-share Q]] [--threads N]\n"
     "\n"
     "Generates N click-log lines in the Criteo format with a known logistic model (Criteo Kaggle's cardinalities,\n"
     "Zipf ids, multi-hot C6, C14, C24, pairwise interactions, numeric effects; data/ctr/synthetic_ctr.h), the same\n"
     "bits for the same seed. --output: a data folder, as pstrain-data criteo would convert the text (the last F,\n"
     "default 0.1, of the lines as test); --text-output: the text itself. Prints the Bayes-optimal test AUC and\n"
-    "log-loss (the model's own click probabilities on the test lines), recorded in ctr_conversion.txt.\n";
+    "log-loss (the model's own click probabilities on the test lines), recorded in ctr_conversion.txt.\n"
+    "\n"
+    "--zipf-exponent S: each id's rank r is drawn with probability ~ r^-S (default 1.1); smaller is flatter.\n"
+    "Expected distinct ids over the 26 fields in 10M lines: about 5.6M at 1.1, 21.7M at 0.5 (for >= 20M distinct\n"
+    "ids in 10M lines use 0.5; 0.6 gives 20.3M).\n"
+    "--new-ids-every N: a growing id space. A share Q (--new-id-share, default 0.5) of each field's ranks, the\n"
+    "same on every run, is transient: its id (and so its weight) changes every N lines, each rank at its own\n"
+    "phase, so about 1/N of them change at any line. For L training lines and new ids in each twentieth of them,\n"
+    "N = L/20; a pass re-reads the same lines, so ids grow along the lines, not along passes. The test lines come\n"
+    "last (the split is by order): they carry the newest ids.\n";
 
 po::options_description synthetic_flags() {
   po::options_description flags("synthetic-ctr options");
@@ -56,6 +66,9 @@ po::options_description synthetic_flags() {
       ("valid-fraction", po::value<std::string>()->value_name("F"), "the F of the lines before them as valid (default 0)")
       ("split-count", po::value<std::string>()->value_name("N"), "N train shards of equal size")
       ("shard-samples", po::value<std::string>()->value_name("N"), "train shards of N samples (default 1000000)")
+      ("zipf-exponent", po::value<std::string>()->value_name("S"), "ids' Zipf exponent, 0 < S <= 10 (default 1.1)")
+      ("new-ids-every", po::value<std::string>()->value_name("N"), "new ids every N lines (default 0: never)")
+      ("new-id-share", po::value<std::string>()->value_name("Q"), "transient share, 0 < Q <= 1 (default 0.5)")
       ("threads", po::value<std::string>()->value_name("N"), "threads (default: the cores, at most 16)");
   // clang-format on
   return flags;
@@ -118,6 +131,50 @@ class TextOutput {
   bool gz_ = false, done_ = false;
 };
 
+// A real-valued flag in (0, high]: exit 2 naming the flag and its range otherwise.
+double positive_flag(const po::variables_map& values, const char* flag, double fallback, double high) {
+  if (!values.count(flag)) return fallback;
+  const std::string text = values[flag].as<std::string>();
+  const std::optional<double> value = pstrain::parse_number<double>(text);
+  if (!value || !(*value > 0 && *value <= high)) {
+    throw Error(ExitCode::kUsage, cat("--", flag, " must be a number, 0 < value <= ", high, ", got '", text, "'"));
+  }
+  return *value;
+}
+
+// The generator's parameters from --zipf-exponent, --new-ids-every and --new-id-share.
+ctr::SyntheticCtrOptions generator_options(const po::variables_map& values) {
+  ctr::SyntheticCtrOptions options;
+  options.zipf_exponent = positive_flag(values, "zipf-exponent", options.zipf_exponent, 10);
+  if (values.count("new-ids-every")) {
+    const std::string text = values["new-ids-every"].as<std::string>();
+    const bool digits = !text.empty() && text[0] >= '0' && text[0] <= '9';  // no spaces, no sign
+    const std::optional<std::uint64_t> every = digits ? pstrain::parse_number<std::uint64_t>(text) : std::nullopt;
+    if (!every) throw Error(ExitCode::kUsage, cat("--new-ids-every must be a whole number of lines, got '", text, "'"));
+    options.new_ids_every = *every;
+  }
+  if (values.count("new-id-share") && options.new_ids_every == 0) {
+    throw Error(ExitCode::kUsage, "--new-id-share needs --new-ids-every N (N > 0): without it no id changes");
+  }
+  options.new_id_share = positive_flag(values, "new-id-share", options.new_id_share, 1);
+  return options;
+}
+
+// The generator's parameters as the data folder's report states them.
+std::string model_text(const ctr::SyntheticCtrOptions& options) {
+  std::ostringstream out;
+  out << "model: data/ctr/synthetic_ctr.h (Criteo Kaggle's cardinalities, Zipf " << options.zipf_exponent
+      << " ids, multi-hot C6 C14 C24)\nnew ids: ";
+  if (options.new_ids_every == 0) {
+    out << "none (every rank keeps its id)\n";
+  } else {
+    out << "every " << options.new_ids_every << " lines for a share " << options.new_id_share
+        << " of each field's ranks (new-ids-every " << options.new_ids_every << ", new-id-share "
+        << options.new_id_share << ")\n";
+  }
+  return out.str();
+}
+
 std::string metrics_text(const ctr::BayesMetrics& bayes, std::uint64_t first_test, std::uint64_t lines) {
   std::ostringstream out;
   out << std::setprecision(6) << "bayes test lines: " << first_test + 1 << "-" << lines << " (" << bayes.lines
@@ -154,7 +211,8 @@ void generate_synthetic_ctr(int argc, char** argv) {
     const std::uint64_t count = ctr_count_flag(values, "split-count", 1);
     shard_samples = (split.valid_begin + count - 1) / count;
   }
-  const ctr::SyntheticCtr generator(seed);
+  const ctr::SyntheticCtrOptions generator_settings = generator_options(values);
+  const ctr::SyntheticCtr generator(seed, generator_settings);
   std::optional<fs::path> output;
   if (values.count("output")) {
     output = values["output"].as<std::string>();
@@ -183,11 +241,11 @@ void generate_synthetic_ctr(int argc, char** argv) {
   if (output) {
     const std::vector<std::string> shards = writer->finish();
     std::ostringstream report;
-    report << "dataset: synthetic-ctr\nseed: " << seed << "\nlines: " << lines
-           << "\nmodel: data/ctr/synthetic_ctr.h (Criteo Kaggle's cardinalities, Zipf 1.1 ids, multi-hot C6 C14 C24)"
-           << "\nsplit: train lines 1-" << split.valid_begin << ", valid " << split.test_begin - split.valid_begin
-           << " lines, test " << split.test_begin + 1 << "-" << lines << "\nsamples: train "
-           << writer->samples(ctr::Split::kTrain) << " in shards of at most " << shard_samples << '\n'
+    report << "dataset: synthetic-ctr\nseed: " << seed << "\nlines: " << lines << '\n'
+           << model_text(generator_settings) << "split: train lines 1-" << split.valid_begin << ", valid "
+           << split.test_begin - split.valid_begin << " lines, test " << split.test_begin + 1 << "-" << lines
+           << "\nsamples: train " << writer->samples(ctr::Split::kTrain) << " in shards of at most " << shard_samples
+           << '\n'
            << metrics << std::fixed << std::setprecision(1) << "seconds: " << result.seconds
            << " (generate, parse, write; threads " << options.threads << ")\n";
     publish_ctr_folder(*staging, shards, ctr::field_stats_text(ctr::criteo_layout("synthetic-ctr"), result.fields),

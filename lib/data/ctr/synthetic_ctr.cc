@@ -13,11 +13,14 @@ namespace pstrain::data::ctr {
 namespace {
 
 constexpr std::size_t kDense = 13, kFields = 26, kMaxBag = 5, kFactors = 4;
-constexpr double kZipfExponent = 1.1;
+// Below this |1 - S| the rank's inverse CDF is taken at its limit S = 1 (log-uniform), where the power form divides
+// by zero.
+constexpr double kLogUniformBelow = 1e-6;
 constexpr double kBias = -2.6;  // about 18% clicks (seed 1, 10M lines: 18.4%; Criteo Kaggle: 25.6%)
 constexpr double kSqrt3 = 1.7320508075688772;
-// Salts that keep the hash streams of ids, weights and factors apart.
-constexpr std::uint64_t kIdSalt = 0x1d5, kWeightSalt = 0x3e1, kFactorSalt = 0x7f3;
+// Salts that keep the hash streams of ids, weights, factors, transient ranks and their ids apart.
+constexpr std::uint64_t kIdSalt = 0x1d5, kWeightSalt = 0x3e1, kFactorSalt = 0x7f3, kTransientSalt = 0x9b7,
+                        kNewIdSalt = 0xa4d;
 
 constexpr std::array<bool, kFields> kMultiHot = [] {
   std::array<bool, kFields> multi{};
@@ -61,7 +64,41 @@ struct SyntheticCtr::Draw {
   int label = 0;
 };
 
-SyntheticCtr::SyntheticCtr(std::uint64_t seed) : seed_(seed) {}
+SyntheticCtr::SyntheticCtr(std::uint64_t seed, SyntheticCtrOptions options) : seed_(seed), options_(options) {
+  if (!(options_.zipf_exponent > 0 && options_.zipf_exponent <= 10)) {
+    throw Error(ExitCode::kUsage, cat("the Zipf exponent must be in (0, 10], got ", options_.zipf_exponent));
+  }
+  if (!(options_.new_id_share > 0 && options_.new_id_share <= 1)) {
+    throw Error(ExitCode::kUsage, cat("the share of transient ranks must be in (0, 1], got ", options_.new_id_share));
+  }
+  for (std::size_t f = 0; f < kFields; ++f) {
+    const auto card = static_cast<double>(kSyntheticCardinalities[f]);
+    span_[f] = std::pow(card + 1, 1 - options_.zipf_exponent) - 1;
+  }
+}
+
+std::uint64_t SyntheticCtr::draw_rank(std::size_t field, double u) const {
+  // The inverse CDF of the density x^-S on [1, cardinality + 1], floored: rank r has the mass of [r, r + 1).
+  const double a = 1 - options_.zipf_exponent;
+  const auto card = static_cast<double>(kSyntheticCardinalities[field]);
+  const double x =
+      std::abs(a) < kLogUniformBelow ? std::exp(u * std::log(card + 1)) : std::pow(1 + u * span_[field], 1 / a);
+  return std::clamp<std::uint64_t>(static_cast<std::uint64_t>(x), 1, kSyntheticCardinalities[field]);
+}
+
+bool SyntheticCtr::transient(std::size_t field, std::uint64_t rank) const {
+  if (options_.new_ids_every == 0) return false;
+  return uniform(combine_key(combine_key(seed_ ^ kTransientSalt, field), rank), 0) < options_.new_id_share;
+}
+
+std::uint64_t SyntheticCtr::id(std::size_t field, std::uint64_t rank, std::uint64_t line) const {
+  if (!transient(field, rank)) return mix64(combine_key(combine_key(seed_ ^ kIdSalt, field), rank)) & 0xffffffffu;
+  // Each transient rank starts its generations at its own phase, so that about 1/N of them change at any line.
+  const std::uint64_t every = options_.new_ids_every;
+  const std::uint64_t phase = combine_key(combine_key(combine_key(seed_ ^ kTransientSalt, field), rank), 1) % every;
+  const std::uint64_t generation = (line + phase) / every;
+  return mix64(combine_key(combine_key(combine_key(seed_ ^ kNewIdSalt, field), rank), generation)) & 0xffffffffu;
+}
 
 void SyntheticCtr::draw(std::uint64_t line, Draw& out) const {
   const std::uint64_t key = combine_key(seed_, line);
@@ -81,15 +118,10 @@ void SyntheticCtr::draw(std::uint64_t line, Draw& out) const {
   for (std::size_t f = 0; f < kFields; ++f) {
     const double u = uniform(key, k++);
     out.bag[f] = kMultiHot[f] ? static_cast<std::size_t>(u * (kMaxBag + 1)) : (u < kEmpty[f] ? 0 : 1);
-    const auto card = static_cast<double>(kSyntheticCardinalities[f]);
-    const double span = std::pow(card + 1, 1 - kZipfExponent) - 1;
     double weights = 0;
     for (std::size_t b = 0; b < out.bag[f]; ++b) {
-      const double x = std::pow(1 + uniform(key, k++) * span, 1 / (1 - kZipfExponent));
-      const auto rank = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(x), 1, kSyntheticCardinalities[f]);
-      const std::uint64_t id = mix64(combine_key(combine_key(seed_ ^ kIdSalt, f), rank)) & 0xffffffffu;
-      out.ids[f][b] = id;
-      weights += centered(seed_, kWeightSalt, f, id, 0, 1);
+      out.ids[f][b] = id(f, draw_rank(f, uniform(key, k++)), line);
+      weights += centered(seed_, kWeightSalt, f, out.ids[f][b], 0, 1);
     }
     if (out.bag[f] > 0) logit += kScale[f] * weights / static_cast<double>(out.bag[f]);
   }

@@ -3,6 +3,8 @@
 #  - synthetic-ctr writes the same text for the same seed whatever the thread count, a data folder with a MANIFEST,
 #    ctr_fields.tsv and the Bayes metrics; criteo converting that text gives the same per-field statistics and, read
 #    back with h5dump where installed, the same ids, labels and dense features as the direct conversion;
+#  - synthetic-ctr's --zipf-exponent, --new-ids-every and --new-id-share: the same lines on 1 and 2 threads, stated in
+#    ctr_conversion.txt; out of range, exit 2 naming the flag and nothing written;
 #  - a file without labels (39 columns) is accepted as --test-input;
 #  - bad input (a short line, a non-hex id, a label 2, a non-integer, an empty file, a truncated .gz) exits 3 naming
 #    the file and the line, and leaves no folder; --skip-bad-lines converts and counts the bad lines;
@@ -34,6 +36,33 @@ done
 [ ! -e synth/train-00003.h5 ] || fail "27000 train lines in shards of 10000 make 3 shards"
 grep -q "bayes test AUC" synth/ctr_conversion.txt || fail "the Bayes metrics are not recorded"
 grep -q "^C3	" synth/ctr_fields.tsv || fail "ctr_fields.tsv has no C3 line"
+grep -q "Zipf 1.1 ids" synth/ctr_conversion.txt || fail "the default exponent is not recorded"
+grep -q "^new ids: none" synth/ctr_conversion.txt || fail "the fixed id space is not recorded"
+
+# --- synthetic-ctr's generator flags ---
+grow_flags=(--lines 6000 --seed 7 --zipf-exponent 0.5 --new-ids-every 300 --new-id-share 0.4)
+"$data" synthetic-ctr "${grow_flags[@]}" --threads 2 --output grow --text-output grow-2.txt > grow.log 2>&1 ||
+  { cat grow.log; fail "synthetic-ctr --new-ids-every failed"; }
+"$data" synthetic-ctr "${grow_flags[@]}" --threads 1 --text-output grow-1.txt > /dev/null 2>&1
+cmp grow-1.txt grow-2.txt || fail "with new ids, another thread count gave other lines"
+cmp -s <(head -n 6000 one-thread.txt) grow-1.txt && fail "--zipf-exponent and --new-ids-every changed nothing"
+grep -q "Zipf 0.5 ids" grow/ctr_conversion.txt || { cat grow/ctr_conversion.txt; fail "the exponent is not recorded"; }
+grep -q "^new ids: every 300 lines for a share 0.4 of each field's ranks" grow/ctr_conversion.txt ||
+  { cat grow/ctr_conversion.txt; fail "the growing id space is not recorded"; }
+expect_usage() {  # expect_usage PATTERN FLAGS...: synthetic-ctr with FLAGS exits 2 with the message, writes nothing
+  local pattern=$1 code=0
+  shift
+  "$data" synthetic-ctr --lines 100 --output refused "$@" > usage.log 2>&1 || code=$?
+  [ "$code" -eq 2 ] || { cat usage.log; fail "$*: exit $code, expected 2"; }
+  grep -q -- "$pattern" usage.log || { cat usage.log; fail "$*: message does not match '$pattern'"; }
+  [ ! -e refused ] || fail "$*: refused was written"
+}
+expect_usage "--zipf-exponent must be a number, 0 < value <= 10, got '0'" --zipf-exponent 0
+expect_usage "--zipf-exponent must be a number, 0 < value <= 10, got '12'" --zipf-exponent 12
+expect_usage "--zipf-exponent must be a number, 0 < value <= 10, got 'flat'" --zipf-exponent flat
+expect_usage "--new-ids-every must be a whole number of lines, got '-5'" --new-ids-every -5
+expect_usage "--new-id-share must be a number, 0 < value <= 1, got '1.5'" --new-ids-every 10 --new-id-share 1.5
+expect_usage "--new-id-share needs --new-ids-every N" --new-id-share 0.3
 
 # --- criteo on the generated text, on 1 thread where synthetic-ctr used 2: the same shards' contents ---
 "$data" criteo --input synth.txt.gz --output conv --shard-samples 10000 --threads 1 > conv.log 2>&1 ||
