@@ -36,7 +36,7 @@
 # what is missing of python3-torch and python3-h5py with apt-get (INSTALL=0: never).
 #
 # Settings (environment):
-#   LINES=2000000  SEED=1  PASSES=1  ROUNDS=3  MODES=local (any of: local sync async geo)  BATCH=512  LR=0.05
+#   LINES=2000000  SEED=1  PASSES=1  ROUNDS=3  MODES=local (any of: local sync async geo)  BATCH=512  LR=0.05 (deepfm: 0.0125)
 #   PSTRAIN_MODEL=dlrm (or deepfm: both sides)  EMBEDDING_DIM=16  ROWS=262144  BOTTOM_HIDDEN=64
 #   HIDDEN=512,256 (deepfm: 400,400)  THREADS=1  DATA_DIR (an existing CTR folder with 2 training shards, instead
 #   of generating one)  BUILD_DIR=<repo>/build  PYTHON=/usr/bin/python3
@@ -51,8 +51,8 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$SCRIPT_DIR/lib/common.sh"
 NOTE_TAG=dlrm
 
-# DeepFM's deep MLP defaults to the preset's widths (given to both sides); DLRM's top MLP to 512,256.
-if [[ "${PSTRAIN_MODEL:-}" == deepfm ]]; then set_defaults HIDDEN=400,400; fi
+# DeepFM's deep MLP and learning rate default to the preset's (given to both sides); DLRM's top MLP to 512,256.
+if [[ "${PSTRAIN_MODEL:-}" == deepfm ]]; then set_defaults HIDDEN=400,400 LR=0.0125; fi
 set_defaults LINES=2000000 SEED=1 PASSES=1 ROUNDS=3 MODES=local BATCH=512 LR=0.05 EMBEDDING_DIM=16 ROWS=262144 \
   BOTTOM_HIDDEN=64 HIDDEN=512,256 THREADS=1 BUILD_DIR="$REPO/build" PYTHON=/usr/bin/python3 \
   RESULTS_ROOT="$REPO/benchmarks/results" RUN_TIMEOUT=3600 BINARY_WAIT=180 MPIRUN_ARGS= INSTALL=1 PSTRAIN_MODEL=dlrm

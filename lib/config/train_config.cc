@@ -45,7 +45,7 @@ po::options_description train_options() {
   po::options_description model("Model and optimisation");
   // clang-format off
   model.add_options()
-      ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm) | nplm (Bengio et al. 2003's neural language model on N-gram token shards; --embedding-dim, --hidden, --direct) | dlrm, deepfm (click models on CTR data: --embedding-dim, --hidden, --bottom-hidden, --table-rows; unless given: --optimizer adagrad --lr 0.05 --batch-size 128)")
+      ("model", po::value<std::string>()->default_value("mlp"), "a built-in model: mlp | cnn (conv + 2x2 max-pool layers, then fully connected) | resnet (the DAWNBench ResNet-9 shape; --width, --batch-norm) | nplm (Bengio et al. 2003's neural language model on N-gram token shards; --embedding-dim, --hidden, --direct) | dlrm, deepfm (click models on CTR data: --embedding-dim, --hidden, --bottom-hidden, --table-rows; unless given: --optimizer adagrad --lr 0.05 (deepfm: 0.0125) --batch-size 128)")
       ("model-file", po::value<std::string>(), "a model described layer by layer (docs/model-files.md); instead of --model")
       ("describe-model", po::bool_switch(), "print the model's layers (output shapes, parameters, FLOPs) for the data in --data-dir, and exit")
       ("width", po::value<double>()->default_value(1.0, "1"), "resnet: channel multiplier (64, 128, 256, 512 channels times this)")
@@ -231,10 +231,11 @@ void resolve_model(const po::variables_map& values, TrainConfig& config) {
 // The optimizer, its schedule, the batches and the passes.
 void resolve_training(const po::variables_map& values, TrainConfig& config) {
   config.optimizer.kind = values["optimizer"].as<std::string>();
-  // The click presets train well without a flag (Adagrad at --lr's default 0.05, batches of 128: the best of a
-  // comparison on synthetic-ctr data, docs/ctr.md); any flag given wins.
+  // The click presets train well without a flag (Adagrad at --lr's default 0.05, deepfm's at kDeepFmLearningRate,
+  // batches of 128: the best of comparisons on synthetic-ctr data, docs/ctr.md); any flag given wins.
   if (is_click_preset(config.model) && values["optimizer"].defaulted()) config.optimizer.kind = "adagrad";
   config.optimizer.learning_rate = positive_finite(values, "lr");
+  if (config.model == "deepfm" && values["lr"].defaulted()) config.optimizer.learning_rate = kDeepFmLearningRate;
   config.optimizer.schedule = values["lr-schedule"].as<std::string>();
   config.optimizer.momentum = static_cast<float>(values["momentum"].as<double>());
   config.optimizer.weight_decay = static_cast<float>(values["weight-decay"].as<double>());

@@ -25,6 +25,10 @@ enum class NodeAggregation { kAuto, kOn, kOff };
 inline constexpr std::size_t kNplmHidden = 100;        // nplm's hidden width when --hidden is not given
 inline constexpr std::size_t kClickEmbeddingDim = 16;  // dlrm's and deepfm's --embedding-dim unless given
 inline constexpr std::size_t kClickBatchSize = 128;    // and their --batch-size
+// deepfm's --lr unless given (dlrm keeps --lr's default, 0.05): on synthetic-ctr data, one pass, Adagrad, test AUC
+// 0.7707 at 0.0125 against 0.7695 at 0.025 and 0.763 at 0.05 (2M lines, batch 128); 0.7385, 0.7386 and 0.7239 on
+// 200,000 lines (benchmarks/README.md "DeepFM's learning rate").
+inline constexpr double kDeepFmLearningRate = 0.0125;
 
 // The presets of click models over CTR data (nn/click_presets.h), whose defaults differ (resolve_training).
 inline bool is_click_preset(const std::string& model) {

@@ -13,6 +13,7 @@
 #include "comm/node_sharing.h"
 #include "comm/watchdog.h"
 #include "compute/cpu/blas_kernels.h"
+#include "config/resolved_ini.h"
 #include "core/files.h"
 #include "core/log.h"
 #include "core/options.h"
@@ -193,7 +194,7 @@ Outcome configure(JobStart& start, int rank, int world_size, const comm::Communi
     }
     job.layout.push_groups = plan_push_groups(job.config, job.layout, node_of_rank);
     optim::make_optimizer(job.config.optimizer, 0);  // validates the optimizer flags on every rank
-    start.resolved_ini = to_ini(options.values);
+    start.resolved_ini = config::resolved_ini(options.values, job.config);
   });
   if (const Outcome code = agreed(failure)) return code;
   if (exit_early) return 0;

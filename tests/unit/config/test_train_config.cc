@@ -150,10 +150,11 @@ TEST(TrainConfig, EveryPresetNameIsAModel) {
   EXPECT_THROW(resolve({"--model", "dlrn"}), Error);
 }
 
-TEST(TrainConfig, ClickPresetsTrainWithAdagradOnBatchesOf128UnlessFlagsSayOtherwise) {
+TEST(TrainConfig, ClickPresetsTrainWithAdagradTheirLearningRateOnBatchesOf128UnlessFlagsSayOtherwise) {
   for (const std::string name : {"dlrm", "deepfm"}) {
     const TrainConfig config = resolve({"--model", name});
     EXPECT_EQ(config.optimizer.kind, "adagrad");
+    EXPECT_FLOAT_EQ(config.optimizer.learning_rate, name == "deepfm" ? kDeepFmLearningRate : 0.05);
     EXPECT_EQ(config.batch_size, kClickBatchSize);
     EXPECT_EQ(config.embedding_dim, kClickEmbeddingDim);
     EXPECT_EQ(config.table_rows, 0u);  // auto: from the data's distinct ids
@@ -168,7 +169,9 @@ TEST(TrainConfig, ClickPresetsTrainWithAdagradOnBatchesOf128UnlessFlagsSayOtherw
   EXPECT_EQ(set.hidden, std::vector<std::size_t>{8});
   EXPECT_EQ(set.bottom_hidden, (std::vector<std::size_t>{32, 16}));
   EXPECT_EQ(set.table_rows, 1000u);
+  EXPECT_FLOAT_EQ(resolve({"--model", "deepfm", "--lr", "0.05"}).optimizer.learning_rate, 0.05);
   EXPECT_EQ(resolve({}).optimizer.kind, "momentum");  // the other models keep theirs
+  EXPECT_FLOAT_EQ(resolve({}).optimizer.learning_rate, 0.05);
 }
 
 TEST(TrainConfig, ScheduleOptimiserAndAugmentFlags) {
