@@ -183,6 +183,30 @@ std::string metrics_text(const ctr::BayesMetrics& bayes, std::uint64_t first_tes
   return out.str();
 }
 
+// The lines' split by order: the last --test-fraction as test, the --valid-fraction before them as validation.
+LineOrderSplit split_by_fractions(const po::variables_map& values, std::uint64_t lines) {
+  const double test = ctr_fraction_flag(values, "test-fraction", 0.1);
+  const double valid = ctr_fraction_flag(values, "valid-fraction", 0);
+  LineOrderSplit split;
+  split.test_begin = lines - static_cast<std::uint64_t>(std::llround(test * static_cast<double>(lines)));
+  split.valid_begin =
+      split.test_begin - std::min(split.test_begin, static_cast<std::uint64_t>(std::llround(valid * lines)));
+  if (split.valid_begin == 0 || split.test_begin == lines) {
+    throw Error(ExitCode::kUsage, cat("--lines ", lines, " with these fractions leaves no train or no test lines"));
+  }
+  return split;
+}
+
+// Samples per train shard: --shard-samples, or the train lines over --split-count shards.
+std::uint64_t train_shard_samples(const po::variables_map& values, const LineOrderSplit& split) {
+  if (values.count("split-count") && values.count("shard-samples")) {
+    throw Error(ExitCode::kUsage, "--split-count and --shard-samples both size the train shards; give one");
+  }
+  if (!values.count("split-count")) return ctr_count_flag(values, "shard-samples", 1'000'000);
+  const std::uint64_t count = ctr_count_flag(values, "split-count", 1);
+  return (split.valid_begin + count - 1) / count;
+}
+
 }  // namespace
 
 void generate_synthetic_ctr(int argc, char** argv) {
@@ -194,23 +218,8 @@ void generate_synthetic_ctr(int argc, char** argv) {
     throw Error(ExitCode::kUsage, "give --output DIR (a data folder), --text-output FILE (the lines), or both");
   }
   const std::uint64_t lines = ctr_count_flag(values, "lines", 1), seed = ctr_count_flag(values, "seed", 1);
-  const double test = ctr_fraction_flag(values, "test-fraction", 0.1);
-  const double valid = ctr_fraction_flag(values, "valid-fraction", 0);
-  LineOrderSplit split;
-  split.test_begin = lines - static_cast<std::uint64_t>(std::llround(test * static_cast<double>(lines)));
-  split.valid_begin =
-      split.test_begin - std::min(split.test_begin, static_cast<std::uint64_t>(std::llround(valid * lines)));
-  if (split.valid_begin == 0 || split.test_begin == lines) {
-    throw Error(ExitCode::kUsage, cat("--lines ", lines, " with these fractions leaves no train or no test lines"));
-  }
-  if (values.count("split-count") && values.count("shard-samples")) {
-    throw Error(ExitCode::kUsage, "--split-count and --shard-samples both size the train shards; give one");
-  }
-  std::uint64_t shard_samples = ctr_count_flag(values, "shard-samples", 1'000'000);
-  if (values.count("split-count")) {
-    const std::uint64_t count = ctr_count_flag(values, "split-count", 1);
-    shard_samples = (split.valid_begin + count - 1) / count;
-  }
+  const LineOrderSplit split = split_by_fractions(values, lines);
+  const std::uint64_t shard_samples = train_shard_samples(values, split);
   const ctr::SyntheticCtrOptions generator_settings = generator_options(values);
   const ctr::SyntheticCtr generator(seed, generator_settings);
   std::optional<fs::path> output;
