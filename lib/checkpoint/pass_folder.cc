@@ -44,6 +44,18 @@ void write_streamed(H5::H5File& file, const StreamedTensor& tensor) {
   }
 }
 
+// The keys of the keyed tables among `streamed`, if any, as keys/<name>.
+void write_keys(H5::H5File& file, const std::vector<StreamedTensor>& streamed) {
+  std::optional<H5::Group> group;
+  for (const StreamedTensor& tensor : streamed) {
+    if (!tensor.keys) continue;
+    if (!group) group = file.createGroup(kKeysGroup);
+    const hsize_t dims[1] = {tensor.keys->size()};
+    H5::DataSet dataset = group->createDataSet(tensor.info.name, H5::PredType::NATIVE_INT64, H5::DataSpace(1, dims));
+    if (!tensor.keys->empty()) dataset.write(tensor.keys->data(), H5::PredType::NATIVE_INT64);
+  }
+}
+
 void write_parameters_file(const fs::path& path, const std::vector<nn::ParameterInfo>& parameters,
                            std::span<const float> flat, const std::vector<StreamedTensor>& streamed) {
   try {
@@ -51,6 +63,7 @@ void write_parameters_file(const fs::path& path, const std::vector<nn::Parameter
     H5::H5File file(path.string(), H5F_ACC_TRUNC);
     write_tensors(file, parameters, flat);
     for (const StreamedTensor& tensor : streamed) write_streamed(file, tensor);
+    write_keys(file, streamed);
   } catch (const H5::Exception& error) {
     throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", error.getDetailMsg(), " (disk full?)"));
   }

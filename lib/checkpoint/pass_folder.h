@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -20,10 +21,15 @@ std::string pass_folder_name(int pass);  // "pass-00003"
 
 // A tensor {rows, width} written a block of rows at a time from elsewhere: a row table the servers hold
 // (ps/table_plan.h), which no trainer has whole. read(first, count, out) fills rows [first, first + count).
+// A table keyed by the raw id (ps/keyed_rows.h) has `keys`: its row k + 1 is the row of keys[k] (ascending), its
+// row 0 the default row that every other id reads; written beside it as keys/<name> (int64).
 struct StreamedTensor {
   nn::ParameterInfo info;
   std::function<void(std::uint64_t first, std::uint64_t count, std::span<float> out)> read;
+  std::optional<std::vector<std::int64_t>> keys = {};
 };
+
+inline constexpr const char* kKeysGroup = "keys";
 
 // Throws Error(kOutput) when it cannot be written. An existing folder of that name is replaced only with
 // `replace_existing` (a resumed run training that pass again), and then only once the new one is complete.

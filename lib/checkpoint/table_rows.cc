@@ -93,6 +93,10 @@ std::vector<Source> sources(const fs::path& folder, const TableRowsSpec& table) 
 
 void check_attributes(const H5::H5File& file, const Source& source, const TableRowsSpec& table) {
   if (source.rows_dataset != kRowsDataset) return;  // model.h5: its shapes are checked by the dataset's dims
+  if (file.attrExists("keyed")) {
+    throw Error(ExitCode::kInputData, cat(source.file.string(), " holds table ", table.name,
+                                          " keyed by the raw id (--table-keys exact); this run hashes its ids"));
+  }
   const std::string written = read_string_attribute(file, source.file, "table");
   const auto rows = read_attribute<std::uint64_t>(file, source.file, "rows", H5::PredType::NATIVE_UINT64);
   const auto width = read_attribute<std::uint64_t>(file, source.file, "width", H5::PredType::NATIVE_UINT64);

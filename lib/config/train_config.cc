@@ -54,6 +54,10 @@ po::options_description train_options() {
       ("embedding-dim", po::value<long long>()->default_value(30), "nplm: embedding size m of every context word; dlrm, deepfm: the field vectors' length, default 16")
       ("bottom-hidden", po::value<std::string>()->default_value("64"), "dlrm: the bottom MLP's widths over the dense features, before --embedding-dim")
       ("table-rows", po::value<long long>()->default_value(0, "auto"), "dlrm, deepfm: rows of each field's table (ids hashed into them); auto: twice the field's distinct ids (ctr_fields.tsv) to a power of two, at most 2^22")
+      ("table-keys", po::value<std::string>()->default_value("hashed"), "dlrm, deepfm: how the servers find an id's row: hashed (into --table-rows rows; unrelated ids share rows) | exact (a row per raw id, none shared: --table-rows is then each table's cap on rows held; an id gets a row after --admit-after sightings, the least recently used rows make room at the cap; ids without a row read a default row of zeros; --mode sync)")
+      ("admit-after", po::value<long long>()->default_value(1), "--table-keys exact: an id gets a row at its N-th sighting (counted in a count-min sketch); before that it reads the default row and gets no update")
+      ("admit-probability", po::value<double>()->default_value(1.0, "1"), "--table-keys exact: the share of ids ever admitted, drawn once per (seed, table, id)")
+      ("row-ttl-steps", po::value<long long>()->default_value(0, "never"), "--table-keys exact: a row unseen for more than this many steps is evicted")
       ("direct", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "nplm: direct connections from the concatenated embeddings to the output")
       ("conv-filters", po::value<std::string>()->default_value("32,64"), "cnn: filters of each conv layer, comma separated")
       ("kernel-size", po::value<long long>()->default_value(3), "cnn: odd square convolution kernel")
@@ -152,10 +156,10 @@ void resolve_folders(const po::variables_map& values, TrainConfig& config) {
 
 // The layout, the mode and how its ranks talk.
 void resolve_cluster(const po::variables_map& values, TrainConfig& config) {
-  const modes::ModeTraits& mode = modes::mode_traits(config.mode);
   config.num_pservers = values["num-pservers"].as<int>();
   if (config.num_pservers < -1) throw Error(ExitCode::kUsage, "--num-pservers must be >= 0 (or -1 for the default)");
   config.mode = modes::mode_named(values["mode"].as<std::string>());
+  const modes::ModeTraits& mode = modes::mode_traits(config.mode);  // of the mode just read, not the default's
   config.staleness = values["staleness"].as<int>();
   if (config.staleness < 0) throw Error(ExitCode::kUsage, "--staleness must be >= 0");
   config.block_size = values["block-size"].as<std::size_t>();
@@ -226,6 +230,39 @@ void resolve_model(const po::variables_map& values, TrainConfig& config) {
                                       "image size only for odd kernels)"));
   }
   config.activation = compute::parse_activation(values["activation"].as<std::string>());
+}
+
+// --table-keys and the policy of keyed tables (ps/keyed_rows.h); the tables themselves are checked where they are
+// planned (run_common/table_layout.cc).
+void resolve_table_keys(const po::variables_map& values, TrainConfig& config) {
+  const std::string keys = values["table-keys"].as<std::string>();
+  if (keys != "hashed" && keys != "exact") {
+    throw Error(ExitCode::kUsage, cat("--table-keys '", keys, "' is not one of hashed, exact"));
+  }
+  TableKeys& table_keys = config.table_keys;
+  table_keys.exact = keys == "exact";
+  for (const char* flag : {"admit-after", "admit-probability", "row-ttl-steps"}) {
+    if (!table_keys.exact && !values[flag].defaulted()) {
+      throw Error(ExitCode::kUsage, cat("--", flag, " is a rule of keyed tables: give it with --table-keys exact"));
+    }
+  }
+  const long long admit_after = values["admit-after"].as<long long>();
+  if (admit_after < 1 || admit_after > 65535) {
+    throw Error(ExitCode::kUsage, cat("--admit-after ", admit_after, " must be in [1, 65535] (the sketch counts to 65535)"));
+  }
+  table_keys.admit_after = static_cast<std::uint32_t>(admit_after);
+  table_keys.admit_probability = values["admit-probability"].as<double>();
+  if (!(table_keys.admit_probability > 0 && table_keys.admit_probability <= 1)) {
+    throw Error(ExitCode::kUsage, cat("--admit-probability ", table_keys.admit_probability, " must be in (0, 1]"));
+  }
+  table_keys.ttl_steps = values["row-ttl-steps"].as<long long>();
+  if (table_keys.ttl_steps < 0) throw Error(ExitCode::kUsage, "--row-ttl-steps must be >= 0 (0: never)");
+  if (table_keys.exact && config.mode != modes::Mode::kSync) {
+    throw Error(ExitCode::kUsage,
+                cat("--table-keys exact: the servers keep keyed tables in --mode sync only (--mode ",
+                    modes::mode_traits(config.mode).name,
+                    ": async and ssp are not done yet; geo and allreduce keep the rows on the trainers)"));
+  }
 }
 
 // The optimizer, its schedule, the batches and the passes.
@@ -378,6 +415,7 @@ TrainConfig resolve_train_config(const po::variables_map& values) {
   resolve_folders(values, config);
   resolve_cluster(values, config);
   resolve_model(values, config);
+  resolve_table_keys(values, config);
   resolve_training(values, config);
   resolve_reporting(values, config);
   resolve_checkpoints(values, config);

@@ -35,6 +35,14 @@ inline bool is_click_preset(const std::string& model) {
   return model == "dlrm" || model == "deepfm";
 }
 
+// --table-keys and its policy: tables keyed by the raw id on the servers (ps/keyed_rows.h), or hashed.
+struct TableKeys {
+  bool exact = false;
+  std::uint32_t admit_after = 1;   // --admit-after
+  double admit_probability = 1.0;  // --admit-probability
+  std::int64_t ttl_steps = 0;      // --row-ttl-steps; 0: never
+};
+
 struct TrainConfig {
   std::filesystem::path data_dir;
   std::filesystem::path output_dir;
@@ -52,6 +60,7 @@ struct TrainConfig {
   std::size_t embedding_dim = 30;                   // nplm: m; dlrm, deepfm: kClickEmbeddingDim unless given
   std::vector<std::size_t> bottom_hidden{64};       // dlrm: the bottom MLP's widths
   std::size_t table_rows = 0;                       // dlrm, deepfm: rows per table; 0: from the distinct ids
+  TableKeys table_keys;                             // hashed unless --table-keys exact
   bool direct = false;                              // nplm: direct connections from the embeddings to the output
   std::vector<std::size_t> conv_filters{32, 64};    // cnn: filters per conv layer (each followed by a 2x2 pool)
   std::size_t kernel_size = 3;                      // cnn: odd square kernel

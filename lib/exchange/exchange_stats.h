@@ -29,4 +29,20 @@ struct ExchangeTimers {
   double update_seconds = 0;     // local and allreduce: the trainer's own optimizer step
 };
 
+// Lookups of tables keyed by the raw id (ps/keyed_rows.h) in this pass's training batches, and those that fell on
+// a default row (ids without a row of their own). Doubles: the pass's agreement reduces them as its other figures.
+struct KeyedLookupCounts {
+  double lookups = 0;
+  double on_default_row = 0;
+};
+
+// What the servers' keyed tables hold and did since the run began (resumes included), summed over tables and
+// servers, as of the last meeting.
+struct KeyedRowCounts {
+  std::int64_t held = 0;
+  std::int64_t admitted = 0;
+  std::int64_t evicted = 0;
+  std::int64_t refused = 0;  // ids that qualified for a row at a meeting whose rows were all seen in it
+};
+
 }  // namespace pstrain::exchange

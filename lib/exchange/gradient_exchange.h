@@ -46,6 +46,12 @@ class RowTableAccess {
   // Rows [first, first + count) of row table `table` (ps::TablePlan order) into `out`, as the servers hold them
   // (the pass folders write whole tables a block at a time).
   virtual void read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) = 0;
+  // A table keyed by the raw id (ps::TableSpec::exact_keys): the ids the servers hold rows for now, ascending.
+  // Until the next call for it, read_table_rows reads that table in the pass folder's order: row 0 the default
+  // row, row k + 1 the row of ids[k].
+  virtual std::vector<std::int64_t> held_ids(std::size_t table) = 0;
+  // The servers' keyed tables' counters (all zero without keyed tables).
+  virtual KeyedRowCounts keyed_row_counts() = 0;
 };
 
 // Communication behind computation (nn/parameter_stream.h): a mode that can send the gradient while the backward
@@ -137,9 +143,12 @@ class GradientExchange {
   StalenessStats& staleness() { return staleness_; }
   // ssp: how many steps this trainer was ahead of the slowest one when it went on (never more than s).
   StalenessStats& clock_lead() { return clock_lead_; }
+  // Reset with the timers at the start of a pass.
+  KeyedLookupCounts& keyed_lookups() { return keyed_lookups_; }
 
  protected:
   ExchangeTimers timers_;
+  KeyedLookupCounts keyed_lookups_;
   StalenessStats staleness_;
   StalenessStats clock_lead_;
 };

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "exchange/gradient_exchange.h"
 #include "ps/table_client.h"
@@ -19,7 +20,12 @@ class TableRowsExchange : public exchange::GradientExchange, public exchange::Ro
 
   bool fetch_for_batch(std::span<float> features, const core::JaggedIds* categorical, std::size_t count,
                        std::span<float> parameters) override {
-    return ps::fetch_rows_for_batch(tables_, {features, categorical, count}, parameters, timers_.pull_seconds);
+    if (tables_ == nullptr) return false;
+    const ps::TableTraffic before = tables_->traffic();
+    ps::fetch_rows_for_batch(tables_, {features, categorical, count}, parameters, timers_.pull_seconds);
+    keyed_lookups_.lookups += static_cast<double>(tables_->traffic().keyed_lookups - before.keyed_lookups);
+    keyed_lookups_.on_default_row += static_cast<double>(tables_->traffic().default_lookups - before.default_lookups);
+    return true;
   }
   bool fetch_for_evaluation(std::span<float> features, const core::JaggedIds* categorical, std::size_t count,
                             std::span<float> parameters) override {
@@ -29,6 +35,8 @@ class TableRowsExchange : public exchange::GradientExchange, public exchange::Ro
   void read_table_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) override {
     ps::read_table_rows(tables_, table, first, count, out);
   }
+  std::vector<std::int64_t> held_ids(std::size_t table) override { return ps::read_held_ids(tables_, table); }
+  exchange::KeyedRowCounts keyed_row_counts() override { return ps::read_keyed_row_counts(tables_); }
 
  protected:
   ps::TableClient* tables_;

@@ -50,7 +50,8 @@ void ShardServer::apply(std::span<const float> gradient) {
   ++stats_.updates;
 }
 
-int ShardServer::sync_step(int flags) {
+int ShardServer::sync_step(int flags, std::int64_t global_step) {
+  global_step_ = global_step;
   const comm::Watchdog::Wait wait("a sync step (waiting for the trainers' gradients)");
   // Streamed blocks come per trainer; a node's sum only one-sidedly (job/overlap_plan.cc chooses so).
   PSTRAIN_ASSERT(transport_ == SyncTransport::kOneSided || !layout_.aggregates_pushes(),
@@ -72,7 +73,7 @@ int ShardServer::one_sided_step(int flags) {
   }
   apply(summed_);
   if (!tables_.empty() && layout_.aggregates_pushes()) set_trainer_weights();  // the slots hold groups' sums
-  for (const auto& table : tables_) table->update(weights_);
+  update_tables();
   stats_.busy_seconds += seconds_since(start);
   return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the parameters are published
 }
@@ -84,9 +85,18 @@ int ShardServer::streamed_step(int flags) {
   if (tables_.empty()) return agreement.finish();
   exchange::all_gradients_written();  // every trainer's rows are in its row slots
   const auto start = Clock::now();
-  for (const auto& table : tables_) table->update(weights_);
+  update_tables();
   stats_.busy_seconds += seconds_since(start);
   return exchange::agree_on_step_flags(flags);  // doubles as the meeting after which the rows are published
+}
+
+// A sync step's rows: each table's touched rows updated, then a keyed table's meeting at this step (admissions,
+// recency, evictions: TableShard::meet), in table order on every server.
+void ShardServer::update_tables() {
+  for (const auto& table : tables_) {
+    table->update(weights_);
+    table->meet(global_step_);
+  }
 }
 
 int ShardServer::set_weights(std::span<const float> counts) {

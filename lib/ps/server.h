@@ -48,8 +48,9 @@ class ShardServer {
 
   // Sync: one step (exchange/step_protocol.h): the trainers' gradients summed in trainer order (the same bits
   // every run) and the optimizer run on the sum, for the whole slice at once (one-sided) or block by block as each
-  // arrives (streamed); then the agreement on `flags`, which it returns.
-  int sync_step(int flags);
+  // arrives (streamed); then the agreement on `flags`, which it returns. `global_step`: the step this meeting ends
+  // (counted over the run, resumes included): when keyed tables meet (TableShard::meet).
+  int sync_step(int flags, std::int64_t global_step);
   // Async: applies each trainer's push as its own update until every trainer announced it is done (kDone), or
   // until a checkpoint was requested and every trainer quiesced for it (kCheckpoint; call again afterwards).
   // Between polls that found nothing it pauses `poll_interval` (core/poll_pause.h: 0 yields the processor, so a
@@ -78,6 +79,7 @@ class ShardServer {
   int streamed_step(int flags);
   // Sync: each trainer's weight in the step, its count over the total (weights_); returns how many are not 0.
   int set_weights(std::span<const float> counts);
+  void update_tables();
   int receive_counts();  // streamed: the counts come as messages
   // Sync with node aggregation and row tables: weights_ per trainer, from the samples each announced.
   void set_trainer_weights();
@@ -102,6 +104,7 @@ class ShardServer {
   std::vector<float> weights_;
   std::vector<std::unique_ptr<TableShard>> tables_;
   std::int64_t version_ = 0;
+  std::int64_t global_step_ = 0;  // sync: of the step in progress
   std::vector<std::int64_t> applied_;  // async: last push applied, per trainer
   std::int64_t checkpoint_request_ = 0;
   ServerStats stats_;

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/timing.h"
 #include "nn/id_hash.h"
+#include "ps/keyed_rows.h"
 
 namespace pstrain::ps {
 
@@ -37,9 +38,9 @@ TableClient::TableClient(TableWindows& windows, const TablePlan& plan, std::vect
   PSTRAIN_ASSERT(caches_.size() == plan.size(), caches_.size(), " row caches for ", plan.size(), " tables");
 }
 
-RowRequest TableClient::request_for(std::size_t t, const BatchLookups& batch) {
+RowRequest TableClient::request_for(std::size_t t, const BatchLookups& batch, const std::vector<ResolvedKeys>& keys) {
   const TableSpec& table = plan_.table(t);
-  if (table.reads_bags()) return request_for_bags(t, batch);
+  if (table.reads_bags()) return request_for_bags(t, batch, keys);
   const std::span<float> features = batch.features;
   const std::size_t count = batch.count;
   const std::size_t lookups = count * table.ids_per_sample;
@@ -60,17 +61,25 @@ RowRequest TableClient::request_for(std::size_t t, const BatchLookups& batch) {
 
 // Walks the bags as embedding_bag does (field by field, sample by sample, id by id), so that the request's slot k
 // is the cache row of the layer's k-th lookup.
-RowRequest TableClient::request_for_bags(std::size_t t, const BatchLookups& batch) {
+RowRequest TableClient::request_for_bags(std::size_t t, const BatchLookups& batch,
+                                         const std::vector<ResolvedKeys>& keys) {
   const TableSpec& table = plan_.table(t);
   PSTRAIN_ASSERT(batch.categorical != nullptr && batch.categorical->samples == batch.count, "table ", table.name,
                  " looks up bags of categorical ids, and the batch of ", batch.count, " samples carries ",
                  batch.categorical == nullptr ? 0 : batch.categorical->samples);
   const core::JaggedIds& bags = *batch.categorical;
   ids_.clear();
+  default_lookups_ = 0;
   for (const std::size_t field : table.fields) {
     for (std::size_t sample = 0; sample < batch.count; ++sample) {
       for (const std::uint64_t id : bags.bag(field, sample)) {
-        ids_.push_back(static_cast<std::int64_t>(nn::hashed_row(id, table.hash_seed, table.rows)));
+        if (!table.exact_keys()) {
+          ids_.push_back(static_cast<std::int64_t>(nn::hashed_row(id, table.hash_seed, table.rows)));
+          continue;
+        }
+        const std::uint64_t row = keys[t].row_of(static_cast<std::int64_t>(id));
+        if (row < static_cast<std::uint64_t>(shards_)) ++default_lookups_;  // local row 0 of its owner
+        ids_.push_back(static_cast<std::int64_t>(row));
       }
     }
   }
@@ -78,6 +87,24 @@ RowRequest TableClient::request_for_bags(std::size_t t, const BatchLookups& batc
   PSTRAIN_ASSERT(request.rows.size() <= caches_[t].rows, request.rows.size(), " rows of table ", table.name,
                  " for a cache of ", caches_[t].rows, " (a bag longer than the data's longest?)");
   return request;
+}
+
+void TableClient::resolve_batch_keys(const BatchLookups& batch, std::vector<ResolvedKeys>& keys) {
+  keys.assign(plan_.size(), {});
+  if (!plan_.any_exact_keys()) return;
+  for (std::size_t t = 0; t < plan_.size(); ++t) {
+    const TableSpec& table = plan_.table(t);
+    if (!table.exact_keys() || batch.categorical == nullptr) continue;
+    std::vector<std::int64_t>& ids = keys[t].ids;
+    for (const std::size_t field : table.fields) {
+      for (std::size_t sample = 0; sample < batch.count; ++sample) {
+        for (const std::uint64_t id : batch.categorical->bag(field, sample)) ids.push_back(static_cast<std::int64_t>(id));
+      }
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+  resolve_keys(windows_, plan_, keys);
 }
 
 void TableClient::add_cache_blocks(std::size_t t, const RowRequest& request, std::span<const std::uint32_t> places,
@@ -142,8 +169,13 @@ void TableClient::fetch(const BatchLookups& batch, std::span<float> parameters) 
     fetch_held(batch, parameters);
     return;
   }
+  resolve_batch_keys(batch, keys_);
   for (std::size_t t = 0; t < plan_.size(); ++t) {
-    requests_[t] = request_for(t, batch);
+    requests_[t] = request_for(t, batch, keys_);
+    if (plan_.table(t).exact_keys()) {
+      traffic_.keyed_lookups += requests_[t].slot.size();
+      traffic_.default_lookups += default_lookups_;
+    }
     traffic_.rows_fetched += requests_[t].rows.size();
     traffic_.bytes += requests_[t].rows.size() * plan_.table(t).width * sizeof(float);
   }
@@ -158,7 +190,7 @@ void TableClient::fetch_held(const BatchLookups& batch, std::span<float> paramet
   std::vector<RowRequest> fetches(plan_.size());
   std::vector<std::vector<std::uint32_t>> places(plan_.size());
   for (std::size_t t = 0; t < plan_.size(); ++t) {
-    RowRequest lookups = request_for(t, batch);
+    RowRequest lookups = request_for(t, batch, keys_);  // no keyed table here: geo refuses them
     RowRequest& fetch = fetches[t];
     fetch.shard_begin.assign(static_cast<std::size_t>(shards_) + 1, 0);
     std::vector<std::uint32_t> cache_row(lookups.rows.size());
@@ -212,8 +244,10 @@ void TableClient::fetch_for_evaluation(const BatchLookups& batch, std::span<floa
     PSTRAIN_ASSERT(held_rows_[t].empty(), "an evaluation between meetings would overwrite the ", held_rows_[t].size(),
                    " rows held of table ", plan_.table(t).name);
   }
+  std::vector<ResolvedKeys> keys;
+  resolve_batch_keys(batch, keys);
   std::vector<RowRequest> requests(plan_.size());
-  for (std::size_t t = 0; t < plan_.size(); ++t) requests[t] = request_for(t, batch);
+  for (std::size_t t = 0; t < plan_.size(); ++t) requests[t] = request_for(t, batch, keys);
   get_rows(requests, std::vector<std::vector<std::uint32_t>>(plan_.size()), parameters);
   place_lookups(requests, batch.features);
 }
@@ -246,6 +280,7 @@ void TableClient::push(std::span<const float> gradient) {
   std::vector<std::vector<std::uint32_t>> places(plan_.size());  // empty: a batch's rows, in request order
   if (holding_) request_held_rows(places);
   std::vector<std::vector<std::int64_t>> headers(static_cast<std::size_t>(shards_));  // alive until the epoch ends
+  std::vector<std::vector<int>> header_lengths(static_cast<std::size_t>(shards_));
   std::vector<comm::Datatype> types;
   const MPI_Win grads_window = windows_.row_grads();
   MPI_CHECK(MPI_Win_lock_all(0, grads_window));
@@ -259,9 +294,12 @@ void TableClient::push(std::span<const float> gradient) {
       PSTRAIN_ASSERT(touched.size() <= plan_.capacity(t, shard), touched.size(), " rows of table ", table.name,
                      " for a slot of ", plan_.capacity(t, shard));
       std::vector<std::int64_t>& header = headers[static_cast<std::size_t>(shard)];
+      const std::size_t header_begin = header.size();
       header.push_back(static_cast<std::int64_t>(touched.size()));
       for (const std::uint64_t row : touched)
         header.push_back(static_cast<std::int64_t>(plan_.rows(t).local_index(row)));
+      if (table.exact_keys()) add_sightings(t, shard, header);
+      header_lengths[static_cast<std::size_t>(shard)].push_back(static_cast<int>(header.size() - header_begin));
       if (touched.empty()) continue;
       add_cache_blocks(t, request, places[t], shard, origin_lengths, origin_at);
       target_lengths.push_back(static_cast<int>(touched.size() * table.width));
@@ -279,13 +317,10 @@ void TableClient::push(std::span<const float> gradient) {
   for (int shard = 0; shard < shards_; ++shard) {
     // The headers lie one after the other here, each at its table's slot there.
     const std::vector<std::int64_t>& header = headers[static_cast<std::size_t>(shard)];
-    std::vector<int> lengths;
+    const std::vector<int>& lengths = header_lengths[static_cast<std::size_t>(shard)];
     std::vector<MPI_Aint> target_bytes;
-    for (std::size_t t = 0, at = 0; t < plan_.size(); ++t) {
-      const auto length = static_cast<int>(1 + header[at]);
-      lengths.push_back(length);
+    for (std::size_t t = 0; t < plan_.size(); ++t) {
       target_bytes.push_back(static_cast<MPI_Aint>(windows_.slot_ids_at(t, trainer, shard) * sizeof(std::int64_t)));
-      at += static_cast<std::size_t>(length);
     }
     types.push_back(comm::Datatype::hindexed(lengths, target_bytes, MPI_INT64_T));
     MPI_CHECK(MPI_Put(header.data(), static_cast<int>(header.size()), MPI_INT64_T, shard, 0, 1, types.back().handle(),
@@ -297,10 +332,69 @@ void TableClient::push(std::span<const float> gradient) {
     traffic_.bytes += requests_[t].rows.size() * (plan_.table(t).width * sizeof(float) + sizeof(std::int64_t));
     requests_[t] = RowRequest{};
   }
+  keys_.assign(plan_.size(), {});
+}
+
+// A keyed table's sightings on `shard`: how many, then the distinct ids of the step's batch it owns, ascending.
+void TableClient::add_sightings(std::size_t t, int shard, std::vector<std::int64_t>& header) {
+  const std::size_t count_at = header.size();
+  header.push_back(0);
+  if (t >= keys_.size()) return;  // no batch this step
+  for (const std::int64_t id : keys_[t].ids) {
+    if (key_owner(id, shards_) == shard) header.push_back(id);
+  }
+  header[count_at] = static_cast<std::int64_t>(header.size() - count_at - 1);
+  PSTRAIN_ASSERT(static_cast<std::size_t>(header[count_at]) <= plan_.key_capacity(t), header[count_at],
+                 " sightings of table ", plan_.table(t).name, " for a slot of ", plan_.key_capacity(t));
+  traffic_.bytes += static_cast<std::uint64_t>(header[count_at]) * sizeof(std::int64_t);
+}
+
+std::vector<std::int64_t> TableClient::held_ids(std::size_t t) {
+  key_snapshots_.resize(plan_.size());
+  key_snapshots_[t] = read_held_keys(windows_, plan_, t);
+  return key_snapshots_[t].ids;
+}
+
+// Rows [first, first + count) of keyed table t in held_ids()'s order (row 0 the default row: zeros), one get per
+// server, each row to its place in `out`.
+void TableClient::read_keyed_rows(std::size_t t, std::uint64_t first, std::uint64_t count, std::span<float> out) {
+  const TableSpec& table = plan_.table(t);
+  PSTRAIN_ASSERT(t < key_snapshots_.size() && first + count <= key_snapshots_[t].rows.size() + 1, "rows ", first,
+                 "+", count, " of keyed table ", table.name, " without held_ids() first");
+  std::vector<std::vector<int>> origin(static_cast<std::size_t>(shards_));
+  std::vector<std::vector<MPI_Aint>> target(static_cast<std::size_t>(shards_));
+  for (std::uint64_t r = first; r < first + count; ++r) {
+    float* place = out.data() + (r - first) * table.width;
+    if (r == 0) {
+      std::fill_n(place, table.width, 0.0f);
+      continue;
+    }
+    const std::uint64_t row = key_snapshots_[t].rows[r - 1];
+    const auto shard = static_cast<std::size_t>(plan_.rows(t).owner(row));
+    origin[shard].push_back(static_cast<int>((r - first) * table.width));
+    target[shard].push_back(static_cast<MPI_Aint>(
+        (windows_.rows_at(t, static_cast<int>(shard)) + plan_.rows(t).local_index(row) * table.width) * sizeof(float)));
+  }
+  std::vector<comm::Datatype> types;
+  const MPI_Win window = windows_.rows();
+  MPI_CHECK(MPI_Win_lock_all(0, window));
+  for (int shard = 0; shard < shards_; ++shard) {
+    const auto s = static_cast<std::size_t>(shard);
+    if (origin[s].empty()) continue;
+    types.push_back(comm::Datatype::indexed_block_floats(static_cast<int>(table.width), origin[s]));
+    types.push_back(comm::Datatype::hindexed(std::vector<int>(target[s].size(), static_cast<int>(table.width)),
+                                             target[s], MPI_FLOAT));
+    MPI_CHECK(MPI_Get(out.data(), 1, types[types.size() - 2].handle(), shard, 0, 1, types.back().handle(), window));
+  }
+  MPI_CHECK(MPI_Win_unlock_all(window));
 }
 
 void TableClient::read_rows(std::size_t t, std::uint64_t first, std::uint64_t count, std::span<float> out) {
   const TableSpec& table = plan_.table(t);
+  if (table.exact_keys()) {
+    read_keyed_rows(t, first, count, out);
+    return;
+  }
   const RowPlan& rows = plan_.rows(t);
   PSTRAIN_ASSERT(first + count <= rows.rows() && out.size() >= count * table.width, "rows ", first, "+", count);
   const auto shards = static_cast<std::uint64_t>(rows.shards());
@@ -336,6 +430,25 @@ bool fetch_rows_for_evaluation(TableClient* tables, const BatchLookups& batch, s
   const comm::Watchdog::Wait wait("fetching table rows from the servers for evaluation");
   tables->fetch_for_evaluation(batch, parameters);
   return true;
+}
+
+std::vector<std::int64_t> read_held_ids(TableClient* tables, std::size_t table) {
+  if (tables == nullptr) return {};
+  const comm::Watchdog::Wait wait("reading a keyed table's ids from the servers for the pass folder");
+  return tables->held_ids(table);
+}
+
+exchange::KeyedRowCounts read_keyed_row_counts(TableClient* tables) {
+  exchange::KeyedRowCounts sum;
+  if (tables == nullptr || !tables->plan().any_exact_keys()) return sum;
+  const comm::Watchdog::Wait wait("reading the keyed tables' counters from the servers");
+  for (const KeyedTableCounters& table : tables->keyed_counters()) {
+    sum.held += table.held;
+    sum.admitted += table.admitted;
+    sum.evicted += table.evicted;
+    sum.refused += table.refused;
+  }
+  return sum;
 }
 
 bool read_table_rows(TableClient* tables, std::size_t table, std::uint64_t first, std::uint64_t count,

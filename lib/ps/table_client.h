@@ -14,7 +14,9 @@
 
 #include "comm/layout.h"
 #include "core/jagged_ids.h"
+#include "exchange/exchange_stats.h"
 #include "nn/cached_lookups.h"
+#include "ps/key_lookup.h"
 #include "ps/row_plan.h"
 #include "ps/table_plan.h"
 #include "ps/table_windows.h"
@@ -26,6 +28,9 @@ struct TableTraffic {
   std::uint64_t rows_fetched = 0;  // summed over tables and training steps (evaluation and pass folders not counted)
   std::uint64_t rows_pushed = 0;
   std::uint64_t bytes = 0;  // row data and indices, both directions
+  // Keyed tables (TableSpec::exact_keys), training steps only: lookups, and those that read a default row.
+  std::uint64_t keyed_lookups = 0;
+  std::uint64_t default_lookups = 0;
 };
 
 // Where a trainer keeps a table's rows for the batch in progress: `rows` rows (the most distinct ids one batch
@@ -73,9 +78,16 @@ class TableClient {
   void push(std::span<const float> gradient);
   // Rows [first, first + count) of table `table`, as the servers hold them now, into `out` (count x width): the
   // pass folders write whole tables a block at a time.
+  // A keyed table (TableSpec::exact_keys): rows [first, first + count) in the order held_ids() last gave.
   void read_rows(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out);
+  // A keyed table's held ids, ascending, read from every server's index (one get per server); remembered with
+  // their rows for read_rows (RowTableAccess::held_ids).
+  std::vector<std::int64_t> held_ids(std::size_t table);
 
   const TableTraffic& traffic() const { return traffic_; }
+  const TablePlan& plan() const { return plan_; }
+  // The servers' keyed tables' counters, summed over servers, per table (key_lookup.h), as of the last meeting.
+  std::vector<KeyedTableCounters> keyed_counters() const { return read_key_counters(windows_, plan_); }
 
  private:
   // The rows of every table's request (built from the ids) into the tables' caches: row k of table t's request at
@@ -90,14 +102,18 @@ class TableClient {
   // order) or, with `places`, a block per row at its cache row. Appends lengths and displacements (floats).
   void add_cache_blocks(std::size_t t, const RowRequest& request, std::span<const std::uint32_t> places, int shard,
                         std::vector<int>& lengths, std::vector<int>& at) const;
-  RowRequest request_for(std::size_t t, const BatchLookups& batch);
-  RowRequest request_for_bags(std::size_t t, const BatchLookups& batch);
+  RowRequest request_for(std::size_t t, const BatchLookups& batch, const std::vector<ResolvedKeys>& keys);
+  RowRequest request_for_bags(std::size_t t, const BatchLookups& batch, const std::vector<ResolvedKeys>& keys);
+  // The distinct ids of the batch's bags of every keyed table into keys[t].ids, then their rows (key_lookup.h).
+  void resolve_batch_keys(const BatchLookups& batch, std::vector<ResolvedKeys>& keys);
   // Where `shard`'s rows of table t's request lie in the flat vector (floats): one run of the table's cache, since a
   // request orders its rows by shard. get_rows checks that the vector's displacements fit an int.
   int cache_run_at(std::size_t t, const RowRequest& request, int shard) const {
     return static_cast<int>(caches_[t].offset +
                             request.shard_begin[static_cast<std::size_t>(shard)] * plan_.table(t).width);
   }
+  void read_keyed_rows(std::size_t t, std::uint64_t first, std::uint64_t count, std::span<float> out);
+  void add_sightings(std::size_t t, int shard, std::vector<std::int64_t>& header);
   // The requests' cache places: into the features (tables of single ids) and cached_lookups_ (tables of bags).
   void place_lookups(const std::vector<RowRequest>& requests, std::span<float> features);
 
@@ -108,6 +124,9 @@ class TableClient {
   int shards_;
   std::vector<RowRequest> requests_;  // per table: the rows fetched for the step in progress
   std::vector<std::int64_t> ids_;     // scratch
+  std::vector<ResolvedKeys> keys_;    // per keyed table: the training batch's ids and rows, pushed as sightings
+  std::vector<ResolvedKeys> key_snapshots_;  // per keyed table: its held ids and rows as held_ids() last read them
+  std::uint64_t default_lookups_ = 0;  // of the last request_for_bags
   nn::CachedLookups cached_lookups_;  // per table of bags: the last batch's lookups' cache rows
   TableTraffic traffic_;
   // Held rows (hold_rows_until_push): per table, row -> its cache row, and the rows in cache order.
@@ -126,5 +145,8 @@ bool fetch_rows_for_batch(TableClient* tables, const BatchLookups& batch, std::s
 bool fetch_rows_for_evaluation(TableClient* tables, const BatchLookups& batch, std::span<float> parameters);
 bool read_table_rows(TableClient* tables, std::size_t table, std::uint64_t first, std::uint64_t count,
                      std::span<float> out);
+std::vector<std::int64_t> read_held_ids(TableClient* tables, std::size_t table);
+// The servers' keyed tables' counters summed over tables (zeros without keyed tables), under the watchdog.
+exchange::KeyedRowCounts read_keyed_row_counts(TableClient* tables);
 
 }  // namespace pstrain::ps

@@ -8,7 +8,11 @@ namespace pstrain::ps {
 
 TablePlan::TablePlan(std::vector<TableSpec> tables, int shards, std::size_t batch_size)
     : tables_(std::move(tables)), batch_size_(batch_size) {
-  for (const TableSpec& table : tables_) row_plans_.emplace_back(table.rows, shards);
+  for (const TableSpec& table : tables_) row_plans_.emplace_back(table.server_rows(shards), shards);
+}
+
+bool TablePlan::any_exact_keys() const {
+  return std::any_of(tables_.begin(), tables_.end(), [](const TableSpec& table) { return table.exact_keys(); });
 }
 
 std::size_t TablePlan::capacity(std::size_t index, int shard) const {

@@ -19,6 +19,21 @@
 
 namespace pstrain::ps {
 
+// A table keyed by the raw id (--table-keys exact, keyed_rows.h) instead of hashed into its rows: each server holds
+// up to `rows_per_shard` - 1 rows of ids it owns (key_owner), in local rows 1.., and at local row 0 the default row
+// (zeros, never updated) that every id without a row reads. Global row l * P + s as for any table (row_plan.h), so
+// fetches and pushes go as for hashed tables; what differs is how a trainer finds an id's row (exchange/
+// step_protocol.h) and that a push also carries the ids it looked up (their sightings, for admission and recency).
+struct KeyedSpec {
+  std::uint64_t rows_per_shard = 0;  // 0: hashed, not keyed
+  float first_limit = 0;             // an admitted row starts U(-limit, limit) (first_values of keyed_rows.h)
+  std::uint32_t admit_after = 1;
+  double admit_probability = 1.0;
+  std::int64_t ttl_steps = 0;
+  std::uint64_t seed = 0;
+  std::uint32_t probe_bound = 16;  // an id lies within this many buckets of its home (key_index.h)
+};
+
 struct TableSpec {
   std::string name;                // the parameter's name ("embed.weight")
   std::size_t offset = 0;          // into the flat parameter vector
@@ -29,8 +44,14 @@ struct TableSpec {
   // its rows with this seed (nn/id_hash.h). Empty: the sample's features are the table's ids.
   std::vector<std::size_t> fields = {};
   std::uint64_t hash_seed = 0;
+  KeyedSpec keys = {};
 
   bool reads_bags() const { return !fields.empty(); }
+  bool exact_keys() const { return keys.rows_per_shard > 0; }
+  // Rows the servers hold together: the vocabulary, or of a keyed table every shard's cap and default row.
+  std::uint64_t server_rows(int shards) const {
+    return exact_keys() ? keys.rows_per_shard * static_cast<std::uint64_t>(shards) : rows;
+  }
 };
 
 class TablePlan {
@@ -45,6 +66,9 @@ class TablePlan {
   const RowPlan& rows(std::size_t index) const { return row_plans_.at(index); }
   // Distinct rows one trainer's step can touch on `shard`: its slot size on that shard.
   std::size_t capacity(std::size_t index, int shard) const;
+  // Of a keyed table: distinct ids one trainer's step can look up on any shard (its slot of sightings).
+  std::size_t key_capacity(std::size_t index) const { return batch_size_ * table(index).ids_per_sample; }
+  bool any_exact_keys() const;
   // Floats of the tables that lie before `offset` in the flat vector: where the model's flat layout and its
   // dense layout (the tables taken out, the rest packed in order) differ.
   std::size_t floats_before(std::size_t offset) const;

@@ -12,10 +12,21 @@
 
 #include "comm/layout.h"
 #include "optim/row_optimizer.h"
+#include "ps/keyed_rows.h"
 #include "ps/table_plan.h"
 #include "ps/table_windows.h"
 
 namespace pstrain::ps {
+
+// A keyed table's state on one server, as checkpoints move it: the held rows in id order (an entry's `row` is its
+// place in `rows` and in each state vector), their values and optimizer state, the admission sketch, the counters.
+struct KeyedShardState {
+  std::vector<KeyedEntry> entries;
+  std::vector<float> rows;                                        // entries x width
+  std::vector<std::pair<std::string, std::vector<float>>> state;  // entries x (width or 1), named as the optimizer's
+  std::vector<std::uint16_t> sketch;
+  KeyedRowsCounters counters;
+};
 
 class TableShard {
  public:
@@ -31,6 +42,20 @@ class TableShard {
   // async: 1 for the trainer whose push is applied, 0 for the others). The same expressions in the same order
   // as the dense sum (server.cc), so with SGD a table updated by rows and one updated densely get the same bits.
   void update(std::span<const float> weights);
+  // A keyed table's meeting at `step` (TableSpec::exact_keys; nothing for a hashed one), after update(): every
+  // trainer's sightings (its slots' ids, in trainer order) go to KeyedRows::meet, which refreshes recency, admits
+  // and evicts; admitted rows get their first values and a fresh optimizer state, freed rows zeros; the counters
+  // in the key window are rewritten. The default row (local row 0) is never updated.
+  void meet(std::int64_t step);
+  const KeyedRows* keyed_rows() const { return keyed_.get(); }
+  // The row optimizer's state vectors' names ("sum", "m", ...), as checkpoints name them.
+  std::vector<std::string> state_names() const;
+  // A keyed table's checkpoint state, copied out under the windows' shared locks.
+  KeyedShardState keyed_state() const;
+  // Sets it back: `state.entries` sorted by id, at most the cap (ps::deal_entries), each `row` its place in
+  // `state.rows`; the rows go where KeyedRows::restore puts their ids, every other row is zeroed; then the
+  // optimizer's step count.
+  void restore_keyed(const KeyedShardState& state, std::uint64_t steps);
 
   // Runs use(rows, the row optimizer's state vectors for them, named as the dense optimizer's) under the window's
   // shared lock: a checkpoint writes them to a row file of its own (checkpoint/table_rows.h), no copy made.
@@ -57,6 +82,10 @@ class TableShard {
   std::vector<std::uint32_t> touched_;  // local rows touched this step, in the order first seen
   std::vector<float> summed_;           // their summed gradients
   std::uint64_t rows_updated_ = 0;
+  void publish_counters();
+
+  std::unique_ptr<KeyedRows> keyed_;  // exact keys: its row k is local row 1 + k
+  std::vector<std::int64_t> sightings_;
 };
 
 }  // namespace pstrain::ps

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "ps/keyed_rows.h"
 
 namespace pstrain::ps {
 
@@ -12,10 +13,18 @@ std::size_t rows_floats(const TablePlan& plan, std::size_t t, int shard) {
   return plan.rows(t).rows_on(shard) * plan.table(t).width;
 }
 std::size_t slot_ids(const TablePlan& plan, std::size_t t, int shard) {
-  return 1 + plan.capacity(t, shard);
+  const std::size_t sightings = plan.table(t).exact_keys() ? 1 + plan.key_capacity(t) : 0;
+  return 1 + plan.capacity(t, shard) + sightings;
 }
 std::size_t slot_grads(const TablePlan& plan, std::size_t t, int shard) {
   return plan.capacity(t, shard) * plan.table(t).width;
+}
+
+std::size_t key_words(const TablePlan& plan, std::size_t t, int) {
+  const TableSpec& table = plan.table(t);
+  if (!table.exact_keys()) return 0;
+  const auto capacity = static_cast<std::int64_t>(table.keys.rows_per_shard - 1);
+  return kKeyCounterWords + kWordsPerBucket * keyed_index_buckets(capacity);
 }
 
 }  // namespace
@@ -41,11 +50,13 @@ TableWindows::TableWindows(MPI_Comm world, const comm::WorldLayout& layout, cons
   rows_offset_ = offsets(plan, rows_floats);
   ids_offset_ = offsets(plan, slot_ids);
   grads_offset_ = offsets(plan, slot_grads);
+  keys_offset_ = offsets(plan, key_words);
   const bool server = shard_ >= 0;
   const auto trainers = static_cast<std::size_t>(layout.trainers);
   rows_ = comm::Window<float>(world, server ? at(rows_offset_, tables_, shard_) : 0);
   row_ids_ = comm::Window<std::int64_t>(world, server ? trainers * at(ids_offset_, tables_, shard_) : 0);
   row_grads_ = comm::Window<float>(world, server ? trainers * at(grads_offset_, tables_, shard_) : 0);
+  if (plan.any_exact_keys()) key_index_ = comm::Window<std::int64_t>(world, server ? at(keys_offset_, tables_, shard_) : 0);
   if (!server) return;
   const comm::WindowLock rows_lock(rows_.handle(), layout.world_rank, comm::WindowLock::Mode::kExclusive);
   std::ranges::fill(rows_.local(), 0.0f);
@@ -70,6 +81,19 @@ std::span<const std::int64_t> TableWindows::local_slot_ids(std::size_t t, int tr
   PSTRAIN_ASSERT(shard_ >= 0, "a trainer holds no row slots");
   return row_ids_.local().subspan(slot_ids_at(t, trainer, shard_),
                                   at(ids_offset_, t + 1, shard_) - at(ids_offset_, t, shard_));
+}
+
+std::span<std::int64_t> TableWindows::local_key_counters(std::size_t t) const {
+  PSTRAIN_ASSERT(shard_ >= 0, "a trainer holds no key index");
+  return key_index_.local().subspan(key_index_at(t, shard_), kKeyCounterWords);
+}
+
+std::span<KeyBucket> TableWindows::local_key_index(std::size_t t) const {
+  PSTRAIN_ASSERT(shard_ >= 0, "a trainer holds no key index");
+  const std::size_t first = key_index_at(t, shard_) + kKeyCounterWords;
+  const std::size_t words = at(keys_offset_, t + 1, shard_) - first;
+  // The window's int64 words hold KeyBuckets of two words each (key_index.h's layout, read remotely as words).
+  return {reinterpret_cast<KeyBucket*>(key_index_.local().data() + first), words / kWordsPerBucket};
 }
 
 std::span<const float> TableWindows::local_slot_grads(std::size_t t, int trainer) const {

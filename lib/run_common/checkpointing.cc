@@ -5,6 +5,7 @@
 
 #include "checkpoint/pass_folder.h"
 #include "checkpoint/table_rows.h"
+#include "run_common/keyed_checkpoint.h"
 #include "comm/communicator.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
@@ -146,10 +147,15 @@ std::vector<checkpoint::ManifestEntry> CheckpointWriter::write_table_rows(const 
   for (std::size_t t = 0; slice != nullptr && t < slice->tables.size(); ++t) {
     const ps::TableSpec& table = plan.tables().table(t);
     try {
-      slice->tables[t]->visit_rows([&](std::span<const float> rows, const auto& state) {
-        checkpoint::write_table_rows(temporary, {table.name, table.rows, table.width}, shard, plan.shards(), rows,
-                                     state);
-      });
+      if (table.exact_keys()) {
+        checkpoint::write_keyed_table_rows(temporary, {table.name, table.rows, table.width}, shard, plan.shards(),
+                                           keyed_rows_to_save(slice->tables[t]->keyed_state()));
+      } else {
+        slice->tables[t]->visit_rows([&](std::span<const float> rows, const auto& state) {
+          checkpoint::write_table_rows(temporary, {table.name, table.rows, table.width}, shard, plan.shards(), rows,
+                                       state);
+        });
+      }
       // Each shard fsyncs and checksums its own file, all at once, instead of rank 0 reading them all.
       mine.push_back(
           checkpoint::manifest_entry(temporary, checkpoint::table_rows_file(table.name, shard, plan.shards())));

@@ -1,8 +1,11 @@
 #include "run_common/table_layout.h"
 
+#include <filesystem>
+#include <limits>
 #include <string>
 
 #include "core/error.h"
+#include "data/ctr/ctr_fields.h"
 #include "optim/optimizer.h"
 
 namespace pstrain::run_common {
@@ -56,6 +59,62 @@ void check_row_wise_optimizer(const JobContext& job, const ps::TablePlan& tables
                                     ": use --optimizer adagrad, or --mode sync, async or ssp with servers"));
 }
 
+// Why this run's tables cannot be keyed (--table-keys exact keys the tables the servers hold by rows).
+std::string why_no_keyed_tables(const JobContext& job) {
+  if (job.layout.world_size == 1) return "a run on one rank holds its tables whole";
+  if (job.layout.pservers == 0) return "this run has no servers";
+  if (job.config.table_exchange == "dense") return "--table-exchange dense ships the tables whole";
+  return "the model has no table the servers hold by rows";
+}
+
+// The distinct ids of a table's fields as the data folder records them (ctr_fields.tsv), or none known (the
+// largest count): a cap of at least these holds any batch's ids.
+std::uint64_t distinct_ids(const JobContext& job, const ps::TableSpec& table) {
+  const auto& fields = job.data.meta.categorical;
+  if (!fields || !std::filesystem::exists(job.config.data_dir / "ctr_fields.tsv")) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  const std::vector<std::uint64_t> distinct = data::ctr::read_distinct_ids(job.config.data_dir, fields->field_names);
+  std::uint64_t sum = 0;
+  for (const std::size_t field : table.fields) sum += distinct.at(field);
+  return sum;
+}
+
+// --table-keys exact: every table keyed by the raw id, its --table-rows (its `rows`) the cap on rows it holds,
+// dealt over the servers (a share each, plus the default row). Refuses a table of single ids and a cap that one
+// batch's lookups could pass.
+ps::TablePlan key_tables(const JobContext& job, const ps::TablePlan& hashed, std::size_t batch) {
+  if (hashed.empty()) {
+    throw Error(ExitCode::kUsage, cat("--table-keys exact keys the tables the servers hold by rows, and ",
+                                      why_no_keyed_tables(job), ": run it with servers (--num-pservers) and trainers"));
+  }
+  const auto servers = static_cast<std::uint64_t>(job.layout.pservers);
+  std::vector<ps::TableSpec> tables;
+  for (std::size_t t = 0; t < hashed.size(); ++t) {
+    ps::TableSpec table = hashed.table(t);
+    if (!table.reads_bags()) {
+      throw Error(ExitCode::kUsage, cat("--table-keys exact keys tables of categorical ids (embedding_bag: dlrm, "
+                                        "deepfm); table ",
+                                        table.name, " reads the data's features as row numbers"));
+    }
+    const std::uint64_t lookups = static_cast<std::uint64_t>(batch) * table.ids_per_sample;
+    if (table.rows < lookups && table.rows < distinct_ids(job, table)) {
+      throw Error(ExitCode::kUsage,
+                  cat("--table-keys exact: table ", table.name, " may hold ", table.rows,
+                      " rows (--table-rows), fewer than the distinct ids one batch can look up (", batch,
+                      " samples x ", table.ids_per_sample, " ids = ", lookups,
+                      "): raise --table-rows or lower --batch-size"));
+    }
+    std::size_t parameter = 0;
+    while (job.model.parameters.at(parameter).name != table.name) ++parameter;
+    const config::TableKeys& keys = job.config.table_keys;
+    table.keys = {(table.rows + servers - 1) / servers + 1, job.model.parameter_init.at(parameter).limit, keys.admit_after,
+                  keys.admit_probability, keys.ttl_steps, job.config.seed};
+    tables.push_back(std::move(table));
+  }
+  return ps::TablePlan(std::move(tables), job.layout.pservers, batch);
+}
+
 }  // namespace
 
 ps::TablePlan plan_row_tables(const JobContext& job) {
@@ -70,6 +129,7 @@ ps::TablePlan plan_row_tables(const JobContext& job) {
     tables = ps::plan_model_tables(job.model, job.layout.pservers, job.config.batch_size * batches_held(job),
                                    longest_bags, rule, "use --table-exchange dense");
   }
+  if (job.config.table_keys.exact) tables = key_tables(job, tables, job.config.batch_size * batches_held(job));
   check_row_wise_optimizer(job, tables);
   return tables;
 }

@@ -8,6 +8,7 @@
 #include "optim/row_optimizer.h"
 #include "ps/server.h"
 #include "run_common/decay_mask.h"
+#include "run_common/keyed_checkpoint.h"
 #include "server/server_start.h"
 
 namespace pstrain::server {
@@ -36,7 +37,7 @@ bool serve_common_steps(const run_common::JobContext& job, ps::ShardServer& serv
     for (std::int64_t step = schedule.next_meeting(0, steps); step < steps;
          step = schedule.next_meeting(step + 1, steps)) {
       global_step = pass_start + step + 1;
-      flags = server.sync_step(writer.local_flags());
+      flags = server.sync_step(writer.local_flags(), global_step);
       const run_common::AfterStep next = schedule.after_common_step(step, steps, global_step, flags);
       if (next != run_common::AfterStep::kGoOn) save(pass, schedule.steps_before(pass) + step + 1);
       if (next == run_common::AfterStep::kCheckpointAndStop) return false;
@@ -70,6 +71,12 @@ void resume_table_rows(const run_common::JobContext& job, const std::vector<std:
                        const run_common::RunState& run) {
   for (std::size_t t = 0; t < shards.size(); ++t) {
     const ps::TableSpec& table = job.tables.table(t);
+    if (table.exact_keys()) {
+      shards[t]->restore_keyed(run_common::keyed_rows_to_resume(run.resumed_from, table, job.layout.shard_index,
+                                                                job.layout.pservers, shards[t]->state_names()),
+                               run.resumed->model.optimizer_steps);
+      continue;
+    }
     shards[t]->load_rows(
         [&](std::span<float> rows, const std::vector<std::pair<std::string, std::span<float>>>& state) {
           checkpoint::read_table_rows(run.resumed_from, {table.name, table.rows, table.width}, job.layout.shard_index,

@@ -80,6 +80,7 @@ std::vector<float> fill_server_start(const run_common::JobContext& job, const ps
     draw_dense_values(job, dense);
     // Each table into its own window (one window locked at a time).
     for (std::size_t t = 0; t < tables.size(); ++t) {
+      if (job.tables.table(t).exact_keys()) continue;  // holds no row yet: its rows get values as ids are admitted
       tables[t]->fill_rows([&](std::span<float> rows) { draw_table_rows(job, t, rows); });
     }
   }

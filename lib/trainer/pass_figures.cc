@@ -20,6 +20,8 @@ void take_exchange_figures(PassTotals& totals, exchange::GradientExchange& excha
   totals.update_seconds = timers.update_seconds;
   totals.lead_count = static_cast<double>(exchange.clock_lead().count);
   totals.lead_sum = static_cast<double>(exchange.clock_lead().sum);
+  totals.keyed_lookups = exchange.keyed_lookups().lookups;
+  totals.default_row_lookups = exchange.keyed_lookups().on_default_row;
 }
 
 }  // namespace

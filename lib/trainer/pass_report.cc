@@ -97,6 +97,18 @@ void add_exchange_fields(report::JsonLine& line, const run_common::JobContext& j
       .add_array("staleness_histogram", std::vector<std::int64_t>(staleness.histogram.begin(), histogram_end));
 }
 
+// --table-keys exact: the rows the servers hold now, what they admitted, evicted and refused since the run began,
+// and this pass's lookups and those that fell on a default row.
+void add_keyed_fields(report::JsonLine& line, const PassReport& report) {
+  const PassTotals& totals = report.figures.sum;
+  line.add("keyed_rows_held", report.keyed_rows.held)
+      .add("keyed_rows_admitted", report.keyed_rows.admitted)
+      .add("keyed_rows_evicted", report.keyed_rows.evicted)
+      .add("keyed_ids_refused", report.keyed_rows.refused)
+      .add("keyed_lookups", static_cast<std::int64_t>(totals.keyed_lookups))
+      .add("keyed_default_lookups", static_cast<std::int64_t>(totals.default_row_lookups));
+}
+
 void append_metrics_line(const run_common::JobContext& job, const PassReport& report) {
   const PassTotals& totals = report.figures.sum;
   report::JsonLine line;
@@ -114,6 +126,7 @@ void append_metrics_line(const run_common::JobContext& job, const PassReport& re
   if (report.evaluation.ctr) report::add_ctr_metrics(line, *report.evaluation.ctr);
   add_run_fields(line, job, report);
   add_exchange_fields(line, job, report);
+  if (job.tables.any_exact_keys()) add_keyed_fields(line, report);
   append_line_durably(job.config.output_dir / "metrics.jsonl", line.str());
 }
 
@@ -223,19 +236,23 @@ std::vector<std::pair<std::string, std::string>> pass_model_files(const run_comm
 }  // namespace
 
 void write_pass_folder(const run_common::JobContext& job, int pass, std::span<const float> parameters,
-                       std::span<const float> state, const ReadTableRows& read_rows,
+                       std::span<const float> state, exchange::RowTableAccess* read_tables,
                        std::optional<double> training_click_rate) {
   // The trainer's flat vector starts with the dense layout (run_common/table_layout.h); the tables come row by row.
   std::vector<nn::ParameterInfo> layout = job.dense_parameters;
   parameters = parameters.first(job.dense_count);
   std::vector<checkpoint::StreamedTensor> tables;
   for (std::size_t t = 0; t < job.tables.size(); ++t) {
-    PSTRAIN_ASSERT(read_rows, "no way to read table ", job.tables.table(t).name, " from the servers");
+    PSTRAIN_ASSERT(read_tables != nullptr, "no way to read table ", job.tables.table(t).name, " from the servers");
     const auto found = std::find_if(job.model.parameters.begin(), job.model.parameters.end(),
                                     [&](const nn::ParameterInfo& p) { return p.name == job.tables.table(t).name; });
-    tables.push_back({*found, [t, &read_rows](std::uint64_t first, std::uint64_t count, std::span<float> out) {
-                        read_rows(t, first, count, out);
+    tables.push_back({*found, [t, read_tables](std::uint64_t first, std::uint64_t count, std::span<float> out) {
+                        read_tables->read_table_rows(t, first, count, out);
                       }});
+    if (job.tables.table(t).exact_keys()) {  // its held rows after the default row
+      tables.back().keys = read_tables->held_ids(t);
+      tables.back().info.shape.at(0) = tables.back().keys->size() + 1;
+    }
   }
   std::vector<float> flat;
   if (!state.empty()) {

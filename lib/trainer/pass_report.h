@@ -8,6 +8,7 @@
 #include <span>
 
 #include "data/shard.h"
+#include "exchange/gradient_exchange.h"
 #include "nn/model.h"
 #include "report/ctr_metrics.h"
 #include "report/event_writer.h"
@@ -44,13 +45,11 @@ Evaluation evaluate(nn::Model& model, const data::Samples& test, std::size_t bat
 
 // OUTPUT/pass-NNNNN/parameters.h5: the parameters, and the non-trainable state after them under its own names
 // ("bn1.running_mean"), so that a pass folder is the whole model. `parameters` is the trainer's flat vector; the
-// row tables the servers hold (job.tables) are read from them a block of rows at a time through `read_rows`
-// (RowTableAccess::read_table_rows).
-using ReadTableRows =
-    std::function<void(std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out)>;
+// row tables the servers hold (job.tables) are read from them a block of rows at a time through `tables`
+// (RowTableAccess::read_table_rows; a keyed table: its held ids and their rows, RowTableAccess::held_ids).
 // `training_click_rate` (CTR data) goes into model.ini, for pstrain evaluate's normalized entropy.
 void write_pass_folder(const run_common::JobContext& job, int pass, std::span<const float> parameters,
-                       std::span<const float> state, const ReadTableRows& read_rows = {},
+                       std::span<const float> state, exchange::RowTableAccess* tables = nullptr,
                        std::optional<double> training_click_rate = {});
 
 // The end of a pass, as the lead trainer reports it.
@@ -61,6 +60,7 @@ struct PassReport {
   std::int64_t samples_before = 0;  // samples of the pass trained before the checkpoint the run resumed from
   const run_common::Coverage& coverage;
   std::int64_t global_step = 0;
+  exchange::KeyedRowCounts keyed_rows = {};  // --table-keys exact: the servers' counters after the pass
 };
 
 // The log line, the metrics.jsonl line and (with a board) the pass/* scalars.

@@ -191,6 +191,7 @@ PassState TrainerLoop::begin_pass(int pass) {
   exchange_.timers() = {};
   exchange_.staleness() = {};
   exchange_.clock_lead() = {};
+  exchange_.keyed_lookups() = {};
   return PassState{pass, schedule_.steps_before(pass), std::move(order), batches, start};
 }
 
@@ -372,14 +373,8 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
   const Evaluation evaluation = evaluate_test(cat("after pass ", state.pass));
   const double evaluation_seconds = seconds_since(start);
   exchange::RowTableAccess* rows = exchange_.row_tables();
-  write_pass_folder(
-      job_, state.pass, buffers_.parameters(), model_state_.state(),
-      [rows](std::size_t table, std::uint64_t first, std::uint64_t count, std::span<float> out) {
-        PSTRAIN_ASSERT(rows != nullptr, "a pass folder asks for rows of table ", table,
-                       " that no server holds by rows");
-        rows->read_table_rows(table, first, count, out);
-      },
-      held_out_.training_click_rate);
+  write_pass_folder(job_, state.pass, buffers_.parameters(), model_state_.state(), rows,
+                    held_out_.training_click_rate);
   // The pass's last step is one of --eval-every-steps': its record carries the pass's own evaluation, written
   // before the pass record (the same figures).
   if (config_.eval_every_steps > 0 && global_step_ % config_.eval_every_steps == 0) {
@@ -388,7 +383,8 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
   const auto& before = schedule_.consumed_in_first_pass();
   const std::int64_t samples_before =
       state.pass == schedule_.first_pass() ? std::count(before.begin(), before.end(), 1) : 0;
-  report_pass(job_, {state.pass, figures, evaluation, samples_before, coverage, global_step_},
+  const exchange::KeyedRowCounts keyed_rows = rows != nullptr ? rows->keyed_row_counts() : exchange::KeyedRowCounts{};
+  report_pass(job_, {state.pass, figures, evaluation, samples_before, coverage, global_step_, keyed_rows},
               board_ ? &*board_ : nullptr);
 }
 

@@ -1,4 +1,5 @@
-// Test tool: compares the parameters.h5 of two pass folders, dataset by dataset.
+// Test tool: compares the parameters.h5 of two pass folders, dataset by dataset; the keys of keyed tables
+// (keys/<table>, int64) must be equal.
 //
 // usage: compare_parameters PASS_A PASS_B (--exact | --rtol R)
 // --exact: every float must have the same bits. --rtol: for every parameter, max|a-b| / max|b| <= R.
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -16,11 +18,29 @@
 
 namespace {
 
-std::map<std::string, std::vector<float>> read_all(const std::filesystem::path& pass_dir) {
+using Keys = std::map<std::string, std::vector<std::int64_t>>;
+
+Keys read_keys(const H5::H5File& file) {
+  Keys keys;
+  if (!file.nameExists("keys")) return keys;
+  const H5::Group group = file.openGroup("keys");
+  for (hsize_t i = 0; i < group.getNumObjs(); ++i) {
+    const std::string name = group.getObjnameByIdx(i);
+    const H5::DataSet dataset = group.openDataSet(name);
+    std::vector<std::int64_t> values(static_cast<std::size_t>(dataset.getSpace().getSimpleExtentNpoints()));
+    if (!values.empty()) dataset.read(values.data(), H5::PredType::NATIVE_INT64);
+    keys[name] = std::move(values);
+  }
+  return keys;
+}
+
+std::map<std::string, std::vector<float>> read_all(const std::filesystem::path& pass_dir, Keys& keys) {
   std::map<std::string, std::vector<float>> tensors;
   H5::H5File file((pass_dir / "parameters.h5").string(), H5F_ACC_RDONLY);
+  keys = read_keys(file);
   for (hsize_t i = 0; i < file.getNumObjs(); ++i) {
     const std::string name = file.getObjnameByIdx(i);
+    if (name == "keys") continue;
     H5::DataSet dataset = file.openDataSet(name);
     const auto count = static_cast<std::size_t>(dataset.getSpace().getSimpleExtentNpoints());
     std::vector<float> values(count);
@@ -40,8 +60,14 @@ int main(int argc, char** argv) {
   const bool exact = std::string(argv[3]) == "--exact";
   const double rtol = exact ? 0.0 : std::stod(argv[4]);
   try {
-    const auto a = read_all(argv[1]);
-    const auto b = read_all(argv[2]);
+    Keys keys_a, keys_b;
+    const auto a = read_all(argv[1], keys_a);
+    const auto b = read_all(argv[2], keys_b);
+    if (keys_a != keys_b) {
+      std::cerr << "the keyed tables hold different ids (" << keys_a.size() << " and " << keys_b.size()
+                << " keyed tables)\n";
+      return 1;
+    }
     if (a.size() != b.size() || a.empty()) {
       std::cerr << "different parameter sets: " << a.size() << " vs " << b.size() << "\n";
       return 1;

@@ -1,0 +1,80 @@
+#include "run_common/keyed_checkpoint.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ps/keyed_rows.h"
+
+namespace pstrain::run_common {
+
+namespace {
+
+// Appends one file's entries (their rows, state and sketch) to `into`, each entry's row its place there.
+void append_state(ps::KeyedShardState& into, checkpoint::KeyedRowsState&& file) {
+  const std::size_t first = into.entries.size();
+  for (std::size_t k = 0; k < file.ids.size(); ++k) {
+    into.entries.push_back(
+        {file.ids[k], static_cast<std::int64_t>(first + k), file.last_seen[k], file.counts[k]});
+  }
+  into.rows.insert(into.rows.end(), file.rows.begin(), file.rows.end());
+  if (into.state.empty()) {
+    for (auto& entry : file.state) into.state.emplace_back(entry.first, std::vector<float>());
+  }
+  for (std::size_t s = 0; s < file.state.size(); ++s) {
+    into.state[s].second.insert(into.state[s].second.end(), file.state[s].second.begin(), file.state[s].second.end());
+  }
+  if (into.sketch.empty()) into.sketch.assign(file.sketch.size(), 0);
+  for (std::size_t c = 0; c < std::min(into.sketch.size(), file.sketch.size()); ++c) {
+    const unsigned sum = unsigned{into.sketch[c]} + file.sketch[c];
+    into.sketch[c] = static_cast<std::uint16_t>(std::min<unsigned>(sum, std::numeric_limits<std::uint16_t>::max()));
+  }
+  into.counters.admitted += file.admitted;
+  into.counters.evicted += file.evicted;
+  into.counters.refused += file.refused;
+}
+
+}  // namespace
+
+checkpoint::KeyedRowsState keyed_rows_to_save(const ps::KeyedShardState& state) {
+  checkpoint::KeyedRowsState out;
+  for (const ps::KeyedEntry& entry : state.entries) {
+    out.ids.push_back(entry.id);
+    out.last_seen.push_back(entry.last_seen);
+    out.counts.push_back(entry.count);
+  }
+  out.rows = state.rows;
+  out.state = state.state;
+  out.sketch = state.sketch;
+  out.admitted = state.counters.admitted;
+  out.evicted = state.counters.evicted;
+  out.refused = state.counters.refused;
+  return out;
+}
+
+ps::KeyedShardState keyed_rows_to_resume(const std::filesystem::path& folder, const ps::TableSpec& table, int shard,
+                                         int shards, const std::vector<std::string>& state_names) {
+  const checkpoint::TableRowsSpec spec{table.name, table.rows, table.width};
+  const int written = checkpoint::keyed_table_shards(folder, spec);
+  ps::KeyedShardState merged;
+  if (written == shards) {
+    append_state(merged, checkpoint::read_keyed_table_rows(folder, spec, shard, written, state_names,
+                                                           [](std::int64_t) { return true; }));
+  } else {
+    for (int old = 0; old < written; ++old) {
+      append_state(merged,
+                   checkpoint::read_keyed_table_rows(folder, spec, old, written, state_names, [&](std::int64_t id) {
+                     return ps::key_owner(id, shards) == shard;
+                   }));
+    }
+    if (shard != 0) merged.counters = {};  // the totals once, on server 0
+  }
+  std::sort(merged.entries.begin(), merged.entries.end(),
+            [](const ps::KeyedEntry& a, const ps::KeyedEntry& b) { return a.id < b.id; });
+  const std::size_t found = merged.entries.size();
+  merged.entries = ps::deal_entries(merged.entries, shards, shard,
+                                    static_cast<std::int64_t>(table.keys.rows_per_shard - 1));
+  merged.counters.evicted += found - merged.entries.size();  // past a smaller cap: the least recently used go
+  return merged;
+}
+
+}  // namespace pstrain::run_common
