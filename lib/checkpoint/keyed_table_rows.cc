@@ -51,6 +51,7 @@ void keep_entries(KeyedRowsState& state, std::size_t width, const std::function<
   select(state.ids, 1);
   select(state.last_seen, 1);
   select(state.counts, 1);
+  select(state.held_rows, 1);
   select(state.rows, width);
   for (auto& entry : state.state) select(entry.second, n == 0 ? width : entry.second.size() / n);
 }
@@ -82,6 +83,8 @@ void write_keyed_table_rows(const fs::path& folder, const TableRowsSpec& table, 
       write_vector(group, name.c_str(), H5::PredType::NATIVE_FLOAT, values, per);
     }
     write_vector(file, "sketch", H5::PredType::NATIVE_UINT16, state.sketch);
+    write_vector(file, "row", H5::PredType::NATIVE_INT64, state.held_rows);
+    write_vector(file, "index", H5::PredType::NATIVE_INT64, state.index, 2);
   } catch (const H5::Exception& failure) {
     throw Error(ExitCode::kOutput, cat("cannot write ", path.string(), ": ", failure.getDetailMsg(), " (disk full?)"));
   }
@@ -137,9 +140,13 @@ KeyedRowsState read_keyed_table_rows(const fs::path& folder, const TableRowsSpec
       result.state.emplace_back(name, read_vector<float>(group, path, name, H5::PredType::NATIVE_FLOAT));
     }
     result.sketch = read_vector<std::uint16_t>(file, path, "sketch", H5::PredType::NATIVE_UINT16);
+    result.held_rows = read_vector<std::int64_t>(file, path, "row", H5::PredType::NATIVE_INT64);
+    result.index = read_vector<std::int64_t>(file, path, "index", H5::PredType::NATIVE_INT64);
     const std::size_t n = result.ids.size();
-    if (result.last_seen.size() != n || result.counts.size() != n || result.rows.size() != n * table.width) {
-      throw Error(ExitCode::kInputData, cat(path.string(), ": its ids, last_seen, count and rows disagree in length"));
+    if (result.last_seen.size() != n || result.counts.size() != n || result.held_rows.size() != n ||
+        result.rows.size() != n * table.width) {
+      throw Error(ExitCode::kInputData,
+                  cat(path.string(), ": its ids, last_seen, count, row and rows disagree in length"));
     }
     keep_entries(result, table.width, keep);
     return result;

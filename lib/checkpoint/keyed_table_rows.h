@@ -8,6 +8,8 @@
 //   /rows                 float  [n x W]  its row
 //   /optimizer/<state>    float  [n x W] or [n x 1]  the row optimizer's state of those rows
 //   /sketch               uint16 [d x w]  the admission sketch's counters (admission_sketch.h)
+//   /row                  int64  [n]      each id's row on its server, and
+//   /index                int64  [B x 2]  the server's index (key_index.h): for a resume on as many servers
 //   attributes table, rows (the table's cap), width, shard, shards, keyed = 1, admitted, evicted, refused
 // A reader of any number of servers takes the ids it owns (ps::key_owner) from every file; the caller re-deals them
 // (ps::deal_entries keeps the most recently used within its cap).
@@ -29,6 +31,8 @@ struct KeyedRowsState {
   std::vector<float> rows;                                        // ids x width
   std::vector<std::pair<std::string, std::vector<float>>> state;  // ids x (width or 1)
   std::vector<std::uint16_t> sketch;
+  std::vector<std::int64_t> held_rows;  // each id's row on its server
+  std::vector<std::int64_t> index;      // the server's index, two words a bucket
   std::uint64_t admitted = 0;
   std::uint64_t evicted = 0;
   std::uint64_t refused = 0;

@@ -125,6 +125,18 @@ void verify_pass_folder(const fs::path& pass_dir) {
   for (const ManifestEntry& entry : read_manifest(pass_dir, kPassManifest)) check_listed_file(pass_dir, entry, true);
 }
 
+void refuse_keyed_tables(const fs::path& path) {
+  H5::Exception::dontPrint();
+  try {
+    if (!H5::H5File(path.string(), H5F_ACC_RDONLY).nameExists(kKeysGroup)) return;
+  } catch (const H5::Exception&) {
+    return;  // the reader names what is wrong with the file
+  }
+  throw Error(ExitCode::kInputData, cat(path.string(), " holds tables keyed by the raw id (--table-keys exact): ",
+                                        "pstrain evaluate, predict, export and --init-from do not read them yet ",
+                                        "(the run's own test figures are in its metrics.jsonl)"));
+}
+
 std::vector<float> read_pass_parameters(const fs::path& pass_dir, const std::vector<nn::ParameterInfo>& parameters,
                                         std::size_t flat_size) {
   if (!fs::is_directory(pass_dir)) {
@@ -132,6 +144,7 @@ std::vector<float> read_pass_parameters(const fs::path& pass_dir, const std::vec
   }
   verify_pass_folder(pass_dir);
   const fs::path path = pass_dir / kParametersFile;
+  refuse_keyed_tables(path);
   try {
     H5::Exception::dontPrint();
     const H5::H5File file(path.string(), H5F_ACC_RDONLY);

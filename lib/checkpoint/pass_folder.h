@@ -51,6 +51,10 @@ inline constexpr ManifestKind kPassManifest{"pstrain-pass", 1, "pass folder"};
 // before they carried a MANIFEST are taken on their `done` alone.
 void verify_pass_folder(const std::filesystem::path& pass_dir);
 
+// Throws Error(kInputData) naming `parameters_file` (a pass folder's parameters.h5) when it holds tables keyed by
+// the raw id (StreamedTensor::keys): no reader of whole models takes them yet.
+void refuse_keyed_tables(const std::filesystem::path& parameters_file);
+
 // Reads parameters.h5 of a complete, verified pass folder into the flat layout; every parameter must be present with
 // the declared shape. Throws Error(kInputData) naming the folder and the mismatch.
 std::vector<float> read_pass_parameters(const std::filesystem::path& pass_dir,

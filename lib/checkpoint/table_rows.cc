@@ -276,6 +276,7 @@ void with_pass_table(const fs::path& pass_dir, const TableRowsSpec& table,
                      const std::function<void(const H5::DataSet&, const fs::path&)>& use) {
   verify_pass_folder(pass_dir);
   const fs::path path = pass_dir / kParametersFile;
+  refuse_keyed_tables(path);
   H5::Exception::dontPrint();
   try {
     const H5::H5File file(path.string(), H5F_ACC_RDONLY);

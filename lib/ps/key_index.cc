@@ -45,6 +45,13 @@ void KeyIndex::clear() {
   size_ = 0;
 }
 
+void KeyIndex::load(std::span<const KeyBucket> buckets) {
+  PSTRAIN_ASSERT(buckets.size() == buckets_.size(), buckets.size(), " buckets for an index of ", buckets_.size());
+  std::copy(buckets.begin(), buckets.end(), buckets_.begin());
+  size_ = static_cast<std::uint64_t>(
+      std::count_if(buckets_.begin(), buckets_.end(), [](const KeyBucket& b) { return b.row != kEmptyRow; }));
+}
+
 std::optional<std::uint64_t> KeyIndex::position(std::int64_t id) const {
   const std::uint64_t start = home(id);
   for (std::uint64_t k = 0; k < probe_bound_; ++k) {

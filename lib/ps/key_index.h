@@ -73,6 +73,8 @@ class KeyIndex {
   // Removes `id`; false when it was absent.
   bool erase(std::int64_t id);
   void clear();
+  // The buckets as another index of the same count, seed and probe bound held them (a checkpoint's copy).
+  void load(std::span<const KeyBucket> buckets);
 
  private:
   std::optional<std::uint64_t> position(std::int64_t id) const;

@@ -239,8 +239,8 @@ std::vector<KeyedEntry> KeyedRows::entries() const {
   return held;
 }
 
-std::vector<std::int64_t> KeyedRows::restore(std::span<const KeyedEntry> entries, std::span<const std::uint16_t> sketch,
-                                             const KeyedRowsCounters& counters) {
+// The checks both restores make of a checkpoint's entries.
+void KeyedRows::check_entries(std::span<const KeyedEntry> entries) const {
   if (static_cast<std::int64_t>(entries.size()) > capacity_) {
     throw Error(ExitCode::kInputData,
                 cat("a keyed table's checkpoint holds ", entries.size(), " rows for a server of ", capacity_));
@@ -251,6 +251,11 @@ std::vector<std::int64_t> KeyedRows::restore(std::span<const KeyedEntry> entries
                                             entries[k - 1].id, ": ids must be distinct and increasing"));
     }
   }
+}
+
+std::vector<std::int64_t> KeyedRows::restore(std::span<const KeyedEntry> entries, std::span<const std::uint16_t> sketch,
+                                             const KeyedRowsCounters& counters) {
+  check_entries(entries);
   sketch_.load(sketch);
   index_.clear();
   reset_rows();
@@ -269,17 +274,54 @@ std::vector<std::int64_t> KeyedRows::restore(std::span<const KeyedEntry> entries
   free_rows_.resize(static_cast<std::size_t>(capacity_ - held));  // the stack held capacity-1 .. 0: keep the top rows
   std::vector<std::int64_t> order(static_cast<std::size_t>(held));
   std::iota(order.begin(), order.end(), std::int64_t{0});
-  std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+  relink_by_recency(order);
+  return dropped;
+}
+
+void KeyedRows::restore_exactly(std::span<const KeyedEntry> entries, std::span<const std::uint16_t> sketch,
+                                const KeyedRowsCounters& counters, std::span<const KeyBucket> index) {
+  check_entries(entries);
+  if (index.size() != index_.bucket_count()) {
+    throw Error(ExitCode::kInputData, cat("a keyed table's checkpoint holds an index of ", index.size(),
+                                          " buckets for a server of ", index_.bucket_count()));
+  }
+  sketch_.load(sketch);
+  index_.load(index);
+  reset_rows();
+  counters_ = counters;
+  std::vector<std::int64_t> held;
+  for (const KeyedEntry& entry : entries) {
+    if (entry.row < 0 || entry.row >= capacity_ || index_.find(entry.id) != entry.row) {
+      throw Error(ExitCode::kInputData,
+                  cat("a keyed table's checkpoint gives id ", entry.id, " row ", entry.row, ", its index another"));
+    }
+    rows_[static_cast<std::size_t>(entry.row)] =
+        RowState{entry.id, entry.last_seen, entry.count, kNone, kNone, true, false};
+    held.push_back(entry.row);
+  }
+  if (index_.size() != held.size()) {
+    throw Error(ExitCode::kInputData,
+                cat("a keyed table's checkpoint holds ", held.size(), " rows and an index of ", index_.size()));
+  }
+  free_rows_.clear();
+  for (std::int64_t r = capacity_ - 1; r >= 0; --r) {
+    if (!rows_[static_cast<std::size_t>(r)].held) free_rows_.push_back(r);  // the lowest free row is taken first
+  }
+  relink_by_recency(held);
+}
+
+// The recency list of the held rows `rows` rebuilt, ascending (last_seen, id), and the last meeting's step.
+void KeyedRows::relink_by_recency(std::vector<std::int64_t> rows) {
+  std::sort(rows.begin(), rows.end(), [&](std::int64_t a, std::int64_t b) {
     const RowState& x = rows_[static_cast<std::size_t>(a)];
     const RowState& y = rows_[static_cast<std::size_t>(b)];
     return x.last_seen != y.last_seen ? x.last_seen < y.last_seen : x.id < y.id;
   });
   last_step_ = std::numeric_limits<std::int64_t>::min();
-  for (const std::int64_t row : order) {
+  for (const std::int64_t row : rows) {
     append(row);
     last_step_ = std::max(last_step_, rows_[static_cast<std::size_t>(row)].last_seen);
   }
-  return dropped;
 }
 
 }  // namespace pstrain::ps

@@ -127,6 +127,11 @@ class KeyedRows {
   // evicted; with the index at most half full this is rare).
   std::vector<std::int64_t> restore(std::span<const KeyedEntry> entries, std::span<const std::uint16_t> sketch,
                                     const KeyedRowsCounters& counters);
+  // The state exactly as it was, for a resume with the same servers: `entries` keep their rows and `index` is
+  // the index's buckets as index().buckets() gave them, so that every later admission, refusal and eviction is
+  // the uninterrupted run's. Throws pstrain::Error(kInputData) where entries and index disagree.
+  void restore_exactly(std::span<const KeyedEntry> entries, std::span<const std::uint16_t> sketch,
+                       const KeyedRowsCounters& counters, std::span<const KeyBucket> index);
 
  private:
   static constexpr std::int64_t kNone = -1;
@@ -147,6 +152,8 @@ class KeyedRows {
   void unlink(std::int64_t row);
   void append(std::int64_t row);
   void reset_rows();
+  void check_entries(std::span<const KeyedEntry> entries) const;
+  void relink_by_recency(std::vector<std::int64_t> rows);
 
   std::int64_t capacity_;
   KeyedRowsPolicy policy_;

@@ -153,6 +153,8 @@ KeyedShardState TableShard::keyed_state() const {
   {
     WindowLock lock(windows_.key_index(), layout_.world_rank, WindowLock::Mode::kShared);
     out.entries = keyed_->entries();
+    const std::span<const KeyBucket> index = keyed_->index().buckets();
+    out.index.assign(index.begin(), index.end());
     const std::span<const std::uint16_t> sketch = keyed_->sketch().counters();
     out.sketch.assign(sketch.begin(), sketch.end());
     out.counters = keyed_->counters();
@@ -162,6 +164,7 @@ KeyedShardState TableShard::keyed_state() const {
   const std::size_t local_rows = position_.size();
   for (const auto& entry : optimizer_->state()) out.state.emplace_back(entry.first, std::vector<float>());
   for (KeyedEntry& entry : out.entries) {
+    out.held_rows.push_back(entry.row);
     const auto local = static_cast<std::size_t>(1 + entry.row);
     out.rows.insert(out.rows.end(), rows.begin() + static_cast<std::ptrdiff_t>(local * width_),
                     rows.begin() + static_cast<std::ptrdiff_t>((local + 1) * width_));
@@ -181,7 +184,13 @@ void TableShard::restore_keyed(const KeyedShardState& state, std::uint64_t steps
   PSTRAIN_ASSERT(keyed_ != nullptr, "table ", plan_.table(table_).name, " is not keyed");
   {
     WindowLock lock(windows_.key_index(), layout_.world_rank, WindowLock::Mode::kExclusive);
-    keyed_->restore(state.entries, state.sketch, state.counters);
+    if (state.index.empty()) {
+      keyed_->restore(state.entries, state.sketch, state.counters);
+    } else {
+      std::vector<KeyedEntry> entries = state.entries;
+      for (std::size_t k = 0; k < entries.size(); ++k) entries[k].row = state.held_rows.at(k);
+      keyed_->restore_exactly(entries, state.sketch, state.counters, state.index);
+    }
     publish_counters();
   }
   WindowLock lock(windows_.rows(), layout_.world_rank, WindowLock::Mode::kExclusive);

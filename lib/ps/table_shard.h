@@ -22,6 +22,10 @@ namespace pstrain::ps {
 // place in `rows` and in each state vector), their values and optimizer state, the admission sketch, the counters.
 struct KeyedShardState {
   std::vector<KeyedEntry> entries;
+  // For a resume on the same servers (KeyedRows::restore_exactly): each entry's row on its server, and the
+  // server's index as it was. Empty index: the entries are re-dealt and re-inserted (KeyedRows::restore).
+  std::vector<std::int64_t> held_rows;
+  std::vector<KeyBucket> index;
   std::vector<float> rows;                                        // entries x width
   std::vector<std::pair<std::string, std::vector<float>>> state;  // entries x (width or 1), named as the optimizer's
   std::vector<std::uint16_t> sketch;

@@ -45,6 +45,11 @@ checkpoint::KeyedRowsState keyed_rows_to_save(const ps::KeyedShardState& state) 
   out.rows = state.rows;
   out.state = state.state;
   out.sketch = state.sketch;
+  out.held_rows = state.held_rows;
+  for (const ps::KeyBucket& bucket : state.index) {
+    out.index.push_back(bucket.id);
+    out.index.push_back(bucket.row);
+  }
   out.admitted = state.counters.admitted;
   out.evicted = state.counters.evicted;
   out.refused = state.counters.refused;
@@ -57,8 +62,17 @@ ps::KeyedShardState keyed_rows_to_resume(const std::filesystem::path& folder, co
   const int written = checkpoint::keyed_table_shards(folder, spec);
   ps::KeyedShardState merged;
   if (written == shards) {
-    append_state(merged, checkpoint::read_keyed_table_rows(folder, spec, shard, written, state_names,
-                                                           [](std::int64_t) { return true; }));
+    checkpoint::KeyedRowsState file = checkpoint::read_keyed_table_rows(folder, spec, shard, written, state_names,
+                                                                        [](std::int64_t) { return true; });
+    const std::vector<std::int64_t> held_rows = file.held_rows;
+    const std::vector<std::int64_t> index = file.index;
+    append_state(merged, std::move(file));
+    const auto cap = static_cast<std::int64_t>(table.keys.rows_per_shard - 1);
+    if (index.size() == 2 * ps::keyed_index_buckets(cap)) {  // the same cap too: resumed exactly as it was
+      merged.held_rows = held_rows;
+      for (std::size_t b = 0; b < index.size(); b += 2) merged.index.push_back({index[b], index[b + 1]});
+      return merged;
+    }
   } else {
     for (int old = 0; old < written; ++old) {
       append_state(merged,

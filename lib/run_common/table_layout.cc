@@ -101,7 +101,7 @@ ps::TablePlan key_tables(const JobContext& job, const ps::TablePlan& hashed, std
     if (table.rows < lookups && table.rows < distinct_ids(job, table)) {
       throw Error(ExitCode::kUsage,
                   cat("--table-keys exact: table ", table.name, " may hold ", table.rows,
-                      " rows (--table-rows), fewer than the distinct ids one batch can look up (", batch,
+                      " rows (--table-rows, or the model file's rows=), fewer than the distinct ids one batch can look up (", batch,
                       " samples x ", table.ids_per_sample, " ids = ", lookups,
                       "): raise --table-rows or lower --batch-size"));
     }
