@@ -34,6 +34,7 @@ struct ExchangeTimers {
 struct KeyedLookupCounts {
   double lookups = 0;
   double on_default_row = 0;
+  double resolve_seconds = 0;  // finding their rows (part of the pull time)
 };
 
 // What the servers' keyed tables hold and did since the run began (resumes included), summed over tables and

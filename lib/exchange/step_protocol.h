@@ -66,6 +66,23 @@
 //   A trainer holds only its batch's rows (its row caches); at the end of a pass the lead trainer gets,
 //   one-sidedly, the rows of each evaluation batch and the whole table a block of rows at a time for the pass
 //   folder, while the servers wait in the end-of-pass checkpoint.
+// Keyed tables in a sync step (--table-keys exact, ps/keyed_rows.h; either transport): as row tables above, with
+//   one more epoch before the rows' get: a trainer finds the rows of its batch's distinct ids in the servers'
+//   indexes itself, one-sidedly (ps/key_lookup.h: one get per server, every id's run of D buckets from its home on
+//   its owner key_owner(id), for all tables at once), and reads an absent id's owner's default row (local row 0,
+//   zeros). No server CPU on the path, and two round trips per server and step whatever the number of tables:
+//   measured against a request the server answers (benchmarks/keyed_lookup.sh), the same cost on one node; the
+//   request is 3x faster over TCP, but would need the servers to answer inside every wait of theirs (the
+//   end-of-pass checkpoint, while the lead evaluates), where one-sided reads need nothing. The index and the rows
+//   are quiet from the second meeting of one step to the first of the next, so no lock is contended and no id
+//   is evicted between a trainer's read and its push. With its gradients a trainer puts, after each keyed table's
+//   row indices in its row_ids slot, the distinct ids of the batch that server owns (its sightings); after the
+//   first meeting each server updates the rows (never the default row), then meets: every trainer's sightings in
+//   trainer order go to KeyedRows::meet at the step's global step (admissions, recency, evictions: the same bits
+//   every run), admitted rows get their first values and a fresh optimizer state, freed rows zeros, and the
+//   counters in the key window are rewritten; all before the second meeting, after which the new index and rows
+//   are published. An id first seen at a step reads the default row at that step and has its row from the next.
+//   A pass folder reads every server's index whole (the lead trainer, servers in the end-of-pass checkpoint).
 // All-reduce step: the trainers agree on the step's sample count and flags in one MPI_Allreduce over the trainers,
 //   sum their count-weighted gradients, and each applies the same update; replicas are compared (CRC-32) at the
 //   end of every pass. With buckets streamed (allreduce/bucket_stream.h) the collectives start in one order on

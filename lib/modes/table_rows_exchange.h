@@ -25,6 +25,7 @@ class TableRowsExchange : public exchange::GradientExchange, public exchange::Ro
     ps::fetch_rows_for_batch(tables_, {features, categorical, count}, parameters, timers_.pull_seconds);
     keyed_lookups_.lookups += static_cast<double>(tables_->traffic().keyed_lookups - before.keyed_lookups);
     keyed_lookups_.on_default_row += static_cast<double>(tables_->traffic().default_lookups - before.default_lookups);
+    keyed_lookups_.resolve_seconds += tables_->traffic().resolve_seconds - before.resolve_seconds;
     return true;
   }
   bool fetch_for_evaluation(std::span<float> features, const core::JaggedIds* categorical, std::size_t count,

@@ -169,7 +169,9 @@ void TableClient::fetch(const BatchLookups& batch, std::span<float> parameters) 
     fetch_held(batch, parameters);
     return;
   }
+  const auto start = Clock::now();
   resolve_batch_keys(batch, keys_);
+  if (plan_.any_exact_keys()) traffic_.resolve_seconds += seconds_since(start);
   for (std::size_t t = 0; t < plan_.size(); ++t) {
     requests_[t] = request_for(t, batch, keys_);
     if (plan_.table(t).exact_keys()) {

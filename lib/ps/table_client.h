@@ -31,6 +31,7 @@ struct TableTraffic {
   // Keyed tables (TableSpec::exact_keys), training steps only: lookups, and those that read a default row.
   std::uint64_t keyed_lookups = 0;
   std::uint64_t default_lookups = 0;
+  double resolve_seconds = 0;  // finding the ids' rows in the servers' indexes (key_lookup.h)
 };
 
 // Where a trainer keeps a table's rows for the batch in progress: `rows` rows (the most distinct ids one batch

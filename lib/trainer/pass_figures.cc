@@ -22,6 +22,7 @@ void take_exchange_figures(PassTotals& totals, exchange::GradientExchange& excha
   totals.lead_sum = static_cast<double>(exchange.clock_lead().sum);
   totals.keyed_lookups = exchange.keyed_lookups().lookups;
   totals.default_row_lookups = exchange.keyed_lookups().on_default_row;
+  totals.keyed_resolve_seconds = exchange.keyed_lookups().resolve_seconds;
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ struct PassTotals {
   double lead_sum = 0;
   double keyed_lookups = 0;  // tables keyed by the raw id: lookups, and those on a default row
   double default_row_lookups = 0;
+  double keyed_resolve_seconds = 0;
 
   double train_loss() const { return loss_sum / std::max(samples, 1.0); }
   double train_accuracy() const { return correct / std::max(samples, 1.0); }

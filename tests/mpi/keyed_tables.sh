@@ -2,7 +2,8 @@
 # Tables keyed by the raw id (--table-keys exact, issue 42) in sync runs of 1 server + 2 trainers over
 # synthetic-ctr lines: a DLRM model file whose two tables read 13 fields each. One case per call:
 # keyed_tables.sh CASE NP PATH
-#   learns    learns as the hashed tables do (test_auc above chance); two runs give the same bits; with a cap of 2,048
+#   learns    learns as the hashed tables do (test_auc above chance); two runs give the same bits, and streamed sync
+#             steps (--overlap true) the same as one-sided ones; with a cap of 2,048
 #             rows a table, admission at the 2nd sighting and a TTL, the servers hold at most the cap
 #             (metrics.jsonl: keyed_rows_held = admitted - evicted <= the cap, some evicted, lookups on the default
 #             row counted); the pass folder holds each table's ids (keys/<table>, ascending, distinct) and one row
@@ -52,6 +53,8 @@ case "$case_name" in
     dlrm "$np" "$work/a" 16384
     dlrm "$np" "$work/b" 16384
     exact "$work/a" "$work/b" "two keyed runs differ"
+    dlrm "$np" "$work/streamed" 16384 --overlap true
+    exact "$work/a" "$work/streamed" "streamed sync steps (--overlap true) give other bits"
     dlrm "$np" "$work/capped" 2048 --admit-after 2 --row-ttl-steps 100
     /usr/bin/python3 - "$work/a" "$work/capped" <<'PY' || fail "the keyed runs' figures or pass folder are wrong"
 import json, sys, h5py, numpy

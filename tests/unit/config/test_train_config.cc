@@ -260,3 +260,48 @@ TEST(TrainConfig, EvalEveryStepsTakesModesWithACommonStepGeoAtItsMeetings) {
 
 }  // namespace
 }  // namespace pstrain::config
+
+namespace pstrain::config {
+namespace {
+
+// The message of the Error that resolving `flags` throws ("" if none).
+std::string refusal(std::vector<std::string> flags) {
+  try {
+    resolve(std::move(flags));
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(TrainConfig, TableKeysExactTakesItsPolicyAndHashedIsTheDefault) {
+  EXPECT_FALSE(resolve({}).table_keys.exact);
+  const TrainConfig config = resolve({"--table-keys", "exact", "--admit-after", "3", "--admit-probability", "0.25",
+                                      "--row-ttl-steps", "500"});
+  EXPECT_TRUE(config.table_keys.exact);
+  EXPECT_EQ(config.table_keys.admit_after, 3u);
+  EXPECT_EQ(config.table_keys.admit_probability, 0.25);
+  EXPECT_EQ(config.table_keys.ttl_steps, 500);
+}
+
+TEST(TrainConfig, TableKeysRefusalsNameTheProblem) {
+  EXPECT_NE(refusal({"--table-keys", "exactly"}).find("--table-keys 'exactly' is not one of hashed, exact"),
+            std::string::npos);
+  EXPECT_NE(refusal({"--admit-after", "2"}).find("give it with --table-keys exact"), std::string::npos);
+  EXPECT_NE(refusal({"--table-keys", "exact", "--admit-after", "0"}).find("--admit-after 0"), std::string::npos);
+  EXPECT_NE(refusal({"--table-keys", "exact", "--admit-probability", "0"}).find("(0, 1]"), std::string::npos);
+  EXPECT_NE(refusal({"--table-keys", "exact", "--row-ttl-steps", "-1"}).find("--row-ttl-steps"), std::string::npos);
+  for (const char* mode : {"async", "ssp", "geo", "allreduce"}) {
+    EXPECT_NE(refusal({"--table-keys", "exact", "--mode", mode}).find("--mode sync only"), std::string::npos) << mode;
+  }
+  EXPECT_NE(refusal({"--table-keys", "exact", "--init-from", "p"}).find("--init-from"), std::string::npos);
+}
+
+// The mode's traits were once read before the mode was: --table-exchange sparse passed under a mode without servers.
+TEST(TrainConfig, TableExchangeSparseIsRefusedUnderTheModeGivenWithoutServers) {
+  EXPECT_NE(refusal({"--table-exchange", "sparse", "--mode", "allreduce"}).find("needs parameter servers"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace pstrain::config

@@ -140,6 +140,18 @@ TEST(KeyIndex, InsertIsRefusedWhenTheRunIsFullAndChangesNothing) {
   expect_invariants(index);
 }
 
+TEST(KeyIndex, LoadTakesAnotherIndexsBucketsAndCountsItsIds) {
+  std::vector<KeyBucket> memory(64), copy(64);
+  KeyIndex index(memory, 4, 11);
+  for (std::int64_t id = 100; id < 120; ++id) ASSERT_TRUE(index.insert(id, id - 100));
+  ASSERT_TRUE(index.erase(105));
+  KeyIndex loaded(copy, 4, 11);
+  loaded.load(memory);
+  EXPECT_EQ(loaded.size(), index.size());
+  for (std::int64_t id = 95; id < 125; ++id) EXPECT_EQ(loaded.find(id), index.find(id)) << id;
+  expect_invariants(loaded);
+}
+
 TEST(KeyIndex, EraseShiftsLaterEntriesTowardTheirHome) {
   std::vector<KeyBucket> memory(32);
   KeyIndex index(memory, 8, 5);

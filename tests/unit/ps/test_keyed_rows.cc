@@ -197,6 +197,45 @@ TEST(KeyedRows, EntriesRestoreRoundTripGivesTheSameLookupsAndTheSameFuture) {
   }
 }
 
+// A probe bound of 2 fills index runs, so some ids are refused for want of a bucket: which ones depends on where
+// earlier ids sit. restore_exactly keeps the buckets, rows and all, so the future is the uninterrupted one's
+// outcome for outcome, refusals included.
+TEST(KeyedRows, RestoreExactlyKeepsTheIndexSoRefusalsAndRowsRepeat) {
+  const auto meetings = random_meetings(300, 40, 3000, 11);
+  const KeyedRowsLayout tight{64, 2, 4, 4096};
+  KeyedRows original(tight, policy_of(1, 1.0, 25));
+  std::int64_t step = 0;
+  for (std::size_t k = 0; k < 150; ++k) original.meet(meetings[k], ++step);
+  ASSERT_GT(original.refused(), 0u) << "the test needs refusals to tell the restores apart";
+  KeyedRows restored(tight, policy_of(1, 1.0, 25));
+  const std::vector<std::uint16_t> sketch(original.sketch().counters().begin(), original.sketch().counters().end());
+  restored.restore_exactly(original.entries(), sketch, original.counters(), original.index().buckets());
+  ASSERT_EQ(restored.entries(), original.entries());
+  for (std::size_t k = 150; k < meetings.size(); ++k) {
+    ++step;
+    const MeetingOutcome a = original.meet(meetings[k], step);
+    const MeetingOutcome b = restored.meet(meetings[k], step);
+    ASSERT_EQ(a.admitted, b.admitted) << "step " << step;
+    ASSERT_EQ(a.evicted, b.evicted) << "step " << step;
+    ASSERT_EQ(a.expired, b.expired) << "step " << step;
+    ASSERT_EQ(a.refused, b.refused) << "step " << step;
+  }
+  EXPECT_EQ(restored.entries(), original.entries());
+  EXPECT_EQ(restored.counters().evicted, original.counters().evicted);
+}
+
+TEST(KeyedRows, RestoreExactlyRefusesEntriesTheIndexDoesNotHold) {
+  KeyedRows original(layout_of(8), policy_of(1, 1.0, 0));
+  original.meet(std::vector<std::int64_t>{1, 2, 3}, 1);
+  const std::vector<std::uint16_t> sketch(original.sketch().counters().begin(), original.sketch().counters().end());
+  auto entries = original.entries();
+  entries[0].row = entries[1].row;  // id 1 given id 2's row
+  KeyedRows restored(layout_of(8), policy_of(1, 1.0, 0));
+  EXPECT_THROW(restored.restore_exactly(entries, sketch, original.counters(), original.index().buckets()), Error);
+  const std::vector<KeyBucket> short_index(original.index().buckets().begin(), original.index().buckets().end() - 1);
+  EXPECT_THROW(restored.restore_exactly(original.entries(), sketch, original.counters(), short_index), Error);
+}
+
 TEST(KeyedRows, RestoreRefusesUnorderedIdsTooManyRowsAndAWrongSketch) {
   KeyedRows rows(layout_of(2), policy_of(1, 1.0, 0));
   const std::vector<std::uint16_t> sketch(4 * 4096, 0);
