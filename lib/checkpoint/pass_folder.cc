@@ -132,19 +132,82 @@ void refuse_keyed_tables(const fs::path& path) {
   } catch (const H5::Exception&) {
     return;  // the reader names what is wrong with the file
   }
-  throw Error(ExitCode::kInputData, cat(path.string(), " holds tables keyed by the raw id (--table-keys exact): ",
-                                        "pstrain evaluate, predict, export and --init-from do not read them yet ",
-                                        "(the run's own test figures are in its metrics.jsonl)"));
+  throw Error(ExitCode::kInputData, cat(path.string(), " holds tables keyed by the raw id (--table-keys exact), ",
+                                        "which --init-from and evaluate --num-pservers do not read (pstrain ",
+                                        "evaluate on one process or on ranks without servers, predict and export do)"));
+}
+
+namespace {
+
+std::vector<std::int64_t> read_keys(const H5::DataSet& dataset, const fs::path& path, const std::string& name) {
+  const H5::DataSpace space = dataset.getSpace();
+  if (dataset.getTypeClass() != H5T_INTEGER || dataset.getDataType().getSize() != sizeof(std::int64_t) ||
+      space.getSimpleExtentNdims() != 1) {
+    throw Error(ExitCode::kInputData, cat(path.string(), ": '", kKeysGroup, "/", name, "' is not int64 [n]"));
+  }
+  hsize_t count = 0;
+  space.getSimpleExtentDims(&count);
+  std::vector<std::int64_t> keys(count);
+  if (count > 0) dataset.read(keys.data(), H5::PredType::NATIVE_INT64);
+  for (std::size_t k = 1; k < keys.size(); ++k) {
+    if (keys[k - 1] >= keys[k]) {
+      throw Error(ExitCode::kInputData, cat(path.string(), ": the keys of ", name, " are not strictly ascending (",
+                                            keys[k - 1], " then ", keys[k], " at ", k, ")"));
+    }
+  }
+  return keys;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<std::int64_t>> read_pass_keys(const fs::path& pass_dir) {
+  const fs::path path = pass_dir / kParametersFile;
+  std::map<std::string, std::vector<std::int64_t>> keys;
+  try {
+    H5::Exception::dontPrint();
+    const H5::H5File file(path.string(), H5F_ACC_RDONLY);
+    if (!file.nameExists(kKeysGroup)) return keys;
+    const H5::Group group = file.openGroup(kKeysGroup);
+    for (hsize_t i = 0; i < group.getNumObjs(); ++i) {
+      const std::string name = group.getObjnameByIdx(i);
+      keys[name] = read_keys(group.openDataSet(name), path, name);
+    }
+  } catch (const H5::Exception& error) {
+    throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), ": ", error.getDetailMsg()));
+  }
+  return keys;
+}
+
+PassTable read_pass_table(const fs::path& pass_dir, const std::string& name) {
+  const fs::path path = pass_dir / kParametersFile;
+  try {
+    H5::Exception::dontPrint();
+    const H5::H5File file(path.string(), H5F_ACC_RDONLY);
+    if (!file.nameExists(name)) throw Error(ExitCode::kInputData, cat(path.string(), " has no table '", name, "'"));
+    const H5::DataSet dataset = file.openDataSet(name);
+    const H5::DataSpace space = dataset.getSpace();
+    hsize_t dims[2] = {0, 0};
+    if (dataset.getTypeClass() != H5T_FLOAT || dataset.getDataType().getSize() != sizeof(float) ||
+        space.getSimpleExtentNdims() != 2) {
+      throw Error(ExitCode::kInputData, cat(path.string(), ": '", name, "' is not a 2-D tensor of 32-bit floats"));
+    }
+    space.getSimpleExtentDims(dims);
+    PassTable table{dims[0], static_cast<std::size_t>(dims[1]), std::vector<float>(dims[0] * dims[1])};
+    if (!table.values.empty()) dataset.read(table.values.data(), H5::PredType::NATIVE_FLOAT);
+    return table;
+  } catch (const H5::Exception& error) {
+    throw Error(ExitCode::kInputData, cat("cannot read ", path.string(), ": ", error.getDetailMsg()));
+  }
 }
 
 std::vector<float> read_pass_parameters(const fs::path& pass_dir, const std::vector<nn::ParameterInfo>& parameters,
-                                        std::size_t flat_size) {
+                                        std::size_t flat_size, KeyedTables keyed) {
   if (!fs::is_directory(pass_dir)) {
     throw Error(ExitCode::kInputData, cat("--init-from ", pass_dir.string(), ": no such pass folder"));
   }
   verify_pass_folder(pass_dir);
   const fs::path path = pass_dir / kParametersFile;
-  refuse_keyed_tables(path);
+  if (keyed == KeyedTables::kRefuse) refuse_keyed_tables(path);
   try {
     H5::Exception::dontPrint();
     const H5::H5File file(path.string(), H5F_ACC_RDONLY);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,13 +53,33 @@ inline constexpr ManifestKind kPassManifest{"pstrain-pass", 1, "pass folder"};
 void verify_pass_folder(const std::filesystem::path& pass_dir);
 
 // Throws Error(kInputData) naming `parameters_file` (a pass folder's parameters.h5) when it holds tables keyed by
-// the raw id (StreamedTensor::keys): no reader of whole models takes them yet.
+// the raw id (StreamedTensor::keys): for the readers that do not take them (--init-from, evaluate with servers).
 void refuse_keyed_tables(const std::filesystem::path& parameters_file);
 
+// The keys of every table keyed by the raw id in a pass folder's parameters.h5 (keys/<name>), by table name; empty
+// for a folder without keyed tables. Throws Error(kInputData) naming the file when a key list is not int64 [n] or
+// not strictly ascending (the readers binary-search it).
+std::map<std::string, std::vector<std::int64_t>> read_pass_keys(const std::filesystem::path& pass_dir);
+
+// A table [rows, width] of a pass folder's parameters.h5, whole (a keyed table: its default row then its keys'
+// rows). Throws Error(kInputData) naming the file when it is missing or not a 2-D float tensor.
+struct PassTable {
+  std::uint64_t rows = 0;
+  std::size_t width = 0;
+  std::vector<float> values;  // rows x width
+};
+PassTable read_pass_table(const std::filesystem::path& pass_dir, const std::string& name);
+
+// Whether a reader of whole models takes tables keyed by the raw id: pstrain evaluate, predict and export plan such a
+// table with its held rows (read_pass_keys); --init-from, whose table is the run's, does not.
+enum class KeyedTables { kRefuse, kRead };
+
 // Reads parameters.h5 of a complete, verified pass folder into the flat layout; every parameter must be present with
-// the declared shape. Throws Error(kInputData) naming the folder and the mismatch.
+// the declared shape. Throws Error(kInputData) naming the folder and the mismatch, or a folder with keyed tables
+// unless `keyed` is kRead (refuse_keyed_tables).
 std::vector<float> read_pass_parameters(const std::filesystem::path& pass_dir,
-                                        const std::vector<nn::ParameterInfo>& parameters, std::size_t flat_size);
+                                        const std::vector<nn::ParameterInfo>& parameters, std::size_t flat_size,
+                                        KeyedTables keyed = KeyedTables::kRefuse);
 
 // The non-trainable state (batch-norm running statistics) that parameters.h5 holds beside the parameters, into
 // `state`'s flat layout (empty for a model without state). Same errors as read_pass_parameters; the folder is

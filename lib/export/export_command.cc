@@ -1,9 +1,11 @@
-// pstrain export --onnx FILE PASS_FOLDER: a pass folder's model as an ONNX file (onnx_export.h).
+// pstrain export --onnx FILE PASS_FOLDER: a pass folder's model as an ONNX file (onnx_export.h); pstrain export
+// --changed-rows FILE --since OLD PASS_FOLDER: the rows of its keyed tables changed since OLD (changed_rows.h).
 #include "export/export_command.h"
 
 #include <iostream>
 
 #include "core/error.h"
+#include "export/changed_rows.h"
 #include "export/onnx_export.h"
 #include "inference/command_line.h"
 
@@ -16,11 +18,16 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: pstrain export --onnx FILE PASS_FOLDER [--external-data-above BYTES]\n"
+    "       pstrain export --changed-rows FILE.h5 --since OLD_PASS_FOLDER PASS_FOLDER\n"
     "Writes a pass folder's model as an ONNX model (opset 13): input \"input\" (NCHW float images, float vectors,\n"
     "int64 word ids, a click model's dense features) and, per embedding_bag layer L, \"L.rows\" (int64 hashed\n"
-    "rows, docs/using-a-model.md); outputs \"logits\" and \"probabilities\". Weights past BYTES (default 2 GB,\n"
-    "under protobuf's 2 GiB) go, largest first, to ONNX external data in FILE.data. The pass folder names its\n"
-    "model (model.txt, model.ini); older ones need --data-dir and --model or --model-file.";
+    "rows) or, for a table keyed by the raw id, \"L.ids\" (int64 raw ids; docs/using-a-model.md); outputs\n"
+    "\"logits\" and \"probabilities\". Weights past BYTES (default 2 GB, under protobuf's 2 GiB) go, largest\n"
+    "first, to ONNX external data in FILE.data. The pass folder names its model (model.txt, model.ini); older\n"
+    "ones need --data-dir and --model or --model-file.\n"
+    "--changed-rows writes, per table keyed by the raw id (--table-keys exact), the ids whose row is new or\n"
+    "changed since the earlier pass folder OLD of the same run, with their rows, and the ids evicted since (HDF5,\n"
+    "docs/using-a-model.md): the update of a serving system that holds OLD's tables.";
 
 po::options_description export_options() {
   po::options_description flags("options");
@@ -28,6 +35,9 @@ po::options_description export_options() {
   flags.add_options()
       ("help,h", "print this help and exit")
       ("onnx", po::value<std::string>()->value_name("FILE"), "the ONNX file to write (must not exist)")
+      ("changed-rows", po::value<std::string>()->value_name("FILE"),
+       "the keyed tables' rows changed since --since, as HDF5 (must not exist)")
+      ("since", po::value<std::string>()->value_name("PASS"), "with --changed-rows: the earlier pass folder")
       ("external-data-above", po::value<long long>()->value_name("BYTES"),
        "weights the .onnx holds inline at most; the largest past it go to FILE.data (default 2000000000)")
       ("data-dir", po::value<std::string>()->value_name("DIR"), "older pass folders only: the data, for the sample shape");
@@ -46,12 +56,37 @@ ExportOptions export_options_of(const po::variables_map& values) {
   return options;
 }
 
+// --changed-rows FILE --since OLD PASS_FOLDER.
+int export_changed_rows(const po::variables_map& values) {
+  if (values.count("onnx")) throw Error(ExitCode::kUsage, "give --onnx or --changed-rows, not both");
+  if (!values.count("since")) {
+    throw Error(ExitCode::kUsage, "--changed-rows needs --since OLD_PASS_FOLDER, the earlier pass folder");
+  }
+  if (!values.count("pass-folder")) throw Error(ExitCode::kUsage, "missing PASS_FOLDER (see pstrain export --help)");
+  const fs::path target = values["changed-rows"].as<std::string>();
+  const fs::path since = values["since"].as<std::string>();
+  const fs::path pass_dir = values["pass-folder"].as<std::string>();
+  inference::check_new_output("--changed-rows", target);
+  const std::vector<TableDelta> deltas = changed_rows(since, pass_dir);
+  write_changed_rows(target, deltas, since, pass_dir);
+  std::cout << "pstrain export: " << since.string() << " -> " << pass_dir.string() << " changed rows -> "
+            << target.string() << " (";
+  for (std::size_t t = 0; t < deltas.size(); ++t) {
+    std::cout << (t == 0 ? "" : "; ") << deltas[t].name << ": " << deltas[t].changed_ids.size() << " new or changed, "
+              << deltas[t].removed_ids.size() << " removed";
+  }
+  std::cout << ")" << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int run_export(int argc, char** argv) {
   const po::options_description flags = export_options();
   const auto values = inference::parse_command(argc, argv, kUsage, flags, "pass-folder");
   if (!values) return 0;
+  if (values->count("changed-rows")) return export_changed_rows(*values);
+  if (values->count("since")) throw Error(ExitCode::kUsage, "--since goes with --changed-rows");
   if (!built_with_onnx()) {
     throw Error(ExitCode::kUsage, "this pstrain was built without ONNX (install libonnx-dev and rebuild)");
   }

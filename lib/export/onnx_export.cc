@@ -116,6 +116,14 @@ std::string embedding(GraphBuilder& graph, const nn::PlannedNode& node, const Va
   return out;
 }
 
+// The keys of `node`'s table when it is keyed by the raw id, else null.
+const inference::KeyedTable* keyed_table(const inference::SavedModel& saved, const nn::PlannedNode& node) {
+  for (const inference::KeyedTable& table : saved.keyed) {
+    if (&saved.plan.nodes.at(table.node) == &node) return &table;
+  }
+  return nullptr;
+}
+
 std::string unary(GraphBuilder& graph, const std::string& op, const Value& input, const std::string& out) {
   graph.node(op, {input.name}, out);
   return out;
@@ -132,7 +140,10 @@ std::string add_layer(GraphBuilder& graph, const nn::PlannedNode& node, const st
   if (type == "batchnorm") return batchnorm(graph, node, input, out);
   if (type == "flatten") return flatten(graph, input, out);
   if (type == "embedding") return embedding(graph, node, input, out);
-  if (type == "embedding_bag") return embedding_bag(graph, node, out);
+  if (type == "embedding_bag") {
+    const inference::KeyedTable* keyed = keyed_table(graph.saved_model(), node);
+    return keyed != nullptr ? keyed_embedding_bag(graph, node, keyed->keys, out) : embedding_bag(graph, node, out);
+  }
   if (type == "dot_interaction") return dot_interaction(graph, inputs, out);
   if (type == "fm") return fm(graph, inputs, out);
   if (type == "dropout") return unary(graph, "Identity", input, out);
@@ -218,7 +229,21 @@ void add_outputs(GraphBuilder& builder, proto::GraphProto& graph, const nn::Mode
 
 std::string input_kind(const inference::SavedModel& saved) {
   const std::string data = saved.plan.input.size() == 3 ? "NCHW images" : saved.info.tokens ? "int64 ids" : "vectors";
-  return saved.plan.categorical_fields > 0 ? data + " and per embedding_bag int64 hashed rows" : data;
+  if (saved.plan.categorical_fields == 0) return data;
+  return data + (saved.keyed.empty() ? " and per embedding_bag int64 hashed rows"
+                                     : " and per embedding_bag int64 raw ids (keyed tables) or hashed rows");
+}
+
+// A keyed table's keys go into its LabelEncoder's attributes, which protobuf holds inline (no external data for
+// attributes): 16 bytes per held id (key and row), which must stay under protobuf's 2 GiB with the graph.
+void check_keys_fit(const inference::SavedModel& saved) {
+  std::uint64_t keys = 0;
+  for (const inference::KeyedTable& table : saved.keyed) keys += table.keys.size();
+  if (keys * 2 * sizeof(std::int64_t) > kExternalDataAbove) {
+    throw Error(ExitCode::kUsage, cat(saved.pass_dir.string(), " holds ", keys, " keyed rows: their keys (",
+                                      keys * 2 * sizeof(std::int64_t), " bytes of LabelEncoder attributes) cannot ",
+                                      "be held by an ONNX file (protobuf's 2 GiB)"));
+  }
 }
 
 // The whole model, its float weights inline while they total at most `inline_limit` bytes, the largest of them
@@ -235,6 +260,12 @@ void build_model(BuiltModel& built, const inference::SavedModel& saved, std::uin
   proto::OperatorSetIdProto& opset = *model.add_opset_import();
   opset.set_domain("");
   opset.set_version(kOnnxOpset);
+  if (!saved.keyed.empty()) {  // LabelEncoder maps a keyed table's raw ids to its rows
+    check_keys_fit(saved);
+    proto::OperatorSetIdProto& ml = *model.add_opset_import();
+    ml.set_domain(kOnnxMlDomain);
+    ml.set_version(kOnnxMlOpset);
+  }
   proto::GraphProto& graph = *model.mutable_graph();
   graph.set_name("pstrain");
 
@@ -243,7 +274,13 @@ void build_model(BuiltModel& built, const inference::SavedModel& saved, std::uin
   GraphBuilder builder(built, saved);
   std::vector<Value> outputs;
   for (const nn::PlannedNode& node : plan.nodes) {
-    if (node.spec.type == "embedding_bag") declare_bag_rows_input(model, node);
+    if (node.spec.type == "embedding_bag") {
+      const inference::KeyedTable* keyed = keyed_table(saved, node);
+      if (keyed != nullptr)
+        declare_bag_ids_input(model, node, keyed->keys.size());
+      else
+        declare_bag_rows_input(model, node);
+    }
     std::vector<Value> inputs;
     for (const int index : node.inputs) {
       inputs.push_back(index == nn::ModelPlan::kDataInput ? data : outputs[static_cast<std::size_t>(index)]);

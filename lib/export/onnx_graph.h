@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,6 +68,7 @@ class GraphBuilder {
   // The saved values of "<layer>.<tensor>" (trainable or state), as pstrain lays them out.
   std::span<const float> saved(const std::string& name) const;
   bool has_saved(const std::string& name) const;
+  const inference::SavedModel& saved_model() const { return model_; }
 
   // Gives every float initializer its bytes: inline while the weights total at most `inline_limit` bytes, else
   // the largest go to the side file `location` (relative to the .onnx), largest first, until the rest fits; each
@@ -102,6 +104,18 @@ std::string fm(GraphBuilder& graph, const std::vector<Value>& inputs, const std:
 
 // The graph input an embedding_bag layer reads: "<layer>.rows".
 std::string bag_rows_input(const nn::PlannedNode& node);
+
+// A table keyed by the raw id (inference/keyed_tables.h): the layer reads "<layer>.ids", int64 [batch, fields, L]
+// of raw ids padded with kKeyedPadId (INT64_MIN, the id 2^63: an export refuses a table holding it), and maps them
+// to rows in the graph with ai.onnx.ml's LabelEncoder: keys[k] -> k + 1, the pad -> n + 1 (a row of zeros, not
+// counted by a mean), any other id -> 0, the default row.
+inline constexpr std::int64_t kKeyedPadId = std::numeric_limits<std::int64_t>::min();
+inline constexpr const char* kOnnxMlDomain = "ai.onnx.ml";
+inline constexpr int kOnnxMlOpset = 2;  // LabelEncoder-2: keys_int64s, values_int64s, default_int64
+std::string bag_ids_input(const nn::PlannedNode& node);
+void declare_bag_ids_input(proto::ModelProto& model, const nn::PlannedNode& node, std::size_t keys);
+std::string keyed_embedding_bag(GraphBuilder& graph, const nn::PlannedNode& node, std::span<const std::int64_t> keys,
+                                const std::string& out);
 // Declares that input, says in its doc string and in the model's metadata (key "pstrain.embedding_bag.<layer>")
 // how to fill it: the fields, the hash's seed and rows, the pad row, the pooling.
 void declare_bag_rows_input(proto::ModelProto& model, const nn::PlannedNode& node);

@@ -1,5 +1,7 @@
 // pstrain evaluate PASS_FOLDER: a saved model's figures on its data's test (or validation) split, without
 // training: on this process, or, started by mpirun, on every rank (evaluate_on_ranks.h).
+#include <optional>
+
 #include "compute/backend.h"
 #include "inference/command_line.h"
 #include "inference/commands.h"
@@ -25,8 +27,11 @@ int evaluate_here(const EvaluateRequest& request) {
   const auto model = nn::make_graph_model(*backend, saved.plan, request.batch);
   model->set_parameters(saved.parameters);
   if (!saved.state.empty()) model->set_state(saved.state);
+  std::optional<KeyedLookups> keyed;
+  if (!saved.keyed.empty()) keyed.emplace(saved.plan, saved.keyed);
   report_evaluation(evaluate_samples(*model, samples, request.batch, saved.info.tokens, {},
-                                     saved.info.training_click_rate),
+                                     saved.info.training_click_rate,
+                                     place_keyed_lookups(keyed ? &*keyed : nullptr, *model)),
                     request);
   return 0;
 }

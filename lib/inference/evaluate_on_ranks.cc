@@ -62,7 +62,8 @@ void read_evaluator_parameters(RankWork& work) {
   const std::filesystem::path& pass_dir = work.request.pass_dir;
   const nn::ModelPlan& plan = work.saved.plan;
   if (work.tables.empty()) {
-    work.saved.parameters = checkpoint::read_pass_parameters(pass_dir, plan.parameters, plan.parameter_count);
+    work.saved.parameters = checkpoint::read_pass_parameters(pass_dir, plan.parameters, plan.parameter_count,
+                                                             checkpoint::KeyedTables::kRead);
   } else {
     work.cut = evaluator_model(plan, work.tables, work.request.batch);
     work.saved.parameters = checkpoint::read_pass_parameters(pass_dir, work.cut->dense, work.cut->dense_count);
@@ -84,6 +85,13 @@ std::optional<RankWork> prepare(int argc, char** argv, int rank, int size) {
   work.saved = load_saved_plan(request->pass_dir, request->choice, &meta);
   check_data_fits(work.saved, meta, request->data_file.string());
   if (rank == 0) note_other_data(work.saved, request->data_file);
+  if (request->servers > 0 && !work.saved.keyed.empty()) {
+    throw Error(ExitCode::kUsage,
+                cat("--num-pservers ", request->servers, ": the tables of ", request->pass_dir.string(),
+                    " are keyed by the raw id (--table-keys exact), which evaluate does not serve "
+                    "from server ranks; leave --num-pservers out (every rank then holds the tables "
+                    "and scores a part of the data)"));
+  }
   if (request->servers > 0) {
     // A table of bags (embedding_bag) looks up, per sample, at most the test shard's longest bags of its fields.
     const std::vector<std::uint64_t> longest_bags =
@@ -112,9 +120,11 @@ EvaluationSums evaluate_share(const RankWork& work, ServedTables* served) {
   const auto model = nn::make_graph_model(*backend, work.cut ? work.cut->plan : work.saved.plan, work.request.batch);
   model->set_parameters(work.saved.parameters);
   if (!work.saved.state.empty()) model->set_state(work.saved.state);
-  BeforeBatch fetch_rows;
-  if (served != nullptr) fetch_rows = served->fetch_rows(*model);
-  return sum_evaluation(*model, work.samples, work.request.batch, work.saved.info.tokens, {}, fetch_rows);
+  std::optional<KeyedLookups> keyed;  // no servers: the keyed tables are whole here (prepare refuses them served)
+  if (!work.saved.keyed.empty()) keyed.emplace(work.saved.plan, work.saved.keyed);
+  BeforeBatch before_batch = place_keyed_lookups(keyed ? &*keyed : nullptr, *model);
+  if (served != nullptr) before_batch = served->fetch_rows(*model);
+  return sum_evaluation(*model, work.samples, work.request.batch, work.saved.info.tokens, {}, before_batch);
 }
 
 // Meetings 2 to 4.

@@ -97,9 +97,18 @@ Evaluation finish_evaluation(EvaluationSums sums, std::size_t classes, bool lang
 }
 
 Evaluation evaluate_samples(nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
-                            const OnLogits& on_logits, std::optional<double> training_click_rate) {
-  return finish_evaluation(sum_evaluation(model, samples, batch, language_model, on_logits), model.num_classes(),
-                           language_model, training_click_rate);
+                            const OnLogits& on_logits, std::optional<double> training_click_rate,
+                            const BeforeBatch& before_batch) {
+  return finish_evaluation(sum_evaluation(model, samples, batch, language_model, on_logits, before_batch),
+                           model.num_classes(), language_model, training_click_rate);
+}
+
+BeforeBatch place_keyed_lookups(KeyedLookups* lookups, nn::Model& model) {
+  if (lookups == nullptr) return {};
+  return [lookups, &model](std::span<float>, const core::JaggedIds* categorical, std::size_t) {
+    PSTRAIN_ASSERT(categorical != nullptr, "a model of keyed tables reads categorical fields, and the batch has none");
+    lookups->place(*categorical, model);
+  };
 }
 
 std::string evaluation_json(const Evaluation& evaluation, const std::string& pass_dir, const std::string& data_file,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "data/shard.h"
+#include "inference/keyed_tables.h"
 #include "nn/graph_model.h"
 #include "report/ctr_metrics.h"
 
@@ -58,7 +59,12 @@ Evaluation finish_evaluation(EvaluationSums sums, std::size_t classes, bool lang
 // sum_evaluation then finish_evaluation, on one process. `language_model` picks perplexity over the
 // confusion matrix (a vocabulary-sized matrix would be too large to be of use).
 Evaluation evaluate_samples(nn::GraphModel& model, const data::Samples& samples, std::size_t batch, bool language_model,
-                            const OnLogits& on_logits = {}, std::optional<double> training_click_rate = {});
+                            const OnLogits& on_logits = {}, std::optional<double> training_click_rate = {},
+                            const BeforeBatch& before_batch = {});
+
+// What sum_evaluation runs before each batch for a model of keyed tables (keyed_tables.h): the batch's lookups
+// placed in `lookups`, handed to `model`; no callback (nothing copied) for a model without them. Both outlive it.
+BeforeBatch place_keyed_lookups(KeyedLookups* lookups, nn::Model& model);
 
 // Where an evaluation ran when it ran on several MPI ranks: the ranks, and how many of them served row tables.
 struct EvaluationRanks {

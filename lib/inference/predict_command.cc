@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "compute/backend.h"
 #include "core/error.h"
@@ -122,7 +123,9 @@ int run_predict(int argc, char** argv) {
   PredictionTable table(output.extension() == ".npy", classes, top_k,
                         saved.info.tokens ? vocabulary(pass_dir) : std::vector<std::string>{},
                         values->count("logits") > 0, click);
-  core::JaggedIds bags;  // CTR data: a batch's categorical fields
+  core::JaggedIds bags;               // CTR data: a batch's categorical fields
+  std::optional<KeyedLookups> keyed;  // tables keyed by the raw id: where each id's row is
+  if (!saved.keyed.empty()) keyed.emplace(saved.plan, saved.keyed);
   std::vector<float> logits;
   std::vector<std::int32_t> labels;
   for (std::size_t first = 0; first < samples.labels.size(); first += batch) {
@@ -131,6 +134,7 @@ int run_predict(int argc, char** argv) {
     if (samples.meta.categorical) {
       bags = core::sample_range(samples.categorical, first, n);
       model->set_categorical(&bags);
+      if (keyed) keyed->place(bags, *model);
     }
     // The loss needs labels in range; the model's answer does not depend on them.
     labels.assign(samples.labels.begin() + static_cast<std::ptrdiff_t>(first),

@@ -62,12 +62,14 @@ SavedModel load_saved_plan(const fs::path& pass_dir, const ModelChoice& choice, 
                                  ? (pass_dir / checkpoint::kModelTextFile).string()
                                  : found.info.source;
   model.plan = nn::plan_model(nn::parse_model_text(found.description, source), model.info.input, model.info.classes);
+  model.keyed = plan_keyed_tables(model.plan, pass_dir);
   return model;
 }
 
 SavedModel load_saved_model(const fs::path& pass_dir, const ModelChoice& choice, const data::ShardMeta* data) {
   SavedModel model = load_saved_plan(pass_dir, choice, data);
-  model.parameters = checkpoint::read_pass_parameters(pass_dir, model.plan.parameters, model.plan.parameter_count);
+  model.parameters = checkpoint::read_pass_parameters(pass_dir, model.plan.parameters, model.plan.parameter_count,
+                                                      checkpoint::KeyedTables::kRead);
   model.state = checkpoint::read_pass_state(pass_dir, model.plan.state, model.plan.state_count);
   return model;
 }

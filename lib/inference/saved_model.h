@@ -11,6 +11,7 @@
 
 #include "checkpoint/pass_model.h"
 #include "data/shard.h"
+#include "inference/keyed_tables.h"
 #include "nn/model_plan.h"
 #include "nn/presets.h"
 
@@ -29,6 +30,9 @@ struct SavedModel {
   nn::ModelPlan plan;
   std::vector<float> parameters;  // plan.parameters' flat layout
   std::vector<float> state;       // plan.state's flat layout
+  // Tables keyed by the raw id (keyed_tables.h): planned with their held rows; their layers read the lookups
+  // KeyedLookups places. Empty for a model of hashed tables.
+  std::vector<KeyedTable> keyed;
 };
 
 // Error(kInputData) naming the folder unless it exists, is complete (`done`) and matches its MANIFEST.
@@ -41,7 +45,8 @@ void check_pass_folder(const std::filesystem::path& pass_dir);
 SavedModel load_saved_model(const std::filesystem::path& pass_dir, const ModelChoice& choice,
                             const data::ShardMeta* data);
 // The same without reading parameters.h5 (`parameters` and `state` left empty): for ranks that read only a part of
-// it (evaluation_ranks.h: a row table's rows, or everything but the row tables).
+// it (evaluation_ranks.h: a row table's rows, or everything but the row tables). Keyed tables are planned (and
+// their keys read) already.
 SavedModel load_saved_plan(const std::filesystem::path& pass_dir, const ModelChoice& choice,
                            const data::ShardMeta* data);
 

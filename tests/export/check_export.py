@@ -62,7 +62,8 @@ def image_feeds(model, shard):
 
 def ctr_feeds(model, shard):
     """A CTR shard's samples as an exported click model's inputs: "input" (the dense features) where the graph
-    reads it, and "<layer>.rows" per embedding_bag, hashed from the raw ids."""
+    reads it, and "<layer>.rows" per embedding_bag, hashed from the raw ids ("<layer>.ids" of a keyed table: the
+    raw ids themselves)."""
     with h5py.File(shard, "r") as f:
         dense = f["dense"][()].astype(np.float64)
         labels = f["labels"][()].astype(np.int64)

@@ -22,23 +22,34 @@ def hashed_row(raw_id, seed, rows):
 
 
 def embedding_bags(model):
-    """{input name: {"fields": [...], "seed": S, "rows": R, "pad": R, "pooling": ...}} from the model's metadata."""
+    """{input name: {"fields": [...], "seed": S, "rows": R, "pad": R, "pooling": ...}} from the model's metadata;
+    a table keyed by the raw id: {"fields": [...], "keyed": True, "pad": the pad id, "pooling": ...}."""
     layers = {}
     for prop in model.metadata_props:
         if prop.key.startswith("pstrain.embedding_bag."):
             entries = dict(item.split("=", 1) for item in prop.value.split())
-            layers[entries["input"]] = {"fields": [int(f) for f in entries["fields"].split(",")],
-                                        "seed": int(entries["seed"]), "rows": int(entries["rows"]),
-                                        "pad": int(entries["pad"]), "pooling": entries["pooling"]}
+            layer = {"fields": [int(f) for f in entries["fields"].split(",")], "pad": int(entries["pad"]),
+                     "pooling": entries["pooling"], "keyed": entries.get("keys") == "exact"}
+            if not layer["keyed"]:
+                layer.update(seed=int(entries["seed"]), rows=int(entries["rows"]))
+            layers[entries["input"]] = layer
     return layers
+
+
+def signed(raw_id):
+    """A raw 64-bit id as the int64 of the same bits (what a keyed table's input holds)."""
+    return raw_id - (1 << 64) if raw_id >= 1 << 63 else raw_id
 
 
 def bag_rows(bags, layer):
     """bags[sample][i]: the raw ids of the layer's i-th field for a sample -> int64 [samples, fields, L], L the
-    longest bag (at least 1), padded with the layer's pad row."""
+    longest bag (at least 1), padded with the layer's pad: the hashed rows, or a keyed table's raw ids."""
     length = max([1] + [len(bag) for sample in bags for bag in sample])
     rows = np.full((len(bags), len(layer["fields"]), length), layer["pad"], dtype=np.int64)
     for s, sample in enumerate(bags):
         for i, bag in enumerate(sample):
-            rows[s, i, :len(bag)] = [hashed_row(raw_id, layer["seed"], layer["rows"]) for raw_id in bag]
+            if layer["keyed"]:
+                rows[s, i, :len(bag)] = [signed(raw_id) for raw_id in bag]
+            else:
+                rows[s, i, :len(bag)] = [hashed_row(raw_id, layer["seed"], layer["rows"]) for raw_id in bag]
     return rows

@@ -46,10 +46,28 @@ def conv(x, weight, bias, attrs):
     return y if bias is None else y + bias[None, :, None, None]
 
 
+def label_encoder(node, x, a):
+    """ai.onnx.ml LabelEncoder-2 over int64 (a keyed table's raw ids -> its rows): each element of x found among
+    keys_int64s becomes the value at the same place in values_int64s, any other default_int64."""
+    expect(node, a, ["keys_int64s", "values_int64s", "default_int64"])
+    keys = np.asarray(a["keys_int64s"], dtype=np.int64)
+    values = np.asarray(a["values_int64s"], dtype=np.int64)
+    if x.dtype != np.int64 or len(keys) != len(values) or len(np.unique(keys)) != len(keys):
+        raise ValueError(f"LabelEncoder {node.name}: int64 input and distinct keys, one value each, expected")
+    order = np.argsort(keys)
+    at = np.clip(np.searchsorted(keys[order], x), 0, max(len(keys) - 1, 0))
+    found = keys[order][at] == x if len(keys) else np.zeros(x.shape, dtype=bool)
+    return np.where(found, values[order][at] if len(keys) else 0, a.get("default_int64", -1)).astype(np.int64)
+
+
 def run_node(node, values):
     ins = [values[name] if name else None for name in node.input]
     a = attributes(node)
     op = node.op_type
+    if node.domain not in ("", "ai.onnx"):
+        if (node.domain, op) != ("ai.onnx.ml", "LabelEncoder"):
+            raise ValueError(f"operator {node.domain}.{op} ({node.name}) is not one the evaluator knows")
+        return label_encoder(node, ins[0], a)
     if op == "Identity":
         return ins[0]
     if op == "Relu":
