@@ -99,8 +99,9 @@ int keyed_table_shards(const fs::path& folder, const TableRowsSpec& table) {
     try {
       const H5::H5File file((folder / name).string(), H5F_ACC_RDONLY);
       if (!file.attrExists("keyed")) {
-        throw Error(ExitCode::kInputData, cat(folder.string(), " holds table ", table.name,
-                                              " hashed into rows; this run keys it by the raw id (--table-keys exact)"));
+        throw Error(ExitCode::kInputData,
+                    cat(folder.string(), " holds table ", table.name,
+                        " hashed into rows; this run keys it by the raw id (--table-keys exact)"));
       }
     } catch (const H5::Exception& failure) {
       throw Error(ExitCode::kInputData, cat("cannot read ", (folder / name).string(), ": ", failure.getDetailMsg()));

@@ -248,7 +248,8 @@ void resolve_table_keys(const po::variables_map& values, TrainConfig& config) {
   }
   const long long admit_after = values["admit-after"].as<long long>();
   if (admit_after < 1 || admit_after > 65535) {
-    throw Error(ExitCode::kUsage, cat("--admit-after ", admit_after, " must be in [1, 65535] (the sketch counts to 65535)"));
+    throw Error(ExitCode::kUsage,
+                cat("--admit-after ", admit_after, " must be in [1, 65535] (the sketch counts to 65535)"));
   }
   table_keys.admit_after = static_cast<std::uint32_t>(admit_after);
   table_keys.admit_probability = values["admit-probability"].as<double>();
@@ -258,7 +259,8 @@ void resolve_table_keys(const po::variables_map& values, TrainConfig& config) {
   table_keys.ttl_steps = values["row-ttl-steps"].as<long long>();
   if (table_keys.ttl_steps < 0) throw Error(ExitCode::kUsage, "--row-ttl-steps must be >= 0 (0: never)");
   if (table_keys.exact && config.init_from) {
-    throw Error(ExitCode::kUsage, "--table-keys exact does not start from --init-from's pass folder yet: leave one out");
+    throw Error(ExitCode::kUsage,
+                "--table-keys exact does not start from --init-from's pass folder yet: leave one out");
   }
   if (table_keys.exact && config.mode != modes::Mode::kSync) {
     throw Error(ExitCode::kUsage,

@@ -84,8 +84,8 @@ bool run_distributed(const run_common::JobContext& job, compute::Backend& backen
     if (job.layout.is_lead_trainer()) {
       for (std::size_t t = 0; t < tables.size(); ++t) {
         const ps::TableSpec& table = tables.table(t);
-        const std::string keys = table.exact_keys() ? cat(", keyed by the raw id, at most ", table.rows, " rows held")
-                                                    : std::string();
+        const std::string keys =
+            table.exact_keys() ? cat(", keyed by the raw id, at most ", table.rows, " rows held") : std::string();
         log_info("table ", table.name, " (", table.rows, " x ", table.width, keys,
                  ") is held by rows on the servers: a step fetches and updates only the rows its batch looks up");
       }

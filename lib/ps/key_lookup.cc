@@ -69,8 +69,8 @@ void resolve_keys(const TableWindows& windows, const TablePlan& plan, std::vecto
     }
     if (fetched == 0) continue;
     types.push_back(comm::Datatype::hindexed(lengths, bytes, MPI_BYTE));
-    MPI_CHECK(MPI_Get(reinterpret_cast<char*>(runs.data()) + at, fetched, MPI_BYTE, shard, 0, 1,
-                      types.back().handle(), window));
+    MPI_CHECK(MPI_Get(reinterpret_cast<char*>(runs.data()) + at, fetched, MPI_BYTE, shard, 0, 1, types.back().handle(),
+                      window));
     at += fetched;
   }
   MPI_CHECK(MPI_Win_unlock_all(window));

@@ -104,7 +104,7 @@ class ShardServer {
   std::vector<float> weights_;
   std::vector<std::unique_ptr<TableShard>> tables_;
   std::int64_t version_ = 0;
-  std::int64_t global_step_ = 0;  // sync: of the step in progress
+  std::int64_t global_step_ = 0;       // sync: of the step in progress
   std::vector<std::int64_t> applied_;  // async: last push applied, per trainer
   std::int64_t checkpoint_request_ = 0;
   ServerStats stats_;

@@ -98,7 +98,8 @@ void TableClient::resolve_batch_keys(const BatchLookups& batch, std::vector<Reso
     std::vector<std::int64_t>& ids = keys[t].ids;
     for (const std::size_t field : table.fields) {
       for (std::size_t sample = 0; sample < batch.count; ++sample) {
-        for (const std::uint64_t id : batch.categorical->bag(field, sample)) ids.push_back(static_cast<std::int64_t>(id));
+        for (const std::uint64_t id : batch.categorical->bag(field, sample))
+          ids.push_back(static_cast<std::int64_t>(id));
       }
     }
     std::sort(ids.begin(), ids.end());
@@ -361,8 +362,8 @@ std::vector<std::int64_t> TableClient::held_ids(std::size_t t) {
 // server, each row to its place in `out`.
 void TableClient::read_keyed_rows(std::size_t t, std::uint64_t first, std::uint64_t count, std::span<float> out) {
   const TableSpec& table = plan_.table(t);
-  PSTRAIN_ASSERT(t < key_snapshots_.size() && first + count <= key_snapshots_[t].rows.size() + 1, "rows ", first,
-                 "+", count, " of keyed table ", table.name, " without held_ids() first");
+  PSTRAIN_ASSERT(t < key_snapshots_.size() && first + count <= key_snapshots_[t].rows.size() + 1, "rows ", first, "+",
+                 count, " of keyed table ", table.name, " without held_ids() first");
   std::vector<std::vector<int>> origin(static_cast<std::size_t>(shards_));
   std::vector<std::vector<MPI_Aint>> target(static_cast<std::size_t>(shards_));
   for (std::uint64_t r = first; r < first + count; ++r) {

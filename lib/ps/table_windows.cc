@@ -56,7 +56,8 @@ TableWindows::TableWindows(MPI_Comm world, const comm::WorldLayout& layout, cons
   rows_ = comm::Window<float>(world, server ? at(rows_offset_, tables_, shard_) : 0);
   row_ids_ = comm::Window<std::int64_t>(world, server ? trainers * at(ids_offset_, tables_, shard_) : 0);
   row_grads_ = comm::Window<float>(world, server ? trainers * at(grads_offset_, tables_, shard_) : 0);
-  if (plan.any_exact_keys()) key_index_ = comm::Window<std::int64_t>(world, server ? at(keys_offset_, tables_, shard_) : 0);
+  if (plan.any_exact_keys())
+    key_index_ = comm::Window<std::int64_t>(world, server ? at(keys_offset_, tables_, shard_) : 0);
   if (!server) return;
   const comm::WindowLock rows_lock(rows_.handle(), layout.world_rank, comm::WindowLock::Mode::kExclusive);
   std::ranges::fill(rows_.local(), 0.0f);

@@ -5,7 +5,6 @@
 
 #include "checkpoint/pass_folder.h"
 #include "checkpoint/table_rows.h"
-#include "run_common/keyed_checkpoint.h"
 #include "comm/communicator.h"
 #include "comm/mpi_check.h"
 #include "comm/watchdog.h"
@@ -13,6 +12,7 @@
 #include "core/stop_signals.h"
 #include "core/timing.h"
 #include "exchange/step_protocol.h"
+#include "run_common/keyed_checkpoint.h"
 
 namespace pstrain::run_common {
 

@@ -13,8 +13,7 @@ namespace {
 void append_state(ps::KeyedShardState& into, checkpoint::KeyedRowsState&& file) {
   const std::size_t first = into.entries.size();
   for (std::size_t k = 0; k < file.ids.size(); ++k) {
-    into.entries.push_back(
-        {file.ids[k], static_cast<std::int64_t>(first + k), file.last_seen[k], file.counts[k]});
+    into.entries.push_back({file.ids[k], static_cast<std::int64_t>(first + k), file.last_seen[k], file.counts[k]});
   }
   into.rows.insert(into.rows.end(), file.rows.begin(), file.rows.end());
   if (into.state.empty()) {
@@ -62,8 +61,8 @@ ps::KeyedShardState keyed_rows_to_resume(const std::filesystem::path& folder, co
   const int written = checkpoint::keyed_table_shards(folder, spec);
   ps::KeyedShardState merged;
   if (written == shards) {
-    checkpoint::KeyedRowsState file = checkpoint::read_keyed_table_rows(folder, spec, shard, written, state_names,
-                                                                        [](std::int64_t) { return true; });
+    checkpoint::KeyedRowsState file =
+        checkpoint::read_keyed_table_rows(folder, spec, shard, written, state_names, [](std::int64_t) { return true; });
     const std::vector<std::int64_t> held_rows = file.held_rows;
     const std::vector<std::int64_t> index = file.index;
     append_state(merged, std::move(file));
@@ -85,8 +84,8 @@ ps::KeyedShardState keyed_rows_to_resume(const std::filesystem::path& folder, co
   std::sort(merged.entries.begin(), merged.entries.end(),
             [](const ps::KeyedEntry& a, const ps::KeyedEntry& b) { return a.id < b.id; });
   const std::size_t found = merged.entries.size();
-  merged.entries = ps::deal_entries(merged.entries, shards, shard,
-                                    static_cast<std::int64_t>(table.keys.rows_per_shard - 1));
+  merged.entries =
+      ps::deal_entries(merged.entries, shards, shard, static_cast<std::int64_t>(table.keys.rows_per_shard - 1));
   merged.counters.evicted += found - merged.entries.size();  // past a smaller cap: the least recently used go
   return merged;
 }

@@ -99,17 +99,21 @@ ps::TablePlan key_tables(const JobContext& job, const ps::TablePlan& hashed, std
     }
     const std::uint64_t lookups = static_cast<std::uint64_t>(batch) * table.ids_per_sample;
     if (table.rows < lookups && table.rows < distinct_ids(job, table)) {
-      throw Error(ExitCode::kUsage,
-                  cat("--table-keys exact: table ", table.name, " may hold ", table.rows,
-                      " rows (--table-rows, or the model file's rows=), fewer than the distinct ids one batch can look up (", batch,
-                      " samples x ", table.ids_per_sample, " ids = ", lookups,
-                      "): raise --table-rows or lower --batch-size"));
+      throw Error(ExitCode::kUsage, cat("--table-keys exact: table ", table.name, " may hold ", table.rows,
+                                        " rows (--table-rows, or the model file's rows=), fewer than the distinct ids "
+                                        "one batch can look up (",
+                                        batch, " samples x ", table.ids_per_sample, " ids = ", lookups,
+                                        "): raise --table-rows or lower --batch-size"));
     }
     std::size_t parameter = 0;
     while (job.model.parameters.at(parameter).name != table.name) ++parameter;
     const config::TableKeys& keys = job.config.table_keys;
-    table.keys = {(table.rows + servers - 1) / servers + 1, job.model.parameter_init.at(parameter).limit, keys.admit_after,
-                  keys.admit_probability, keys.ttl_steps, job.config.seed};
+    table.keys = {(table.rows + servers - 1) / servers + 1,
+                  job.model.parameter_init.at(parameter).limit,
+                  keys.admit_after,
+                  keys.admit_probability,
+                  keys.ttl_steps,
+                  job.config.seed};
     tables.push_back(std::move(table));
   }
   return ps::TablePlan(std::move(tables), job.layout.pservers, batch);

@@ -117,7 +117,8 @@ RankReport serve(const DryRunJob& job, const comm::WorldLayout& layout, ps::PsWi
   const exchange::MeetingCadence cadence = modes::meeting_cadence(job.mode, job.steps_alone);
   const std::int64_t steps = job.warmup_steps + job.steps;
   std::int64_t step = cadence.next_meeting(0, steps);
-  for (; meetings && step < job.warmup_steps; step = cadence.next_meeting(step + 1, steps)) server.sync_step(0, step + 1);
+  for (; meetings && step < job.warmup_steps; step = cadence.next_meeting(step + 1, steps))
+    server.sync_step(0, step + 1);
   const ps::ServerStats warm = server.stats();
   const double begin = MPI_Wtime();
   double timed_meetings = 0;

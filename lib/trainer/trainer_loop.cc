@@ -373,8 +373,7 @@ void TrainerLoop::evaluate_and_report(const PassState& state, const PassFigures&
   const Evaluation evaluation = evaluate_test(cat("after pass ", state.pass));
   const double evaluation_seconds = seconds_since(start);
   exchange::RowTableAccess* rows = exchange_.row_tables();
-  write_pass_folder(job_, state.pass, buffers_.parameters(), model_state_.state(), rows,
-                    held_out_.training_click_rate);
+  write_pass_folder(job_, state.pass, buffers_.parameters(), model_state_.state(), rows, held_out_.training_click_rate);
   // The pass's last step is one of --eval-every-steps': its record carries the pass's own evaluation, written
   // before the pass record (the same figures).
   if (config_.eval_every_steps > 0 && global_step_ % config_.eval_every_steps == 0) {

@@ -276,8 +276,8 @@ std::string refusal(std::vector<std::string> flags) {
 
 TEST(TrainConfig, TableKeysExactTakesItsPolicyAndHashedIsTheDefault) {
   EXPECT_FALSE(resolve({}).table_keys.exact);
-  const TrainConfig config = resolve({"--table-keys", "exact", "--admit-after", "3", "--admit-probability", "0.25",
-                                      "--row-ttl-steps", "500"});
+  const TrainConfig config =
+      resolve({"--table-keys", "exact", "--admit-after", "3", "--admit-probability", "0.25", "--row-ttl-steps", "500"});
   EXPECT_TRUE(config.table_keys.exact);
   EXPECT_EQ(config.table_keys.admit_after, 3u);
   EXPECT_EQ(config.table_keys.admit_probability, 0.25);
