@@ -241,11 +241,6 @@ void resolve_table_keys(const po::variables_map& values, TrainConfig& config) {
   }
   TableKeys& table_keys = config.table_keys;
   table_keys.exact = keys == "exact";
-  for (const char* flag : {"admit-after", "admit-probability", "row-ttl-steps"}) {
-    if (!table_keys.exact && !values[flag].defaulted()) {
-      throw Error(ExitCode::kUsage, cat("--", flag, " is a rule of keyed tables: give it with --table-keys exact"));
-    }
-  }
   const long long admit_after = values["admit-after"].as<long long>();
   if (admit_after < 1 || admit_after > 65535) {
     throw Error(ExitCode::kUsage,
@@ -258,6 +253,17 @@ void resolve_table_keys(const po::variables_map& values, TrainConfig& config) {
   }
   table_keys.ttl_steps = values["row-ttl-steps"].as<long long>();
   if (table_keys.ttl_steps < 0) throw Error(ExitCode::kUsage, "--row-ttl-steps must be >= 0 (0: never)");
+  // A rule given for hashed tables would do nothing: refused, unless it is the default (config.ini writes every
+  // flag, and a run's config.ini given back must resolve to the same run).
+  const TableKeys defaults;
+  const bool policy_given = table_keys.admit_after != defaults.admit_after ||
+                            table_keys.admit_probability != defaults.admit_probability ||
+                            table_keys.ttl_steps != defaults.ttl_steps;
+  if (!table_keys.exact && policy_given) {
+    throw Error(ExitCode::kUsage,
+                "--admit-after, --admit-probability and --row-ttl-steps are rules of keyed tables: "
+                "give them with --table-keys exact");
+  }
   if (table_keys.exact && config.init_from) {
     throw Error(ExitCode::kUsage,
                 "--table-keys exact does not start from --init-from's pass folder yet: leave one out");

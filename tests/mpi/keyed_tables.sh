@@ -126,7 +126,7 @@ PY
       [ ! -e "$work/refused-$name" ] || [ -z "$(ls -A "$work/refused-$name")" ] || fail "refused run $name left files"
     done <<ROWS
 cap|$np|512|--table-keys exact|may hold 512 rows.*fewer than the distinct ids one batch
-flag|$np|16384|--admit-after 2|--admit-after is a rule of keyed tables
+flag|$np|16384|--admit-after 2|rules of keyed tables: give them with --table-keys exact
 async|$np|16384|--table-keys exact --mode async|--mode sync only
 ssp|$np|16384|--table-keys exact --mode ssp|--mode sync only
 geo|$np|16384|--table-keys exact --mode geo|--mode sync only

@@ -31,7 +31,9 @@ TEST(ResolvedIni, GivenBackWithConfigResolvesToTheSameRun) {
                                                       {"--model", "nplm"},
                                                       {"--mode", "geo"},
                                                       {"--model", "deepfm", "--lr", "0.3", "--batch-size", "32",
-                                                       "--optimizer", "adam", "--hidden", "none"}};
+                                                       "--optimizer", "adam", "--hidden", "none"},
+                                                      {"--model", "dlrm", "--table-keys", "exact", "--admit-after", "3",
+                                                       "--row-ttl-steps", "100"}};
   const std::filesystem::path file = std::filesystem::path(testing::TempDir()) / "resolved_ini_test.ini";
   for (std::vector<std::string> flags : runs) {
     flags.insert(flags.end(), {"--data-dir", "d", "--output-dir", "o"});
@@ -47,6 +49,9 @@ TEST(ResolvedIni, GivenBackWithConfigResolvesToTheSameRun) {
     EXPECT_EQ(again.batch_size, run.batch_size);
     EXPECT_EQ(again.embedding_dim, run.embedding_dim);
     EXPECT_EQ(again.hidden, run.hidden);
+    EXPECT_EQ(again.table_keys.exact, run.table_keys.exact);
+    EXPECT_EQ(again.table_keys.admit_after, run.table_keys.admit_after);
+    EXPECT_EQ(again.table_keys.ttl_steps, run.table_keys.ttl_steps);
   }
   std::filesystem::remove(file);
 }

@@ -287,7 +287,9 @@ TEST(TrainConfig, TableKeysExactTakesItsPolicyAndHashedIsTheDefault) {
 TEST(TrainConfig, TableKeysRefusalsNameTheProblem) {
   EXPECT_NE(refusal({"--table-keys", "exactly"}).find("--table-keys 'exactly' is not one of hashed, exact"),
             std::string::npos);
-  EXPECT_NE(refusal({"--admit-after", "2"}).find("give it with --table-keys exact"), std::string::npos);
+  EXPECT_NE(refusal({"--admit-after", "2"}).find("give them with --table-keys exact"), std::string::npos);
+  EXPECT_NE(refusal({"--row-ttl-steps", "9"}).find("give them with --table-keys exact"), std::string::npos);
+  EXPECT_EQ(refusal({"--admit-after", "1"}), "") << "the default, as config.ini writes it, is no rule given";
   EXPECT_NE(refusal({"--table-keys", "exact", "--admit-after", "0"}).find("--admit-after 0"), std::string::npos);
   EXPECT_NE(refusal({"--table-keys", "exact", "--admit-probability", "0"}).find("(0, 1]"), std::string::npos);
   EXPECT_NE(refusal({"--table-keys", "exact", "--row-ttl-steps", "-1"}).find("--row-ttl-steps"), std::string::npos);
