@@ -1,6 +1,7 @@
 #include "ps/key_lookup.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "comm/datatype.h"
 #include "comm/mpi_check.h"
@@ -8,16 +9,6 @@
 #include "ps/keyed_rows.h"
 
 namespace pstrain::ps {
-
-namespace {
-
-// Where one id's run lies in the fetched buckets, and whose it is.
-struct RunPlace {
-  std::size_t table;
-  std::size_t k;  // its index in the table's ids
-};
-
-}  // namespace
 
 std::uint64_t ResolvedKeys::row_of(std::int64_t id) const {
   const auto found = std::lower_bound(ids.begin(), ids.end(), id);
@@ -33,14 +24,30 @@ std::uint32_t keyed_probe_bound(const TableSpec& table) {
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(table.keys.probe_bound, keyed_buckets(table)));
 }
 
-void resolve_keys(const TableWindows& windows, const TablePlan& plan, std::vector<ResolvedKeys>& tables) {
-  const int shards = plan.rows(0).shards();
-  std::vector<std::vector<RunPlace>> places(static_cast<std::size_t>(shards));
+namespace {
+
+// Where one id's run lies in the fetched buckets, and whose it is.
+struct RunPlace {
+  std::size_t table;
+  std::size_t k;  // its index in the table's ids
+};
+
+// Every keyed table's ids by owner: the runs each server is asked for, in the order they are fetched.
+std::vector<std::vector<RunPlace>> runs_by_owner(const TablePlan& plan, const std::vector<ResolvedKeys>& tables) {
+  std::vector<std::vector<RunPlace>> places(static_cast<std::size_t>(plan.rows(0).shards()));
   for (std::size_t t = 0; t < plan.size(); ++t) {
     for (std::size_t k = 0; plan.table(t).exact_keys() && k < tables[t].ids.size(); ++k) {
-      places[static_cast<std::size_t>(key_owner(tables[t].ids[k], shards))].push_back({t, k});
+      places[static_cast<std::size_t>(key_owner(tables[t].ids[k], plan.rows(0).shards()))].push_back({t, k});
     }
   }
+  return places;
+}
+
+// The runs of `places`, owner after owner, each id's D buckets (two pieces where its run wraps): one shared-lock
+// epoch on the key_index window, one MPI_Get per server.
+std::vector<KeyBucket> fetch_runs(const TableWindows& windows, const TablePlan& plan,
+                                  const std::vector<ResolvedKeys>& tables,
+                                  const std::vector<std::vector<RunPlace>>& places) {
   std::size_t buckets_wanted = 0;
   for (const auto& shard_places : places) {
     for (const RunPlace& place : shard_places) buckets_wanted += keyed_probe_bound(plan.table(place.table));
@@ -49,10 +56,11 @@ void resolve_keys(const TableWindows& windows, const TablePlan& plan, std::vecto
   std::vector<comm::Datatype> types;  // alive until the epoch completes
   const MPI_Win window = windows.key_index();
   MPI_CHECK(MPI_Win_lock_all(0, window));
-  for (int shard = 0, at = 0; shard < shards; ++shard) {
+  std::size_t at = 0;  // bytes of `runs` filled by the gets before
+  for (int shard = 0; shard < static_cast<int>(places.size()); ++shard) {
     std::vector<int> lengths;
     std::vector<MPI_Aint> bytes;
-    int fetched = 0;
+    std::size_t fetched = 0;
     for (const RunPlace& place : places[static_cast<std::size_t>(shard)]) {
       const TableSpec& table = plan.table(place.table);
       const std::uint64_t buckets = keyed_buckets(table);
@@ -65,17 +73,26 @@ void resolve_keys(const TableWindows& windows, const TablePlan& plan, std::vecto
         lengths.push_back(static_cast<int>(piece.count * sizeof(KeyBucket)));
         bytes.push_back(static_cast<MPI_Aint>(first_word * sizeof(std::int64_t) + piece.first * sizeof(KeyBucket)));
       }
-      fetched += static_cast<int>(bound * sizeof(KeyBucket));
+      fetched += bound * sizeof(KeyBucket);
     }
     if (fetched == 0) continue;
+    PSTRAIN_ASSERT(fetched <= static_cast<std::size_t>(std::numeric_limits<int>::max()), fetched, " bytes of runs");
     types.push_back(comm::Datatype::hindexed(lengths, bytes, MPI_BYTE));
-    MPI_CHECK(MPI_Get(reinterpret_cast<char*>(runs.data()) + at, fetched, MPI_BYTE, shard, 0, 1, types.back().handle(),
-                      window));
+    MPI_CHECK(MPI_Get(reinterpret_cast<char*>(runs.data()) + at, static_cast<int>(fetched), MPI_BYTE, shard, 0, 1,
+                      types.back().handle(), window));
     at += fetched;
   }
   MPI_CHECK(MPI_Win_unlock_all(window));
+  return runs;
+}
+
+}  // namespace
+
+void resolve_keys(const TableWindows& windows, const TablePlan& plan, std::vector<ResolvedKeys>& tables) {
+  const std::vector<std::vector<RunPlace>> places = runs_by_owner(plan, tables);
+  const std::vector<KeyBucket> runs = fetch_runs(windows, plan, tables, places);
   std::size_t run = 0;
-  for (int shard = 0; shard < shards; ++shard) {
+  for (int shard = 0; shard < static_cast<int>(places.size()); ++shard) {
     for (const RunPlace& place : places[static_cast<std::size_t>(shard)]) {
       const std::uint32_t bound = keyed_probe_bound(plan.table(place.table));
       ResolvedKeys& resolved = tables[place.table];
