@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "optim/optimizer.h"
 #include "optim/row_optimizer.h"
+#include "ps/keyed_rows.h"
 #include "run_common/model_factory.h"
 #include "run_common/table_layout.h"
 
@@ -38,6 +39,42 @@ std::optional<double> available_bytes() {
   return std::nullopt;
 }
 
+// A keyed table's map on one server beside its rows (ps/keyed_rows.h): the index's buckets (16 B, at most half
+// full), each row's recency and counts (KeyedRows::bytes: about 48 B a row and 16 B of free-list and meeting
+// lists) and the admission sketch (2 B a counter), besides one batch's sightings per trainer slot.
+double keyed_map_bytes(const ps::TableSpec& table) {
+  const auto capacity = static_cast<std::int64_t>(table.keys.rows_per_shard - 1);
+  const ps::KeyedRowsLayout layout;
+  return static_cast<double>(ps::keyed_index_buckets(capacity) * sizeof(ps::KeyBucket)) +
+         64.0 * static_cast<double>(capacity) +
+         static_cast<double>(layout.sketch_depth) * static_cast<double>(layout.sketch_width) * 2.0;
+}
+
+// A server's share of row table t: its rows and their optimizer state, the trainers' row slots, and a keyed
+// table's map.
+MemoryNeed table_need(const run_common::JobContext& job, const ps::TablePlan& tables, std::size_t t) {
+  const auto& table = tables.table(t);
+  const std::size_t rows_here = tables.rows(t).rows_on(job.layout.shard_index);
+  const double rows = static_cast<double>(rows_here);
+  const double slots = job.layout.trainers * static_cast<double>(tables.capacity(t, job.layout.shard_index));
+  double state_floats = 0;  // the row optimizer's, per element or per row: as its state for one row says
+  const auto one_row = optim::make_row_optimizer(job.config.optimizer, 1, table.width);
+  for (const auto& entry : one_row->state()) state_floats += rows * static_cast<double>(entry.second->size());
+  MemoryNeed need;
+  need.bytes = (rows * table.width + state_floats) * sizeof(float) + slots * (table.width * sizeof(float) + 8);
+  std::ostringstream arithmetic;
+  arithmetic << "table " << table.name << ": " << tables.rows(t).rows() << " rows / " << job.layout.pservers
+             << " servers = " << rows_here << " rows x " << table.width << " floats x 4 B, its optimizer's "
+             << static_cast<std::uint64_t>(state_floats) << " floats, plus row slots";
+  if (table.exact_keys()) {  // the map counts against the memory as the rows do
+    const double map = keyed_map_bytes(table);
+    need.bytes += map;
+    arithmetic << ", plus its key index and bookkeeping, " << gib(map);
+  }
+  need.arithmetic = arithmetic.str();
+  return need;
+}
+
 }  // namespace
 
 MemoryNeed memory_need(const run_common::JobContext& job, const ps::TablePlan& tables) {
@@ -52,7 +89,6 @@ MemoryNeed memory_need(const run_common::JobContext& job, const ps::TablePlan& t
     arithmetic << "a trainer: 2 x " << trainer_floats << " floats (parameters, gradients"
                << (tables.empty() ? "" : "; the row tables as caches of the rows a trainer holds at once") << ") x 4 B";
   } else {
-    const double trainers = job.layout.trainers;
     double table_floats = 0;
     for (std::size_t t = 0; t < tables.size(); ++t) {
       table_floats += static_cast<double>(tables.rows(t).rows()) * static_cast<double>(tables.table(t).width);
@@ -65,18 +101,20 @@ MemoryNeed memory_need(const run_common::JobContext& job, const ps::TablePlan& t
     arithmetic << "a server: the starting dense parameters, " << static_cast<std::uint64_t>(floats - table_floats)
                << " floats, and its dense share x (1 + " << states << " optimizer state + " << job.layout.push_slots()
                << (job.layout.aggregates_pushes() ? " node" : " trainer") << " slots), x 4 B";
+    // Two tables spelled out, the rest summed: a CTR model has tens, and the message must stay readable.
+    constexpr std::size_t kTablesSpelledOut = 2;
+    double rest = 0;
     for (std::size_t t = 0; t < tables.size(); ++t) {
-      const auto& table = tables.table(t);
-      const std::size_t rows_here = tables.rows(t).rows_on(job.layout.shard_index);
-      const double rows = static_cast<double>(rows_here);
-      const double slots = trainers * static_cast<double>(tables.capacity(t, job.layout.shard_index));
-      double state_floats = 0;  // the row optimizer's, per element or per row: as its state for one row says
-      const auto one_row = optim::make_row_optimizer(job.config.optimizer, 1, table.width);
-      for (const auto& entry : one_row->state()) state_floats += rows * static_cast<double>(entry.second->size());
-      need.bytes += (rows * table.width + state_floats) * sizeof(float) + slots * (table.width * sizeof(float) + 8);
-      arithmetic << "; table " << table.name << ": " << tables.rows(t).rows() << " rows / " << job.layout.pservers
-                 << " servers = " << rows_here << " rows x " << table.width << " floats x 4 B, its optimizer's "
-                 << static_cast<std::uint64_t>(state_floats) << " floats, plus row slots";
+      const MemoryNeed table = table_need(job, tables, t);
+      need.bytes += table.bytes;
+      if (t < kTablesSpelledOut) {
+        arithmetic << "; " << table.arithmetic;
+      } else {
+        rest += table.bytes;
+      }
+    }
+    if (tables.size() > kTablesSpelledOut) {
+      arithmetic << "; " << tables.size() - kTablesSpelledOut << " more tables, " << gib(rest);
     }
   }
   arithmetic << " = " << gib(need.bytes);

@@ -13,7 +13,7 @@
 #             resumed on one server it ends with the uninterrupted run's bits (the index restored as it was), and
 #             resumed onto two servers twice, the two runs end with the same bits and hold at most the cap
 #   refused   each is one message and a non-zero exit on every rank within seconds, its folder left as it was: a
-#             cap smaller than one batch's ids; --admit-after without --table-keys exact; --mode async, ssp, geo and
+#             cap smaller than one batch's ids; a cap past the servers' memory (the key index counted); --admit-after without --table-keys exact; --mode async, ssp, geo and
 #             allreduce; a run on one rank (no servers)
 source "$(dirname "$0")/common.sh"
 case_name=$1 np=$2 path=$3
@@ -39,6 +39,7 @@ model 131072  # holds every id of these lines: nothing evicted
 model 16384
 model 2048
 model 512
+model 400000000  # past any test machine's memory: 2 tables x 400M rows x (8 floats + Adagrad's 8) x 4 B + the maps
 dlrm() {  # dlrm RANKS OUT ROWS [flags...]
   local ranks=$1 out=$2 rows=$3
   shift 3
@@ -126,6 +127,7 @@ PY
       [ ! -e "$work/refused-$name" ] || [ -z "$(ls -A "$work/refused-$name")" ] || fail "refused run $name left files"
     done <<ROWS
 cap|$np|512|--table-keys exact|may hold 512 rows.*fewer than the distinct ids one batch
+memory|$np|400000000|--table-keys exact|does not fit this node.*key index
 flag|$np|16384|--admit-after 2|rules of keyed tables: give them with --table-keys exact
 async|$np|16384|--table-keys exact --mode async|--mode sync only
 ssp|$np|16384|--table-keys exact --mode ssp|--mode sync only
