@@ -268,11 +268,11 @@ void resolve_table_keys(const po::variables_map& values, TrainConfig& config) {
     throw Error(ExitCode::kUsage,
                 "--table-keys exact does not start from --init-from's pass folder yet: leave one out");
   }
-  if (table_keys.exact && config.mode != modes::Mode::kSync) {
+  const modes::ModeTraits& mode = modes::mode_traits(config.mode);
+  if (table_keys.exact && (!mode.has_servers || mode.trainers_step_alone)) {
     throw Error(ExitCode::kUsage,
-                cat("--table-keys exact: the servers keep keyed tables in --mode sync only (--mode ",
-                    modes::mode_traits(config.mode).name,
-                    ": async and ssp are not done yet; geo and allreduce keep the rows on the trainers)"));
+                cat("--table-keys exact: the servers keep keyed tables in --mode sync, async or ssp; ", "--mode ",
+                    mode.name, " keeps the rows on the trainers"));
   }
 }
 

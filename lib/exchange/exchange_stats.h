@@ -44,6 +44,7 @@ struct KeyedRowCounts {
   std::int64_t admitted = 0;
   std::int64_t evicted = 0;
   std::int64_t refused = 0;  // ids that qualified for a row at a meeting whose rows were all seen in it
+  std::int64_t dropped = 0;  // async: row gradients dropped, the row given to another id since it was read
 };
 
 }  // namespace pstrain::exchange

@@ -83,6 +83,13 @@
 //   counters in the key window are rewritten; all before the second meeting, after which the new index and rows
 //   are published. An id first seen at a step reads the default row at that step and has its row from the next.
 //   A pass folder reads every server's index whole (the lead trainer, servers in the end-of-pass checkpoint).
+// Keyed tables in an async step (async, ssp): a trainer finds its rows and gets them as in sync, each epoch under a
+//   shared lock (the server changes the index and the rows only under its exclusive lock, so each read is whole);
+//   its row slot also carries the id each row was read for. The server applies the push's rows, except the default
+//   row and any row no longer held for its id (evicted and perhaps given to another id between the trainer's two
+//   reads and its push: the gradient is dropped and counted), then meets that push's sightings alone, at its
+//   update count, before it bumps applied_seq. A row read between its eviction and its reuse reads zeros or
+//   another id's values for one step: async's staleness, counted only where it drops a gradient.
 // All-reduce step: the trainers agree on the step's sample count and flags in one MPI_Allreduce over the trainers,
 //   sum their count-weighted gradients, and each applies the same update; replicas are compared (CRC-32) at the
 //   end of every pass. With buckets streamed (allreduce/bucket_stream.h) the collectives start in one order on

@@ -170,6 +170,7 @@ std::vector<KeyedTableCounters> read_key_counters(const TableWindows& windows, c
       counters[t].admitted += w[kRowsAdmitted];
       counters[t].evicted += w[kRowsEvicted];
       counters[t].refused += w[kIdsRefused];
+      counters[t].dropped += w[kGradientsDropped];
     }
   }
   return counters;

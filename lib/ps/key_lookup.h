@@ -42,6 +42,7 @@ struct KeyedTableCounters {
   std::int64_t admitted = 0;
   std::int64_t evicted = 0;
   std::int64_t refused = 0;
+  std::int64_t dropped = 0;
 };
 std::vector<KeyedTableCounters> read_key_counters(const TableWindows& windows, const TablePlan& plan);
 

@@ -97,6 +97,11 @@ class KeyedRows {
   KeyedRows& operator=(const KeyedRows&) = delete;
 
   std::optional<std::int64_t> lookup(std::int64_t id) const { return index_.find(id); }
+  // Whether `row` is held for `id` (from the server's own bookkeeping, not the index).
+  bool holds(std::int64_t row, std::int64_t id) const {
+    const RowState& state = rows_.at(static_cast<std::size_t>(row));
+    return state.held && state.id == id;
+  }
 
   // A meeting at `step` (not below an earlier meeting's): touches present ids, counts absent ones and admits
   // those that qualify, then expire(step).

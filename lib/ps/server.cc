@@ -306,7 +306,10 @@ std::int64_t ShardServer::apply_push(int trainer) {
     apply({slot, slice_size_});
     weights_.assign(static_cast<std::size_t>(layout_.trainers), 0.0f);  // this trainer's push alone
     weights_[static_cast<std::size_t>(trainer)] = 1.0f;
-    for (const auto& table : tables_) table->update(weights_);
+    for (const auto& table : tables_) {
+      table->update(weights_);
+      table->meet_one(version_, trainer);  // keyed tables: this push's sightings, at the server's update count
+    }
   }
   stats_.busy_seconds += seconds_since(start);
   return staleness;

@@ -301,7 +301,7 @@ void TableClient::push(std::span<const float> gradient) {
       header.push_back(static_cast<std::int64_t>(touched.size()));
       for (const std::uint64_t row : touched)
         header.push_back(static_cast<std::int64_t>(plan_.rows(t).local_index(row)));
-      if (table.exact_keys()) add_sightings(t, shard, header);
+      if (table.exact_keys()) add_keyed_words(t, shard, touched, header);
       header_lengths[static_cast<std::size_t>(shard)].push_back(static_cast<int>(header.size() - header_begin));
       if (touched.empty()) continue;
       add_cache_blocks(t, request, places[t], shard, origin_lengths, origin_at);
@@ -338,8 +338,19 @@ void TableClient::push(std::span<const float> gradient) {
   keys_.assign(plan_.size(), {});
 }
 
-// A keyed table's sightings on `shard`: how many, then the distinct ids of the step's batch it owns, ascending.
-void TableClient::add_sightings(std::size_t t, int shard, std::vector<std::int64_t>& header) {
+// A keyed table's words after its rows' indices on `shard` (table_windows.h): the id each row was read for (the
+// default row: none, kEmptyRow), then the sightings: how many, and the distinct ids of the step's batch it owns,
+// ascending.
+void TableClient::add_keyed_words(std::size_t t, int shard, std::span<const std::uint64_t> touched,
+                                  std::vector<std::int64_t>& header) {
+  if (!touched.empty()) {
+    std::unordered_map<std::uint64_t, std::int64_t> id_of_row;
+    const ResolvedKeys& keys = keys_.at(t);
+    for (std::size_t k = 0; k < keys.ids.size(); ++k) id_of_row.emplace(keys.rows[k], keys.ids[k]);
+    for (const std::uint64_t row : touched) {
+      header.push_back(plan_.rows(t).local_index(row) == 0 ? kEmptyRow : id_of_row.at(row));
+    }
+  }
   const std::size_t count_at = header.size();
   header.push_back(0);
   if (t >= keys_.size()) return;  // no batch this step
@@ -450,6 +461,7 @@ exchange::KeyedRowCounts read_keyed_row_counts(TableClient* tables) {
     sum.admitted += table.admitted;
     sum.evicted += table.evicted;
     sum.refused += table.refused;
+    sum.dropped += table.dropped;
   }
   return sum;
 }

@@ -114,7 +114,8 @@ class TableClient {
                             request.shard_begin[static_cast<std::size_t>(shard)] * plan_.table(t).width);
   }
   void read_keyed_rows(std::size_t t, std::uint64_t first, std::uint64_t count, std::span<float> out);
-  void add_sightings(std::size_t t, int shard, std::vector<std::int64_t>& header);
+  void add_keyed_words(std::size_t t, int shard, std::span<const std::uint64_t> touched,
+                       std::vector<std::int64_t>& header);
   // The requests' cache places: into the features (tables of single ids) and cached_lookups_ (tables of bags).
   void place_lookups(const std::vector<RowRequest>& requests, std::span<float> features);
 

@@ -70,7 +70,12 @@ void TableShard::update(std::span<const float> weights) {
       for (std::int64_t k = 0; k < ids[0]; ++k) {
         const auto local = static_cast<std::size_t>(ids[1 + k]);
         PSTRAIN_ASSERT(local < position_.size(), "row ", local, " outside this shard's ", position_.size());
-        if (keyed_ && local == 0) continue;  // the default row: ids without a row get no update
+        // The default row gets no update, nor a row given to another id since the trainer read it (async: the
+        // row slot carries the ids its rows were read for; in sync no row changes hands between read and push).
+        if (keyed_ && (local == 0 || !keyed_->holds(static_cast<std::int64_t>(local) - 1, ids[1 + ids[0] + k]))) {
+          if (local != 0) ++rows_dropped_;
+          continue;
+        }
         const float* row = gradients + static_cast<std::size_t>(k) * width_;
         if (position_[local] < 0) {  // the first trainer to touch it: as the dense sum's first term
           position_[local] = static_cast<std::int32_t>(touched_.size());
@@ -93,19 +98,27 @@ void TableShard::update(std::span<const float> weights) {
 }
 
 void TableShard::meet(std::int64_t step) {
+  meet_trainers(step, 0, layout_.trainers);
+}
+
+void TableShard::meet_one(std::int64_t step, int trainer) {
+  meet_trainers(step, trainer, trainer + 1);
+}
+
+void TableShard::meet_trainers(std::int64_t step, int first, int last) {
   if (!keyed_) return;
   const int self = layout_.world_rank;
   sightings_.clear();
   {
     WindowLock ids_lock(windows_.row_ids(), self, WindowLock::Mode::kShared);
-    for (int trainer = 0; trainer < layout_.trainers; ++trainer) {
+    for (int trainer = first; trainer < last; ++trainer) {
       const std::span<const std::int64_t> slot = windows_.local_slot_ids(table_, trainer);
-      const auto rows = static_cast<std::size_t>(slot[0]);
-      const auto ids = static_cast<std::size_t>(slot[1 + rows]);
-      PSTRAIN_ASSERT(2 + rows + ids <= slot.size(), "trainer ", trainer, " sent ", ids, " sightings for a slot of ",
-                     slot.size() - 2 - rows);
-      sightings_.insert(sightings_.end(), slot.begin() + static_cast<std::ptrdiff_t>(2 + rows),
-                        slot.begin() + static_cast<std::ptrdiff_t>(2 + rows + ids));
+      const std::size_t at = 2 + 2 * static_cast<std::size_t>(slot[0]);  // past [n, rows, their ids, m]
+      const auto ids = static_cast<std::size_t>(slot[at - 1]);
+      PSTRAIN_ASSERT(at + ids <= slot.size(), "trainer ", trainer, " sent ", ids, " sightings for a slot of ",
+                     slot.size() - at);
+      sightings_.insert(sightings_.end(), slot.begin() + static_cast<std::ptrdiff_t>(at),
+                        slot.begin() + static_cast<std::ptrdiff_t>(at + ids));
     }
   }
   MeetingOutcome outcome;
@@ -145,6 +158,7 @@ void TableShard::publish_counters() {
   counters[kRowsAdmitted] = static_cast<std::int64_t>(keyed_->admitted());
   counters[kRowsEvicted] = static_cast<std::int64_t>(keyed_->evicted());
   counters[kIdsRefused] = static_cast<std::int64_t>(keyed_->refused());
+  counters[kGradientsDropped] = static_cast<std::int64_t>(rows_dropped_);
 }
 
 KeyedShardState TableShard::keyed_state() const {

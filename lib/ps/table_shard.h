@@ -51,6 +51,8 @@ class TableShard {
   // and evicts; admitted rows get their first values and a fresh optimizer state, freed rows zeros; the counters
   // in the key window are rewritten. The default row (local row 0) is never updated.
   void meet(std::int64_t step);
+  // An async push's meeting: `trainer`'s sightings alone, at the server's update count `step`.
+  void meet_one(std::int64_t step, int trainer);
   const KeyedRows* keyed_rows() const { return keyed_.get(); }
   // The row optimizer's state vectors' names ("sum", "m", ...), as checkpoints name them.
   std::vector<std::string> state_names() const;
@@ -87,9 +89,11 @@ class TableShard {
   std::vector<float> summed_;           // their summed gradients
   std::uint64_t rows_updated_ = 0;
   void publish_counters();
+  void meet_trainers(std::int64_t step, int first, int last);
 
   std::unique_ptr<KeyedRows> keyed_;  // exact keys: its row k is local row 1 + k
   std::vector<std::int64_t> sightings_;
+  std::uint64_t rows_dropped_ = 0;  // gradients of rows given to another id between a trainer's read and push
 };
 
 }  // namespace pstrain::ps

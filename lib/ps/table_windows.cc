@@ -13,8 +13,10 @@ std::size_t rows_floats(const TablePlan& plan, std::size_t t, int shard) {
   return plan.rows(t).rows_on(shard) * plan.table(t).width;
 }
 std::size_t slot_ids(const TablePlan& plan, std::size_t t, int shard) {
-  const std::size_t sightings = plan.table(t).exact_keys() ? 1 + plan.key_capacity(t) : 0;
-  return 1 + plan.capacity(t, shard) + sightings;
+  // A keyed table's rows carry their ids (an async server drops a row given to another id since the read), then
+  // the step's sightings.
+  const std::size_t keyed = plan.table(t).exact_keys() ? plan.capacity(t, shard) + 1 + plan.key_capacity(t) : 0;
+  return 1 + plan.capacity(t, shard) + keyed;
 }
 std::size_t slot_grads(const TablePlan& plan, std::size_t t, int shard) {
   return plan.capacity(t, shard) * plan.table(t).width;

@@ -11,11 +11,11 @@
 //   row_grads float  T x [sum_t C_ts x W_t]          per trainer, table after table: those rows' gradients, in the
 //                                                    same order
 // and, when some table is keyed by the raw id (TableSpec::exact_keys), a fourth, for trainers to read one-sidedly:
-//   key_index int64  [sum_t keyed: 4 + 2 x B_t]     table after table: its counters (rows held, admitted, evicted,
-//                                                    refused; written at every meeting) and its index of B_t
-//                                                    KeyBuckets (key_index.h), two words each
-// A keyed table's row_ids slot goes on after its rows: [m, m distinct ids it looked up here], its sightings
-// (at most K_t = TablePlan::key_capacity).
+//   key_index int64  [sum_t keyed: 5 + 2 x B_t]     table after table: its counters (rows held, admitted, evicted,
+//                                                    refused, gradients dropped; written at every meeting) and its
+//                                                    index of B_t KeyBuckets (key_index.h), two words each
+// A keyed table's row_ids slot goes on after its rows' indices: the ids those rows were read for (n of them), then
+// [m, m distinct ids it looked up here], its sightings (at most K_t = TablePlan::key_capacity).
 // (R_ts: rows of table t on shard s, W_t: its row width, C_ts: the rows one step can touch there,
 // TablePlan::capacity; T: trainers, a slot each, with node aggregation too.) Every rank computes every shard's
 // offsets from the plan. Who waits for whom over these words: exchange/step_protocol.h. Every access to a
@@ -35,9 +35,15 @@
 namespace pstrain::ps {
 
 // The key_index window's words per keyed table before its buckets, and per bucket.
-inline constexpr std::size_t kKeyCounterWords = 4;
+inline constexpr std::size_t kKeyCounterWords = 5;
 inline constexpr std::size_t kWordsPerBucket = sizeof(KeyBucket) / sizeof(std::int64_t);
-enum KeyCounter : std::size_t { kRowsHeld = 0, kRowsAdmitted = 1, kRowsEvicted = 2, kIdsRefused = 3 };
+enum KeyCounter : std::size_t {
+  kRowsHeld = 0,
+  kRowsAdmitted = 1,
+  kRowsEvicted = 2,
+  kIdsRefused = 3,
+  kGradientsDropped = 4,  // async: rows that changed hands between a trainer's read and its push
+};
 
 class TableWindows {
  public:

@@ -105,6 +105,7 @@ void add_keyed_fields(report::JsonLine& line, const PassReport& report) {
       .add("keyed_rows_admitted", report.keyed_rows.admitted)
       .add("keyed_rows_evicted", report.keyed_rows.evicted)
       .add("keyed_ids_refused", report.keyed_rows.refused)
+      .add("keyed_gradients_dropped", report.keyed_rows.dropped)
       .add("keyed_lookups", static_cast<std::int64_t>(totals.keyed_lookups))
       .add("keyed_default_lookups", static_cast<std::int64_t>(totals.default_row_lookups))
       .add("keyed_resolve_s_per_step", PerStep{std::max(totals.steps, 1.0)}(totals.keyed_resolve_seconds));
