@@ -73,6 +73,7 @@ void write_keyed_table_rows(const fs::path& folder, const TableRowsSpec& table, 
     write_attribute(file, "admitted", H5::PredType::NATIVE_UINT64, state.admitted);
     write_attribute(file, "evicted", H5::PredType::NATIVE_UINT64, state.evicted);
     write_attribute(file, "refused", H5::PredType::NATIVE_UINT64, state.refused);
+    write_attribute(file, "sketch_sightings", H5::PredType::NATIVE_UINT64, state.sketch_sightings);
     write_vector(file, "ids", H5::PredType::NATIVE_INT64, state.ids);
     write_vector(file, "last_seen", H5::PredType::NATIVE_INT64, state.last_seen);
     write_vector(file, "count", H5::PredType::NATIVE_UINT64, state.counts);
@@ -132,6 +133,8 @@ KeyedRowsState read_keyed_table_rows(const fs::path& folder, const TableRowsSpec
     result.admitted = read_attribute<std::uint64_t>(file, path, "admitted", H5::PredType::NATIVE_UINT64);
     result.evicted = read_attribute<std::uint64_t>(file, path, "evicted", H5::PredType::NATIVE_UINT64);
     result.refused = read_attribute<std::uint64_t>(file, path, "refused", H5::PredType::NATIVE_UINT64);
+    result.sketch_sightings =
+        read_attribute<std::uint64_t>(file, path, "sketch_sightings", H5::PredType::NATIVE_UINT64);
     result.ids = read_vector<std::int64_t>(file, path, "ids", H5::PredType::NATIVE_INT64);
     result.last_seen = read_vector<std::int64_t>(file, path, "last_seen", H5::PredType::NATIVE_INT64);
     result.counts = read_vector<std::uint64_t>(file, path, "count", H5::PredType::NATIVE_UINT64);

@@ -10,7 +10,8 @@
 //   /sketch               uint16 [d x w]  the admission sketch's counters (admission_sketch.h)
 //   /row                  int64  [n]      each id's row on its server, and
 //   /index                int64  [B x 2]  the server's index (key_index.h): for a resume on as many servers
-//   attributes table, rows (the table's cap), width, shard, shards, keyed = 1, admitted, evicted, refused
+//   attributes table, rows (the table's cap), width, shard, shards, keyed = 1, admitted, evicted, refused,
+//              sketch_sightings
 // A reader of any number of servers takes the ids it owns (ps::key_owner) from every file; the caller re-deals them
 // (ps::deal_entries keeps the most recently used within its cap).
 #include <cstdint>
@@ -36,6 +37,7 @@ struct KeyedRowsState {
   std::uint64_t admitted = 0;
   std::uint64_t evicted = 0;
   std::uint64_t refused = 0;
+  std::uint64_t sketch_sightings = 0;  // since the sketch last halved its counters
 };
 
 // Writes shard `shard` of `shards`' state of `table` (its cap in `table.rows`) into `folder`. Throws

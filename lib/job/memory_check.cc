@@ -44,7 +44,7 @@ std::optional<double> available_bytes() {
 // lists) and the admission sketch (2 B a counter), besides one batch's sightings per trainer slot.
 double keyed_map_bytes(const ps::TableSpec& table) {
   const auto capacity = static_cast<std::int64_t>(table.keys.rows_per_shard - 1);
-  const ps::KeyedRowsLayout layout;
+  const ps::KeyedRowsLayout layout = ps::keyed_rows_layout(capacity, table.keys.probe_bound);
   return static_cast<double>(ps::keyed_index_buckets(capacity) * sizeof(ps::KeyBucket)) +
          64.0 * static_cast<double>(capacity) +
          static_cast<double>(layout.sketch_depth) * static_cast<double>(layout.sketch_width) * 2.0;

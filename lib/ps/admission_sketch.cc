@@ -7,8 +7,9 @@
 
 namespace pstrain::ps {
 
-AdmissionSketch::AdmissionSketch(std::uint32_t depth, std::uint64_t width, std::uint64_t seed, std::uint64_t table)
-    : depth_(depth), width_(width) {
+AdmissionSketch::AdmissionSketch(std::uint32_t depth, std::uint64_t width, std::uint64_t seed, std::uint64_t table,
+                                 std::uint64_t halve_every)
+    : depth_(depth), width_(width), halve_every_(halve_every) {
   if (depth == 0 || width == 0) {
     throw Error(ExitCode::kUsage, cat("an admission sketch needs depth and width >= 1, got ", depth, " x ", width));
   }
@@ -35,10 +36,15 @@ std::uint32_t AdmissionSketch::add(std::int64_t id) {
     std::uint16_t& counter = counters_[slot(r, id)];
     counter = static_cast<std::uint16_t>(std::max<std::uint32_t>(counter, target));
   }
+  if (halve_every_ > 0 && ++sightings_ == halve_every_) {
+    for (std::uint16_t& counter : counters_) counter = static_cast<std::uint16_t>(counter >> 1);
+    sightings_ = 0;
+  }
   return target;
 }
 
-void AdmissionSketch::load(std::span<const std::uint16_t> counters) {
+void AdmissionSketch::load(std::span<const std::uint16_t> counters, std::uint64_t sightings) {
+  sightings_ = halve_every_ > 0 ? sightings % halve_every_ : 0;
   if (counters.size() != counters_.size()) {
     throw Error(ExitCode::kInputData, cat("an admission sketch of ", depth_, " x ", width_, " counters cannot load ",
                                           counters.size(), " counters"));

@@ -7,6 +7,11 @@
 //
 // Guarantees, for a stream of N sightings: the estimate never undercounts (up to the saturation value 65535),
 // and with w >= e / eps and d >= ln(1 / delta) it overcounts by more than eps * N with probability at most delta.
+//
+// Aging (TinyLFU's reset, Einziger et al., ACM ToS 2017): with halve_every = W, every W-th sighting halves every
+// counter, so the estimate counts recent sightings (about the last W to 2W) and N stays near W: without it, a long
+// stream of rare ids would fill the counters until every id looked frequent. A function of the sightings' count,
+// so runs repeat their bits; checkpoints keep that count (sightings()).
 // Row r hashes id to combine_key(combine_key(combine_key(seed, table), r), id) mod w: a function of (seed, table,
 // row, id) only, so every server and every resume counts the same id in the same counters.
 #include <cstddef>
@@ -20,8 +25,9 @@ class AdmissionSketch {
  public:
   static constexpr std::uint32_t kMaxCount = 65535;
 
-  // Throws pstrain::Error(kUsage) for depth or width 0.
-  AdmissionSketch(std::uint32_t depth, std::uint64_t width, std::uint64_t seed, std::uint64_t table);
+  // Throws pstrain::Error(kUsage) for depth or width 0. halve_every 0: never.
+  AdmissionSketch(std::uint32_t depth, std::uint64_t width, std::uint64_t seed, std::uint64_t table,
+                  std::uint64_t halve_every = 0);
 
   // Counts one sighting of `id`; returns its estimate after it.
   std::uint32_t add(std::int64_t id);
@@ -33,8 +39,10 @@ class AdmissionSketch {
 
   // Checkpoint state: the depth * width counters, row by row.
   std::span<const std::uint16_t> counters() const { return counters_; }
+  // Sightings since the counters were last halved.
+  std::uint64_t sightings() const { return sightings_; }
   // Throws pstrain::Error(kInputData) when the count differs from depth * width.
-  void load(std::span<const std::uint16_t> counters);
+  void load(std::span<const std::uint16_t> counters, std::uint64_t sightings = 0);
 
  private:
   std::size_t slot(std::uint32_t row, std::int64_t id) const;
@@ -43,6 +51,8 @@ class AdmissionSketch {
   std::uint64_t width_;
   std::vector<std::uint64_t> row_keys_;  // combine_key(combine_key(seed, table), row)
   std::vector<std::uint16_t> counters_;
+  std::uint64_t halve_every_;
+  std::uint64_t sightings_ = 0;
 };
 
 }  // namespace pstrain::ps

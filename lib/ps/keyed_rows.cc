@@ -56,6 +56,15 @@ std::uint64_t keyed_index_seed(std::uint64_t seed, std::uint64_t table) {
   return stream_key(seed, table, kIndexStream);
 }
 
+KeyedRowsLayout keyed_rows_layout(std::int64_t capacity, std::uint32_t probe_bound) {
+  KeyedRowsLayout layout;
+  layout.capacity = capacity;
+  layout.probe_bound = probe_bound;
+  layout.sketch_width = std::bit_ceil(2 * static_cast<std::uint64_t>(std::max<std::int64_t>(capacity, 1)));
+  layout.sketch_halve_every = 2 * static_cast<std::uint64_t>(std::max<std::int64_t>(capacity, 1));
+  return layout;
+}
+
 std::uint64_t keyed_index_buckets(std::int64_t capacity) {
   return std::bit_ceil(2 * static_cast<std::uint64_t>(std::max<std::int64_t>(capacity, 1)));
 }
@@ -94,7 +103,7 @@ KeyedRows::KeyedRows(const KeyedRowsLayout& layout, const KeyedRowsPolicy& polic
              static_cast<std::uint32_t>(
                  std::min<std::uint64_t>(layout.probe_bound, keyed_index_buckets(layout.capacity))),
              keyed_index_seed(policy.seed, policy.table)),
-      sketch_(layout.sketch_depth, layout.sketch_width, policy.seed, policy.table),
+      sketch_(layout.sketch_depth, layout.sketch_width, policy.seed, policy.table, layout.sketch_halve_every),
       last_step_(std::numeric_limits<std::int64_t>::min()) {
   reset_rows();
 }
@@ -256,7 +265,7 @@ void KeyedRows::check_entries(std::span<const KeyedEntry> entries) const {
 std::vector<std::int64_t> KeyedRows::restore(std::span<const KeyedEntry> entries, std::span<const std::uint16_t> sketch,
                                              const KeyedRowsCounters& counters) {
   check_entries(entries);
-  sketch_.load(sketch);
+  sketch_.load(sketch, counters.sketch_sightings);
   index_.clear();
   reset_rows();
   counters_ = counters;
@@ -285,7 +294,7 @@ void KeyedRows::restore_exactly(std::span<const KeyedEntry> entries, std::span<c
     throw Error(ExitCode::kInputData, cat("a keyed table's checkpoint holds an index of ", index.size(),
                                           " buckets for a server of ", index_.bucket_count()));
   }
-  sketch_.load(sketch);
+  sketch_.load(sketch, counters.sketch_sightings);
   index_.load(index);
   reset_rows();
   counters_ = counters;

@@ -24,9 +24,8 @@ void reset_row_state(optim::RowOptimizer& optimizer, std::size_t local, std::siz
 
 std::unique_ptr<KeyedRows> keyed_rows_of(const TableSpec& table, std::size_t t, std::span<KeyBucket> index) {
   const KeyedSpec& keys = table.keys;
-  KeyedRowsLayout layout;
-  layout.capacity = static_cast<std::int64_t>(keys.rows_per_shard - 1);
-  layout.probe_bound = keyed_probe_bound(table);
+  const KeyedRowsLayout layout =
+      keyed_rows_layout(static_cast<std::int64_t>(keys.rows_per_shard - 1), keyed_probe_bound(table));
   const KeyedRowsPolicy policy{keys.admit_after, keys.admit_probability, keys.ttl_steps, keys.seed, t};
   return std::make_unique<KeyedRows>(layout, policy, index);
 }

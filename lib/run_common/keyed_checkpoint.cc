@@ -30,6 +30,28 @@ void append_state(ps::KeyedShardState& into, checkpoint::KeyedRowsState&& file) 
   into.counters.admitted += file.admitted;
   into.counters.evicted += file.evicted;
   into.counters.refused += file.refused;
+  into.counters.sketch_sightings += file.sketch_sightings;  // summed as the counters are
+}
+
+// A sketch of `depth` rows of another width (another cap per server) folded or spread to `width` counters a
+// row. Both widths are powers of two and an id's counter is its hash mod the width, so a narrower row's counter
+// j takes the saturating sum of the wider one's counters j, j + width, ...; a wider row's counter j the narrower
+// one's counter j mod its width. Either way no id's estimate falls: the sketch still never undercounts.
+std::vector<std::uint16_t> refold_sketch(const std::vector<std::uint16_t>& sketch, std::uint32_t depth,
+                                         std::uint64_t width) {
+  const std::uint64_t old_width = sketch.size() / depth;
+  if (old_width == width || sketch.empty()) return sketch;
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(depth) * width, 0);
+  for (std::uint32_t r = 0; r < depth; ++r) {
+    const std::uint16_t* from = sketch.data() + r * old_width;
+    std::uint16_t* to = out.data() + r * width;
+    for (std::uint64_t j = 0; j < std::max(old_width, width); ++j) {
+      std::uint16_t& target = to[j % width];
+      const unsigned sum = unsigned{target} + from[j % old_width];
+      target = old_width > width ? static_cast<std::uint16_t>(std::min<unsigned>(sum, 65535)) : from[j % old_width];
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -52,6 +74,7 @@ checkpoint::KeyedRowsState keyed_rows_to_save(const ps::KeyedShardState& state) 
   out.admitted = state.counters.admitted;
   out.evicted = state.counters.evicted;
   out.refused = state.counters.refused;
+  out.sketch_sightings = state.counters.sketch_sightings;
   return out;
 }
 
@@ -59,6 +82,7 @@ ps::KeyedShardState keyed_rows_to_resume(const std::filesystem::path& folder, co
                                          int shards, const std::vector<std::string>& state_names) {
   const checkpoint::TableRowsSpec spec{table.name, table.rows, table.width};
   const int written = checkpoint::keyed_table_shards(folder, spec);
+  const auto cap = static_cast<std::int64_t>(table.keys.rows_per_shard - 1);
   ps::KeyedShardState merged;
   if (written == shards) {
     checkpoint::KeyedRowsState file =
@@ -66,7 +90,6 @@ ps::KeyedShardState keyed_rows_to_resume(const std::filesystem::path& folder, co
     const std::vector<std::int64_t> held_rows = file.held_rows;
     const std::vector<std::int64_t> index = file.index;
     append_state(merged, std::move(file));
-    const auto cap = static_cast<std::int64_t>(table.keys.rows_per_shard - 1);
     if (index.size() == 2 * ps::keyed_index_buckets(cap)) {  // the same cap too: resumed exactly as it was
       merged.held_rows = held_rows;
       for (std::size_t b = 0; b < index.size(); b += 2) merged.index.push_back({index[b], index[b + 1]});
@@ -83,6 +106,8 @@ ps::KeyedShardState keyed_rows_to_resume(const std::filesystem::path& folder, co
   }
   std::sort(merged.entries.begin(), merged.entries.end(),
             [](const ps::KeyedEntry& a, const ps::KeyedEntry& b) { return a.id < b.id; });
+  const ps::KeyedRowsLayout layout = ps::keyed_rows_layout(cap, table.keys.probe_bound);
+  merged.sketch = refold_sketch(merged.sketch, layout.sketch_depth, layout.sketch_width);
   const std::size_t found = merged.entries.size();
   merged.entries =
       ps::deal_entries(merged.entries, shards, shard, static_cast<std::int64_t>(table.keys.rows_per_shard - 1));

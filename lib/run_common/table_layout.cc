@@ -97,13 +97,18 @@ ps::TablePlan key_tables(const JobContext& job, const ps::TablePlan& hashed, std
                                         "deepfm); table ",
                                         table.name, " reads the data's features as row numbers"));
     }
-    const std::uint64_t lookups = static_cast<std::uint64_t>(batch) * table.ids_per_sample;
+    // The servers meet every trainer's sightings of a sync step at once (one push's in async): a meeting never
+    // evicts a row seen in it, so a cap below its ids would refuse some of them every step.
+    const std::uint64_t pushes =
+        job.mode().server_loop == modes::ServerLoop::kCommonSteps ? static_cast<std::uint64_t>(job.layout.trainers) : 1;
+    const std::uint64_t lookups = pushes * batch * table.ids_per_sample;
     if (table.rows < lookups && table.rows < distinct_ids(job, table)) {
-      throw Error(ExitCode::kUsage, cat("--table-keys exact: table ", table.name, " may hold ", table.rows,
-                                        " rows (--table-rows, or the model file's rows=), fewer than the distinct ids "
-                                        "one batch can look up (",
-                                        batch, " samples x ", table.ids_per_sample, " ids = ", lookups,
-                                        "): raise --table-rows or lower --batch-size"));
+      throw Error(ExitCode::kUsage,
+                  cat("--table-keys exact: table ", table.name, " may hold ", table.rows,
+                      " rows (--table-rows, or the model file's rows=), fewer than the distinct ids one meeting of "
+                      "the servers can see (",
+                      pushes, " pushes x ", batch, " samples x ", table.ids_per_sample, " ids = ", lookups,
+                      "): raise --table-rows or lower --batch-size"));
     }
     std::size_t parameter = 0;
     while (job.model.parameters.at(parameter).name != table.name) ++parameter;

@@ -3,7 +3,7 @@
 # synthetic-ctr lines: a DLRM model file whose two tables read 13 fields each. One case per call:
 # keyed_tables.sh CASE NP PATH
 #   learns    learns as the hashed tables do (test_auc above chance); two runs give the same bits, and streamed sync
-#             steps (--overlap true) the same as one-sided ones; with a cap of 2,048
+#             steps (--overlap true) the same as one-sided ones; with a cap of 4,096
 #             rows a table, admission at the 2nd sighting and a TTL, the servers hold at most the cap
 #             (metrics.jsonl: keyed_rows_held = admitted - evicted <= the cap, some evicted, lookups on the default
 #             row counted); the pass folder holds each table's ids (keys/<table>, ascending, distinct) and one row
@@ -12,7 +12,7 @@
 #             of the uninterrupted run (no cap binds: every id keeps its row); with a cap that binds (evictions),
 #             resumed on one server it ends with the uninterrupted run's bits (the index restored as it was), and
 #             resumed onto two servers twice, the two runs end with the same bits and hold at most the cap
-#   async     --mode async and ssp (2 passes, cap 2,048, admission at the 2nd sighting): learn, every sample once,
+#   async     --mode async and ssp (2 passes, cap 4,096, admission at the 2nd sighting): learn, every sample once,
 #             rows held within the cap, evictions and dropped gradients counted
 #   refused   each is one message and a non-zero exit on every rank within seconds, its folder left as it was: a
 #             cap smaller than one batch's ids; a cap past the servers' memory (the key index counted); --admit-after without --table-keys exact; --mode geo and allreduce (the
@@ -39,7 +39,7 @@ MODEL
 }
 model 131072  # holds every id of these lines: nothing evicted
 model 16384
-model 2048
+model 4096
 model 512
 model 400000000  # past any test machine's memory: 2 tables x 400M rows x (8 floats + Adagrad's 8) x 4 B + the maps
 mode=sync passes=1
@@ -59,10 +59,10 @@ case "$case_name" in
     exact "$work/a" "$work/b" "two keyed runs differ"
     dlrm "$np" "$work/streamed" 16384 --overlap true
     exact "$work/a" "$work/streamed" "streamed sync steps (--overlap true) give other bits"
-    dlrm "$np" "$work/capped" 2048 --admit-after 2 --row-ttl-steps 100
+    dlrm "$np" "$work/capped" 4096 --admit-after 2 --row-ttl-steps 100
     /usr/bin/python3 - "$work/a" "$work/capped" <<'PY' || fail "the keyed runs' figures or pass folder are wrong"
 import json, sys, h5py, numpy
-for run, cap in ((sys.argv[1], 2 * 16384), (sys.argv[2], 2 * 2048)):
+for run, cap in ((sys.argv[1], 2 * 16384), (sys.argv[2], 2 * 4096)):
     m = [json.loads(l) for l in open(run + "/metrics.jsonl") if l.strip()][-1]
     print(run.split("/")[-1], {k: v for k, v in m.items() if k.startswith("keyed") or k == "test_auc"})
     assert m["test_auc"] > 0.58, m
@@ -103,14 +103,14 @@ PY
     [ "$(last_metric "$work/whole/metrics.jsonl" keyed_rows_evicted)" = 0 ] || fail "the uncapped run evicted rows"
     dlrm $((np + 1)) "$work/wider" 131072 --num-pservers 2 --resume "$middle"
     exact "$work/wider" "$work/whole" "resumed on two servers, the keyed run ends with other bits"
-    dlrm "$np" "$work/capped" 2048 "${flags[@]}"
+    dlrm "$np" "$work/capped" 4096 "${flags[@]}"
     mkdir -p "$work/capped-1" "$work/capped-2" "$work/capped-same"
-    dlrm "$np" "$work/capped-same" 2048 --resume "$work/capped/checkpoints/ckpt-0000000040"
-    dlrm $((np + 1)) "$work/capped-1" 2048 --num-pservers 2 --resume "$work/capped/checkpoints/ckpt-0000000040"
-    dlrm $((np + 1)) "$work/capped-2" 2048 --num-pservers 2 --resume "$work/capped/checkpoints/ckpt-0000000040"
+    dlrm "$np" "$work/capped-same" 4096 --resume "$work/capped/checkpoints/ckpt-0000000040"
+    dlrm $((np + 1)) "$work/capped-1" 4096 --num-pservers 2 --resume "$work/capped/checkpoints/ckpt-0000000040"
+    dlrm $((np + 1)) "$work/capped-2" 4096 --num-pservers 2 --resume "$work/capped/checkpoints/ckpt-0000000040"
     exact "$work/capped-1" "$work/capped-2" "two resumes of a capped keyed run differ"
     held=$(last_metric "$work/capped-1/metrics.jsonl" keyed_rows_held)
-    [ "$held" -le $((2 * 2048)) ] || fail "the resumed capped run holds $held rows"
+    [ "$held" -le $((2 * 4096)) ] || fail "the resumed capped run holds $held rows"
     [ "$(last_metric "$work/capped-1/metrics.jsonl" keyed_rows_evicted)" -gt 0 ] || fail "the capped run evicted nothing"
     exact "$work/capped-same" "$work/capped" "resumed on one server, the capped keyed run ends with other bits"
     echo "PASS: keyed tables resume exactly on one server and on two; a capped resume is deterministic"
@@ -120,13 +120,13 @@ PY
     # read and its push takes no gradient (counted in keyed_gradients_dropped).
     passes=2
     for mode in async ssp; do
-      dlrm "$np" "$work/$mode" 2048 --admit-after 2
+      dlrm "$np" "$work/$mode" 4096 --admit-after 2
       /usr/bin/python3 - "$work/$mode/metrics.jsonl" <<'PY' || fail "keyed $mode"
 import json, sys
 for m in (json.loads(l) for l in open(sys.argv[1]) if l.strip()):
     print(sys.argv[1].split("/")[-2], {k: v for k, v in m.items() if k.startswith("keyed") or k == "test_auc"})
     assert m["samples_missing"] == 0 and m["samples_repeated"] == 0, m
-    assert m["keyed_rows_held"] == m["keyed_rows_admitted"] - m["keyed_rows_evicted"] <= 2 * 2048, m
+    assert m["keyed_rows_held"] == m["keyed_rows_admitted"] - m["keyed_rows_evicted"] <= 2 * 4096, m
     assert m["keyed_gradients_dropped"] >= 0 and m["keyed_rows_evicted"] > 0, m
 assert m["test_auc"] > 0.58, m
 PY
@@ -147,7 +147,7 @@ PY
       [ $((SECONDS - start)) -lt 30 ] || fail "the refusal of $name took $((SECONDS - start)) s"
       [ ! -e "$work/refused-$name" ] || [ -z "$(ls -A "$work/refused-$name")" ] || fail "refused run $name left files"
     done <<ROWS
-cap|$np|512|--table-keys exact|may hold 512 rows.*fewer than the distinct ids one batch
+cap|$np|512|--table-keys exact|may hold 512 rows.*fewer than the distinct ids one meeting
 memory|$np|400000000|--table-keys exact|does not fit this node.*key index
 flag|$np|16384|--admit-after 2|rules of keyed tables: give them with --table-keys exact
 geo|$np|16384|--table-keys exact --mode geo|--mode geo keeps the rows on the trainers

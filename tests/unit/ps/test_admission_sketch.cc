@@ -82,6 +82,25 @@ TEST(AdmissionSketch, CountersRoundTripAndAWrongSizeIsRefused) {
   EXPECT_THROW(AdmissionSketch(0, 8, 0, 0), Error);
 }
 
+// Aging: every W-th sighting halves every counter, so an id's estimate follows its recent sightings; a copy
+// loaded with the sightings count halves at the same sighting as the original.
+TEST(AdmissionSketch, EveryWthSightingHalvesTheCountersAndACopyHalvesInStep) {
+  AdmissionSketch sketch(4, 1024, 7, 2, 100);
+  for (int k = 0; k < 60; ++k) sketch.add(5);
+  for (std::int64_t id = 100; id < 139; ++id) sketch.add(id);
+  EXPECT_EQ(sketch.estimate(5), 60u) << "99 sightings: not halved yet";
+  EXPECT_EQ(sketch.sightings(), 99u);
+  AdmissionSketch copy(4, 1024, 7, 2, 100);
+  copy.load(sketch.counters(), sketch.sightings());
+  EXPECT_EQ(sketch.add(200), 0u + 1u);  // the 100th sighting: its count, then every counter halved
+  EXPECT_EQ(sketch.estimate(5), 30u);
+  EXPECT_EQ(sketch.sightings(), 0u);
+  copy.add(200);
+  for (std::int64_t id : {5, 100, 120, 200}) EXPECT_EQ(copy.estimate(id), sketch.estimate(id)) << id;
+  for (int k = 0; k < 1000; ++k) sketch.add(1000 + k);  // ten halvings later id 5 is forgotten
+  EXPECT_EQ(sketch.estimate(5), 0u);
+}
+
 TEST(AdmissionSketch, TablesCountTheSameIdInDifferentCounters) {
   AdmissionSketch a(1, 1 << 20, 4, 0);
   AdmissionSketch b(1, 1 << 20, 4, 1);

@@ -38,7 +38,9 @@ void write_shard(const fs::path& folder, const ps::TableSpec& table, int shard, 
     state.rows.insert(state.rows.end(), {static_cast<float>(ids[k]), -static_cast<float>(ids[k])});
   }
   state.state.emplace_back("sum", state.rows);
-  state.sketch.assign(8, sketch_value);
+  const auto capacity = static_cast<std::int64_t>(table.keys.rows_per_shard - 1);
+  const ps::KeyedRowsLayout layout = ps::keyed_rows_layout(capacity, 16);
+  state.sketch.assign(layout.sketch_depth * layout.sketch_width, sketch_value);
   const auto buckets = ps::keyed_index_buckets(static_cast<std::int64_t>(table.keys.rows_per_shard - 1));
   state.index.assign(2 * buckets, -1);
   for (std::size_t k = 0; k < ids.size(); ++k) state.index[2 * k] = ids[k], state.index[2 * k + 1] = 0;
@@ -87,9 +89,29 @@ TEST_F(KeyedCheckpointTest, OnOneServerItTakesEveryIdTheMostRecentWithinItsCap) 
   }
   EXPECT_EQ(ids, (std::vector<std::int64_t>{20, 30, 40, 50})) << "id 10, the least recently used, dropped";
   EXPECT_TRUE(one.index.empty());
-  EXPECT_EQ(one.sketch, std::vector<std::uint16_t>(8, 65535)) << "the sketches added, saturating";
+  EXPECT_EQ(one.sketch, std::vector<std::uint16_t>(4 * 8, 65535)) << "the sketches added, saturating";
   EXPECT_EQ(one.counters.admitted, 20u);
   EXPECT_EQ(one.counters.evicted, 3u + 3u + 1u) << "the files' evictions and the one past the cap";
+}
+
+// Another cap per server sizes the sketch otherwise (ps::keyed_rows_layout): an id's counters are its hash mod the
+// width, so a narrower sketch sums the counters that fold onto one, a wider one repeats them.
+TEST_F(KeyedCheckpointTest, AnotherCapFoldsOrSpreadsTheSketchSoNoEstimateFalls) {
+  const ps::TableSpec small = keyed_table(4);  // a cap of 3: 8 counters a row
+  checkpoint::KeyedRowsState state;
+  for (std::uint16_t c = 0; c < 4 * 8; ++c) state.sketch.push_back(c);
+  checkpoint::write_keyed_table_rows(folder_, {small.name, small.rows, small.width}, 0, 1, state);
+  const ps::KeyedShardState wide = keyed_rows_to_resume(folder_, keyed_table(101), 0, 1, {});  // 256 a row
+  ASSERT_EQ(wide.sketch.size(), 4u * 256);
+  for (std::size_t r = 0; r < 4; ++r) {
+    for (std::size_t j = 0; j < 256; ++j) ASSERT_EQ(wide.sketch[r * 256 + j], r * 8 + j % 8) << r << " " << j;
+  }
+  const ps::KeyedShardState narrow = keyed_rows_to_resume(folder_, keyed_table(2), 0, 1, {});  // a cap of 1: 2
+  ASSERT_EQ(narrow.sketch.size(), 4u * 2);
+  for (std::size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(narrow.sketch[r * 2], (r * 8) + (r * 8 + 2) + (r * 8 + 4) + (r * 8 + 6));
+    EXPECT_EQ(narrow.sketch[r * 2 + 1], (r * 8 + 1) + (r * 8 + 3) + (r * 8 + 5) + (r * 8 + 7));
+  }
 }
 
 TEST_F(KeyedCheckpointTest, OnMoreServersEachTakesTheIdsItOwnsAndOnlyServerZeroTheCounters) {
