@@ -31,7 +31,7 @@ struct KeyedSpec {
   double admit_probability = 1.0;
   std::int64_t ttl_steps = 0;
   std::uint64_t seed = 0;
-  std::uint32_t probe_bound = 16;  // an id lies within this many buckets of its home (key_index.h)
+  std::uint32_t probe_bound = 8;  // an id lies within this many buckets of its home (key_index.h)
 };
 
 struct TableSpec {
