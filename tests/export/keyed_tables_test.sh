@@ -1,6 +1,6 @@
 #!/bin/bash
 # Tables keyed by the raw id (--table-keys exact) used after training, end to end: a 2-pass sync run of 1 server +
-# 2 trainers (a DLRM model file, one table pooled by sum and one by mean, a cap of 2,048 rows a table with admission
+# 2 trainers (a DLRM model file, one table pooled by sum and one by mean, a cap of 4,096 rows a table with admission
 # and a TTL, so that ids are evicted and some lookups read the default row) writes keyed pass folders; then
 #   evaluate    on one process and on 2 ranks without servers: the test AUC is the run's last test_auc
 #               (metrics.jsonl, rel 1e-5); with --num-pservers one message and exit 2
@@ -38,8 +38,8 @@ b1 dense units=16 inputs=input
 b1a relu
 bottom dense units=8
 bottoma relu
-c0_12 embedding_bag fields=0-12 rows=2048 dim=8
-c13_25 embedding_bag fields=13-25 rows=2048 dim=8 pooling=mean
+c0_12 embedding_bag fields=0-12 rows=4096 dim=8
+c13_25 embedding_bag fields=13-25 rows=4096 dim=8 pooling=mean
 x dot_interaction inputs=bottoma,c0_12,c13_25
 t1 dense units=16
 t1a relu
