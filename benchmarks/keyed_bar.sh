@@ -7,9 +7,10 @@
 #            batch 512; test AUC against the generator's Bayes AUC.
 #   growing  GROWING_LINES (500,000) lines whose transient half of each field's ids changes every 1/20 of the
 #            training lines (--new-ids-every), PASSES (20) passes of the DLRM preset with keyed tables capped at
-#            CAP (16,384) rows a table, --admit-after 2, rows unseen for 2,000 steps (about a pass) evicted; rows
-#            held, admitted, evicted and the test AUC per pass, drawn by pstrain-plot. A pass re-reads the same
-#            lines, so the ids grow along the lines, not from pass to pass.
+#            CAP (16,384) rows a table, --admit-after 2, rows unseen for 2,000 steps (about a pass) evicted, and the
+#            same with hashed tables of CAP rows; rows held, admitted, evicted and the test AUC per pass, drawn by
+#            keyed_growing_plot.py. A pass re-reads the same lines, so the ids grow along the lines, not from pass to
+#            pass.
 # Settings (environment): PARTS="auc growing" LINES=10000000 SHARE=0.1 GROWING_LINES=500000 PASSES=20 CAP=16384
 #   BUILD_DIR=<repo>/build OUT_DIR=<repo>/benchmarks/results/keyed-bar
 set -euo pipefail
@@ -110,7 +111,8 @@ PY
         --new-ids-every $((GROWING_LINES * 9 / 10 / 20))
       train growing "$OUT_DIR/growing-data" --model dlrm --passes "$PASSES" --table-keys exact --table-rows "$CAP" \
         --admit-after 2 --row-ttl-steps 2000
-      "$BUILD_DIR/bin/pstrain-plot" "$OUT_DIR/growing" --png "$OUT_DIR/growing.png" > /dev/null
+      train growing-hashed "$OUT_DIR/growing-data" --model dlrm --passes "$PASSES" --table-rows "$CAP"
+      python3 "$SCRIPT_DIR/keyed_growing_plot.py" "$OUT_DIR/growing" "$OUT_DIR/growing-hashed" "$OUT_DIR/growing.png" "$CAP"
       python3 - "$OUT_DIR/growing/metrics.jsonl" <<'PY' | tee "$OUT_DIR/growing.md"
 import json, sys
 print("| pass | test AUC | rows held | admitted | evicted | default lookups |")
