@@ -112,7 +112,9 @@ PY
       train growing "$OUT_DIR/growing-data" --model dlrm --passes "$PASSES" --table-keys exact --table-rows "$CAP" \
         --admit-after 2 --row-ttl-steps 2000
       train growing-hashed "$OUT_DIR/growing-data" --model dlrm --passes "$PASSES" --table-rows "$CAP"
-      python3 "$SCRIPT_DIR/keyed_growing_plot.py" "$OUT_DIR/growing" "$OUT_DIR/growing-hashed" "$OUT_DIR/growing.png" "$CAP"
+      # Debian's python3, which has matplotlib (as pstrain-plot uses)
+      /usr/bin/python3 "$SCRIPT_DIR/keyed_growing_plot.py" "$OUT_DIR/growing" "$OUT_DIR/growing-hashed" \
+        "$OUT_DIR/growing.png" "$CAP"
       python3 - "$OUT_DIR/growing/metrics.jsonl" <<'PY' | tee "$OUT_DIR/growing.md"
 import json, sys
 print("| pass | test AUC | rows held | admitted | evicted | default lookups |")
