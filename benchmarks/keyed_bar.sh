@@ -25,12 +25,12 @@ PSTRAIN="$BUILD_DIR/bin/pstrain"
 [[ -x "$PSTRAIN" && -x "$BUILD_DIR/bin/pstrain-data" ]] || die "build pstrain and pstrain-data in $BUILD_DIR first"
 mkdir -p "$OUT_DIR"
 
-# data DIR FLAGS...: synthetic-ctr lines into DIR, once.
+# data DIR SEED FLAGS...: synthetic-ctr lines into DIR, once.
 data() {
-  local dir=$1
-  shift
+  local dir=$1 seed=$2
+  shift 2
   [[ -s "$dir/MANIFEST" ]] && return
-  "$BUILD_DIR/bin/pstrain-data" synthetic-ctr --seed 1 --output "$dir" "$@" > "$dir.data.log" 2>&1 ||
+  "$BUILD_DIR/bin/pstrain-data" synthetic-ctr --seed "$seed" --output "$dir" "$@" > "$dir.data.log" 2>&1 ||
     { cat "$dir.data.log" >&2; die "synthetic-ctr failed"; }
 }
 
@@ -81,7 +81,7 @@ PY
 for part in $PARTS; do
   case $part in
     auc)
-      data "$OUT_DIR/zipf05" --lines "$LINES" --zipf-exponent 0.5 --split-count 6
+      data "$OUT_DIR/zipf05" 1 --lines "$LINES" --zipf-exponent 0.5 --split-count 6
       size_models "$OUT_DIR/zipf05" | tee "$OUT_DIR/models.txt"
       flags=(--batch-size 512 --passes 1 --optimizer adagrad --lr 0.05)
       train hashed "$OUT_DIR/zipf05" --model-file "$OUT_DIR/dlrm-rows.model" "${flags[@]}"
@@ -107,7 +107,7 @@ PY
       } | tee "$OUT_DIR/auc.md"
       ;;
     growing)
-      data "$OUT_DIR/growing-data" --lines "$GROWING_LINES" --split-count 2 \
+      data "$OUT_DIR/growing-data" 2 --lines "$GROWING_LINES" --split-count 2 \
         --new-ids-every $((GROWING_LINES * 9 / 10 / 20))
       train growing "$OUT_DIR/growing-data" --model dlrm --passes "$PASSES" --table-keys exact --table-rows "$CAP" \
         --admit-after 2 --row-ttl-steps 2000
