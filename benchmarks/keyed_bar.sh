@@ -81,7 +81,7 @@ PY
 for part in $PARTS; do
   case $part in
     auc)
-      data "$OUT_DIR/zipf05" 1 --lines "$LINES" --zipf-exponent 0.5 --split-count 6
+      data "$OUT_DIR/zipf05" 1 --lines "$LINES" --zipf-exponent 0.5 --shard-samples $((LINES / 10))
       size_models "$OUT_DIR/zipf05" | tee "$OUT_DIR/models.txt"
       flags=(--batch-size 512 --passes 1 --optimizer adagrad --lr 0.05)
       train hashed "$OUT_DIR/zipf05" --model-file "$OUT_DIR/dlrm-rows.model" "${flags[@]}"
