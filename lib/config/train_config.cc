@@ -13,6 +13,24 @@ namespace po = boost::program_options;
 
 namespace pstrain::config {
 
+namespace {
+
+// The embedding tables of the click presets and model files: their size, and how the servers find an id's row.
+po::options_description table_options() {
+  po::options_description tables("Embedding tables");
+  // clang-format off
+  tables.add_options()
+      ("table-rows", po::value<long long>()->default_value(0, "auto"), "dlrm, deepfm: rows of each field's table (ids hashed into them; with --table-keys exact, the most rows a table holds); auto: twice the field's distinct ids (ctr_fields.tsv) to a power of two, at most 2^22")
+      ("table-keys", po::value<std::string>()->default_value("hashed"), "dlrm, deepfm: how the servers find an id's row: hashed (into --table-rows rows; unrelated ids share rows) | exact (a row per raw id, none shared: --table-rows is then each table's cap on rows held; an id gets a row after --admit-after sightings, the least recently used rows make room at the cap; ids without a row read a default row of zeros; --mode sync)")
+      ("admit-after", po::value<long long>()->default_value(1), "--table-keys exact: an id gets a row at its N-th sighting (counted in a count-min sketch); before that it reads the default row and gets no update")
+      ("admit-probability", po::value<double>()->default_value(1.0, "1"), "--table-keys exact: the share of ids ever admitted, drawn once per (seed, table, id)")
+      ("row-ttl-steps", po::value<long long>()->default_value(0, "never"), "--table-keys exact: a row unseen for more than this many steps is evicted");
+  // clang-format on
+  return tables;
+}
+
+}  // namespace
+
 po::options_description train_options() {
   po::options_description data("Data and outputs");
   // clang-format off
@@ -53,11 +71,6 @@ po::options_description train_options() {
       ("hidden", po::value<std::string>()->default_value("256,128"), "hidden layer widths, comma separated (cnn: the fully connected head, e.g. 128; nplm: one width, default 100), or none; dlrm: the top MLP, default 512,256; deepfm: the deep MLP, default 400,400)")
       ("embedding-dim", po::value<long long>()->default_value(30), "nplm: embedding size m of every context word; dlrm, deepfm: the field vectors' length, default 16")
       ("bottom-hidden", po::value<std::string>()->default_value("64"), "dlrm: the bottom MLP's widths over the dense features, before --embedding-dim")
-      ("table-rows", po::value<long long>()->default_value(0, "auto"), "dlrm, deepfm: rows of each field's table (ids hashed into them); auto: twice the field's distinct ids (ctr_fields.tsv) to a power of two, at most 2^22")
-      ("table-keys", po::value<std::string>()->default_value("hashed"), "dlrm, deepfm: how the servers find an id's row: hashed (into --table-rows rows; unrelated ids share rows) | exact (a row per raw id, none shared: --table-rows is then each table's cap on rows held; an id gets a row after --admit-after sightings, the least recently used rows make room at the cap; ids without a row read a default row of zeros; --mode sync)")
-      ("admit-after", po::value<long long>()->default_value(1), "--table-keys exact: an id gets a row at its N-th sighting (counted in a count-min sketch); before that it reads the default row and gets no update")
-      ("admit-probability", po::value<double>()->default_value(1.0, "1"), "--table-keys exact: the share of ids ever admitted, drawn once per (seed, table, id)")
-      ("row-ttl-steps", po::value<long long>()->default_value(0, "never"), "--table-keys exact: a row unseen for more than this many steps is evicted")
       ("direct", po::value<bool>()->default_value(false, "false")->implicit_value(true, "true"), "nplm: direct connections from the concatenated embeddings to the output")
       ("conv-filters", po::value<std::string>()->default_value("32,64"), "cnn: filters of each conv layer, comma separated")
       ("kernel-size", po::value<long long>()->default_value(3), "cnn: odd square convolution kernel")
@@ -94,7 +107,7 @@ po::options_description train_options() {
       ("resume", po::value<std::string>(), "auto (newest complete checkpoint in --output-dir) or a checkpoint folder");
   // clang-format on
   po::options_description all;
-  all.add(data).add(cluster).add(model).add(checkpoints);
+  all.add(data).add(cluster).add(model).add(table_options()).add(checkpoints);
   return all;
 }
 
