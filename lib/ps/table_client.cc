@@ -316,6 +316,7 @@ void TableClient::push(std::span<const float> gradient) {
     requests_[t] = RowRequest{};
   }
   keys_.assign(plan_.size(), {});
+  id_of_row_.clear();
 }
 
 void TableClient::read_rows(std::size_t t, std::uint64_t first, std::uint64_t count, std::span<float> out) {

@@ -124,9 +124,11 @@ class TableClient {
   std::vector<RowCache> caches_;
   comm::WorldLayout layout_;
   int shards_;
-  std::vector<RowRequest> requests_;         // per table: the rows fetched for the step in progress
-  std::vector<std::int64_t> ids_;            // scratch
-  std::vector<ResolvedKeys> keys_;           // per keyed table: the training batch's ids and rows, pushed as sightings
+  std::vector<RowRequest> requests_;  // per table: the rows fetched for the step in progress
+  std::vector<std::int64_t> ids_;     // scratch
+  std::vector<ResolvedKeys> keys_;    // per keyed table: the training batch's ids and rows, pushed as sightings
+  // per keyed table: the push in progress's row -> the id it was read for (add_keyed_words)
+  std::vector<std::unordered_map<std::uint64_t, std::int64_t>> id_of_row_;
   std::vector<ResolvedKeys> key_snapshots_;  // per keyed table: its held ids and rows as held_ids() last read them
   std::uint64_t default_lookups_ = 0;        // of the last request_for_bags
   nn::CachedLookups cached_lookups_;         // per table of bags: the last batch's lookups' cache rows

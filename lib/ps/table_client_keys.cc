@@ -37,9 +37,13 @@ void TableClient::resolve_batch_keys(const BatchLookups& batch, std::vector<Reso
 void TableClient::add_keyed_words(std::size_t t, int shard, std::span<const std::uint64_t> touched,
                                   std::vector<std::int64_t>& header) {
   if (!touched.empty()) {
-    std::unordered_map<std::uint64_t, std::int64_t> id_of_row;
-    const ResolvedKeys& keys = keys_.at(t);
-    for (std::size_t k = 0; k < keys.ids.size(); ++k) id_of_row.emplace(keys.rows[k], keys.ids[k]);
+    // Built once per table and push, not once per server: every server's rows are among the batch's keys.
+    id_of_row_.resize(plan_.size());
+    std::unordered_map<std::uint64_t, std::int64_t>& id_of_row = id_of_row_[t];
+    if (id_of_row.empty()) {
+      const ResolvedKeys& keys = keys_.at(t);
+      for (std::size_t k = 0; k < keys.ids.size(); ++k) id_of_row.emplace(keys.rows[k], keys.ids[k]);
+    }
     for (const std::uint64_t row : touched) {
       header.push_back(plan_.rows(t).local_index(row) == 0 ? kEmptyRow : id_of_row.at(row));
     }
